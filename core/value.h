@@ -1,0 +1,146 @@
+/* value.h - tj values: immediates and reference-counted heap objects.
+ *
+ * A value is a 16-byte tagged union. Tags below VAL_FIRST_HEAP are
+ * immediates (no reference count); the rest point at a struct obj header
+ * that every heap object begins with. Ownership rule: a function that
+ * returns a value returns a new reference; arguments are borrowed.
+ */
+#ifndef TJ_VALUE_H
+#define TJ_VALUE_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+typedef enum value_tag {
+	/* immediates */
+	VAL_NONE,
+	VAL_BOOL,
+	VAL_INT,     /* int64_t */
+	VAL_FLOAT,   /* double */
+	VAL_DTYPE,   /* enum dtype in .i, prints as float32 */
+	VAL_TYPE,    /* a type object: .i holds the value_tag it names (int, float, ...) */
+	VAL_ERR,     /* not a tj value: "an error was raised", see vm_raise() */
+	/* heap objects */
+	VAL_STR,
+	VAL_LIST,
+	VAL_TUPLE,
+	VAL_SLICE,
+	VAL_RANGE,
+	VAL_FUNC,    /* user function (struct func) */
+	VAL_BUILTIN, /* C function (struct builtin) */
+	VAL_BOUND,   /* builtin bound to a self value (methods: xs.append, t.sum) */
+	VAL_CELL,    /* closure cell */
+	VAL_ITER,    /* iterator over range/list/tuple/str/tensor */
+	VAL_CODE,    /* struct code */
+	VAL_TENSOR,  /* struct tensor (tensor.h) */
+	VAL_OBJECT,  /* any other object: behaviour through struct obj_type */
+	VAL_TAG_COUNT
+} value_tag;
+
+#define VAL_FIRST_HEAP VAL_STR
+
+struct obj {
+	uint32_t rc;
+	uint32_t flags;
+};
+
+typedef struct value {
+	uint8_t tag;
+	union {
+		bool b;
+		int64_t i;
+		double f;
+		struct obj *o;
+	};
+} value;
+
+void obj_free(value v); /* frees v's heap object; value.c dispatches on tag */
+
+static inline void val_incref(value v)
+{
+	if (v.tag >= VAL_FIRST_HEAP)
+		v.o->rc++;
+}
+
+static inline void val_decref(value v)
+{
+	if (v.tag >= VAL_FIRST_HEAP && --v.o->rc == 0)
+		obj_free(v);
+}
+
+static inline value val_none(void) { value v = {.tag = VAL_NONE}; v.i = 0; return v; }
+static inline value val_bool(bool b) { value v = {.tag = VAL_BOOL}; v.i = 0; v.b = b; return v; }
+static inline value val_int(int64_t i) { value v = {.tag = VAL_INT}; v.i = i; return v; }
+static inline value val_float(double f) { value v = {.tag = VAL_FLOAT}; v.f = f; return v; }
+static inline value val_dtype(int dt) { value v = {.tag = VAL_DTYPE}; v.i = dt; return v; }
+static inline value val_type(value_tag t) { value v = {.tag = VAL_TYPE}; v.i = t; return v; }
+static inline value val_err(void) { value v = {.tag = VAL_ERR}; v.i = 0; return v; }
+/* wraps a heap object without touching its count (steals the reference) */
+static inline value val_obj(value_tag tag, void *o) { value v = {.tag = tag}; v.o = o; return v; }
+static inline bool val_is_err(value v) { return v.tag == VAL_ERR; }
+
+/* ---- strings (immutable, UTF-8, NUL-terminated for convenience) ---- */
+struct str {
+	struct obj hdr;
+	size_t len;
+	uint64_t hash;
+	char data[];
+};
+value str_new(const char *s, size_t len);
+value str_from_cstr(const char *s);
+static inline struct str *val_str(value v) { return (struct str *)v.o; }
+
+/* ---- lists and tuples ---- */
+struct list {
+	struct obj hdr;
+	size_t len, cap;
+	value *items;
+};
+struct tuple {
+	struct obj hdr;
+	size_t len;
+	value items[];
+};
+value list_new(size_t cap);
+void list_append(struct list *l, value v);      /* steals v */
+value tuple_new(size_t len);                     /* items set to None */
+value tuple_pack(size_t n, const value *items);  /* increfs items */
+static inline struct list *val_list(value v) { return (struct list *)v.o; }
+static inline struct tuple *val_tuple(value v) { return (struct tuple *)v.o; }
+
+/* ---- generic objects (compiled functions, explanations, ...) ---- */
+struct strbuf;
+struct obj_type {
+	const char *name;                                  /* type(x) prints <class 'name'> */
+	void (*free)(struct obj *o);
+	void (*repr)(struct obj *o, struct strbuf *out);
+	value (*getattr)(struct obj *o, struct str *name); /* NULL slot or VAL_NONE tag... see vm */
+};
+struct object {
+	struct obj hdr;
+	const struct obj_type *type;
+};
+
+/* ---- a growable byte buffer (no fixed-size sprintf anywhere) ---- */
+struct strbuf {
+	char *buf;
+	size_t len, cap;
+};
+#define STRBUF_INIT {NULL, 0, 0}
+void sb_grow(struct strbuf *sb, size_t extra);
+void sb_add(struct strbuf *sb, const char *s, size_t n);
+void sb_puts(struct strbuf *sb, const char *s);
+void sb_putc(struct strbuf *sb, char c);
+void sb_printf(struct strbuf *sb, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
+char *sb_detach(struct strbuf *sb);                /* caller frees */
+void sb_release(struct strbuf *sb);
+
+/* ---- printing as Python prints ---- */
+void val_repr(value v, struct strbuf *out);  /* repr(): strings quoted */
+void val_str_into(value v, struct strbuf *out); /* str(): strings bare */
+void float_repr(double d, struct strbuf *out); /* Python repr of a float: 0.1, 2.0, 1e-05, inf, nan */
+const char *val_type_name(value v);             /* "int", "list", "Tensor", ... */
+bool val_equal(value a, value b);               /* ==, for non-tensor values */
+
+#endif
