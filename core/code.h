@@ -31,6 +31,10 @@ extern const char *const opcode_names[OP_COUNT];
 
 enum vm_binop { VB_ADD, VB_SUB, VB_MUL, VB_TRUEDIV, VB_FLOORDIV, VB_MOD, VB_POW, VB_MATMUL, VB_COUNT };
 enum vm_cmpop { VC_LT, VC_LE, VC_GT, VC_GE, VC_EQ, VC_NE, VC_IS, VC_IS_NOT, VC_IN, VC_NOT_IN, VC_COUNT };
+/* Added by the front end: the source spelling of an operator, "+", "//",
+ * "is not", ... (for dumps, the disassembler and error messages). */
+const char *code_binop_symbol(enum vm_binop op);
+const char *code_cmpop_symbol(enum vm_cmpop op);
 
 struct code {
 	struct obj hdr;

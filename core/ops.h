@@ -37,4 +37,92 @@ value ops_item(value self);                      /* int or float (bool for bool 
 value ops_builtin_abs(value t);
 value ops_builtin_round(value t);
 
+/* ---- the op table ----
+ * Every tensor op a program can reach has one row in ops.def; the ids, this
+ * table, ops_functions[], the method and attribute lookup of ops_getattr,
+ * the implementations and the autograd rules are all expanded from it. An
+ * op runs through one uniform entry point, ops_call(op, args), on
+ * normalized arguments: exactly ops_nparams(op) values, one per parameter
+ * of its Python-style signature (defaults filled in, a *vararg collected
+ * into one tuple, Python numbers left as numbers). A graph node is
+ * (op id, normalized args) and replays through ops_call. */
+enum ops_kind {            /* how a program reaches the op (a bit set) */
+	OPK_FN = 1,        /* a module function: zeros(...), sum(x) */
+	OPK_METH = 2,      /* a Tensor method: x.sum() (self is parameter 0) */
+	OPK_OPER = 4,      /* an operator: x + y, -x, x[i], x @ y */
+	OPK_ATTR = 8,      /* an attribute: x.shape, x.T */
+};
+enum ops_flag {
+	OPF_POINTWISE = 1 << 0,
+	OPF_REDUCE = 1 << 1,    /* reductions, softmax, log_softmax */
+	OPF_CREATE = 1 << 2,    /* makes a tensor from Python values */
+	OPF_SHAPE = 1 << 3,     /* moves data around: reshape, cat, indexing */
+	OPF_RANDOM = 1 << 4,    /* draws from (or seeds) the generator */
+	OPF_OPAQUE = 1 << 5,    /* an extension function: C code the tracer cannot see into */
+	OPF_DIFF = 1 << 6,      /* records a tape node when an input requires grad */
+	OPF_LINALG = 1 << 7,
+	OPF_COMPARE = 1 << 8,   /* gives a bool tensor */
+	OPF_QUERY = 1 << 9,     /* reads metadata only (shape, dtype, numel, grad) */
+	OPF_DATA = 1 << 10,     /* turns tensor data into Python values: item, tolist */
+	OPF_EFFECT = 1 << 11,   /* has a side effect: backward, manual_seed */
+	OPF_PYBUILTIN = 1 << 12,/* the name is a Python builtin (abs max min round): not in
+				 * ops_functions; the VM's builtin delegates to ops_builtin_* */
+	OPF_AUTOGRAD = 1 << 13, /* works on the autograd state: detach, requires_grad_, backward */
+};
+
+typedef enum ops_id {
+#define OPDEF(name, kind, flags, params, impl, aux, save, backward) OPS_##name,
+#include "ops.def"
+#undef OPDEF
+	OPS_COUNT
+} ops_id;
+
+struct ops_info {
+	const char *name;   /* the tj name, also the graph node's op name */
+	unsigned kind;      /* enum ops_kind bits */
+	unsigned flags;     /* enum ops_flag bits */
+	const char *params; /* Python-style parameter list, e.g. "input, dim=None, keepdim=False" */
+};
+extern const struct ops_info ops_table[OPS_COUNT];
+
+/* The op named name reachable in one of the kinds (e.g. OPK_FN | OPK_METH), or -1. */
+int ops_find(const char *name, unsigned kinds);
+/* The op behind a builtin function or a bound method's function, or -1:
+ * how the tracer recognizes a call to a tensor op. */
+int ops_of_builtin(builtin_fn fn);
+int ops_of_binop(enum vm_binop op);   /* OPS_add ... OPS_matmul */
+int ops_of_cmpop(enum vm_cmpop op);   /* OPS_lt ... OPS_ne; -1 for is/in */
+
+int ops_nparams(int op);
+const char *ops_param_name(int op, int i);
+/* Matches a Python-style call against the op's signature and fills
+ * out[ops_nparams(op)] with new references (release with ops_args_release);
+ * errors as args_parse. */
+int ops_normalize(int op, const value *args, int nargs, value kwnames, value *out);
+void ops_args_release(int op, value *args);
+/* Runs op on normalized arguments (borrowed) and records the tape node when
+ * an input requires grad: the one entry point every path goes through. */
+value ops_call(int op, const value *args);
+/* ops_normalize + ops_call: what a call from a tj program does. */
+value ops_invoke(int op, const value *args, int nargs, value kwnames);
+
+/* max(...) / min(...) when an argument is a tensor: torch.max semantics
+ * (max(x), max(x, dim, keepdim) -> (values, indices), max(a, b) tensor b ->
+ * maximum). The VM's Python builtins max/min delegate here. */
+value ops_builtin_max(struct vm *vm, const value *args, int nargs, value kwnames);
+value ops_builtin_min(struct vm *vm, const value *args, int nargs, value kwnames);
+
+/* Helpers shared with the autograd rules and the tracer. */
+/* dim (an int, a tuple/list of ints, None or () = every dimension) checked
+ * against ndim and normalized to 0..ndim-1; *n = 0 means all dimensions. */
+int ops_dims(const char *fname, value dim, int ndim, int *dims, int *n);
+/* one dim in [-ndim, ndim) (ndim 0 accepts -1 and 0) normalized */
+int ops_dim(const char *fname, value dim, int ndim, int *out);
+/* a shape from an int or a tuple/list of ints */
+int ops_shape(const char *fname, const char *param, value v, int *ndim, int64_t *shape);
+/* x[index] in tensor.h's terms: int, slice, None, 0-d integer tensor, tuple of those */
+int ops_index_specs(value index, struct index_spec *specs, int *n, int max);
+/* a number (bool, int, float) as a wrapped 0-d tensor, a tensor increfed, else NULL (no error) */
+tensor *ops_as_tensor(value v);
+
 #endif

@@ -42,6 +42,10 @@ typedef struct tensor {
 static inline void tensor_incref(tensor *t) { t->hdr.rc++; }
 void tensor_decref(tensor *t);      /* frees at zero (storage goes back to the cache) */
 void tensor_free(tensor *t);        /* what obj_free calls at zero: drops grad, grad_fn, storage */
+/* ADDED (tensors): how tensor_free drops t->grad_fn. autograd.c sets this
+ * hook (before it records its first node); while it is NULL a grad_fn is
+ * not released. */
+extern void (*tensor_grad_fn_release)(struct ag_node *node);
 static inline value val_tensor(tensor *t) { return val_obj(VAL_TENSOR, t); } /* steals */
 static inline tensor *val_as_tensor(value v) { return (tensor *)v.o; }
 
@@ -61,9 +65,17 @@ tensor *tensor_copy(const tensor *t);                             /* same dtype,
  * uses counter (offset + k) under key seed, and each call advances offset by
  * the number of draws, so that any stage that knows (seed, offset) draws the
  * same numbers as eager code. */
+/* (tensors) At start-up seed = 0 and offset = 0; manual_seed(s) sets seed s
+ * and offset 0. A draw is one Philox block of four 32-bit words: element i
+ * of rand/randn uses word i % 4 of draw i / 4 (random.c has the formulas). */
 void rng_manual_seed(uint64_t seed);
 void rng_get_state(uint64_t *seed, uint64_t *offset);
 void rng_set_state(uint64_t seed, uint64_t offset);
+/* ADDED (tensors): the Philox4x32-10 block for counter (offset + k) under
+ * key seed, the four words that draw k of a call uses; random.c documents
+ * how rand and randn turn them into numbers, for backends that must draw
+ * the same values. */
+void rng_philox(uint64_t seed, uint64_t counter, uint32_t out[4]);
 
 /* ---- element access ---- */
 double tensor_get_double(const tensor *t, int64_t flat_index);

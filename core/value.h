@@ -111,16 +111,74 @@ static inline struct tuple *val_tuple(value v) { return (struct tuple *)v.o; }
 
 /* ---- generic objects (compiled functions, explanations, ...) ---- */
 struct strbuf;
+struct vm;
 struct obj_type {
 	const char *name;                                  /* type(x) prints <class 'name'> */
 	void (*free)(struct obj *o);
 	void (*repr)(struct obj *o, struct strbuf *out);
 	value (*getattr)(struct obj *o, struct str *name); /* NULL slot or VAL_NONE tag... see vm */
+	/* Added by the VM: the object is callable (a compiled function). Same
+	 * convention as builtin_fn (builtin.h); NULL: "'name' object is not
+	 * callable". getattr: a new reference; val_err() after tj_error_set();
+	 * or val_err() with no error pending for "no such attribute". */
+	value (*call)(struct obj *o, struct vm *vm, const value *args, int nargs, value kwnames);
 };
 struct object {
 	struct obj hdr;
 	const struct obj_type *type;
 };
+
+/* Interned strings: one object per distinct text for the whole run (names,
+ * attribute names). Returns a new reference. */
+value str_intern(const char *s, size_t len);
+#define STR_ASCII 1u     /* hdr.flags: every byte < 0x80 (index = byte offset) */
+static inline bool str_eq(const struct str *a, const struct str *b)
+{
+	return a == b || (a->hash == b->hash && a->len == b->len && __builtin_memcmp(a->data, b->data, a->len) == 0);
+}
+bool str_eq_cstr(const struct str *a, const char *s);
+size_t str_char_count(const struct str *s);        /* code points, what len() says */
+
+/* ---- slices, ranges, cells, iterators ---- */
+struct slice {
+	struct obj hdr;
+	value start, stop, step;  /* each None or an int (or any value: checked on use) */
+};
+value slice_new(value start, value stop, value step);  /* increfs */
+static inline struct slice *val_slice(value v) { return (struct slice *)v.o; }
+/* Python's slice.indices() + length: resolves against a sequence of length
+ * len. Returns -1 after tj_error_set() ("slice step cannot be zero", "slice
+ * indices must be integers or None or have an __index__ method"). */
+int slice_indices(const struct slice *s, int64_t len, int64_t *start, int64_t *stop,
+		  int64_t *step, int64_t *count);
+
+struct range {
+	struct obj hdr;
+	int64_t start, stop, step; /* step != 0 */
+	int64_t len;
+};
+value range_new(int64_t start, int64_t stop, int64_t step); /* len computed; step != 0 */
+static inline struct range *val_range(value v) { return (struct range *)v.o; }
+
+struct cell {
+	struct obj hdr;
+	value v;                  /* VAL_ERR: empty */
+};
+value cell_new(value v);      /* increfs v */
+static inline struct cell *val_cell(value v) { return (struct cell *)v.o; }
+
+enum iter_kind { ITER_RANGE, ITER_LIST, ITER_TUPLE, ITER_STR, ITER_TENSOR, ITER_ENUMERATE, ITER_ZIP };
+struct iter {
+	struct obj hdr;
+	enum iter_kind kind;
+	int64_t i;                /* RANGE: next value; others: next index / enumerate count */
+	int64_t n;                /* RANGE: values left; STR/TENSOR: length */
+	int64_t step;             /* RANGE */
+	value seq;                /* LIST/TUPLE/STR/TENSOR: the sequence; ENUMERATE: an iterator;
+	                             ZIP: a tuple of iterators */
+};
+value iter_new(enum iter_kind kind, value seq);  /* increfs seq; fields zero */
+static inline struct iter *val_iter(value v) { return (struct iter *)v.o; }
 
 /* ---- a growable byte buffer (no fixed-size sprintf anywhere) ---- */
 struct strbuf {
@@ -142,5 +200,7 @@ void val_str_into(value v, struct strbuf *out); /* str(): strings bare */
 void float_repr(double d, struct strbuf *out); /* Python repr of a float: 0.1, 2.0, 1e-05, inf, nan */
 const char *val_type_name(value v);             /* "int", "list", "Tensor", ... */
 bool val_equal(value a, value b);               /* ==, for non-tensor values */
+const char *type_tag_name(value_tag t);         /* the name of the type VAL_TYPE .i names */
+int num_cmp_int_float(int64_t i, double d);     /* exact i <=> d: -1, 0, 1; 2 when d is nan */
 
 #endif

@@ -1,0 +1,234 @@
+/* tensor_linalg.c - matmul and linear.
+ *
+ * torch.matmul's rules, by the ranks of a and b:
+ *   1 x 1   dot product, a 0-d result
+ *   2 x 2   matrix product
+ *   1 x 2   (k) @ (k, m) -> (m)       the vector is a row, then dropped
+ *   2 x 1   (n, k) @ (k) -> (n)       matrix-vector
+ *   N-D     batched: a 1-D operand gets a dim of 1 (in front for a, at the
+ *           end for b) that is dropped from the result; the batch dims
+ *           (all but the last two) broadcast
+ * Either operand 0-d is an error, as in PyTorch, and so are different
+ * dtypes ("expected m1 and m2 to have the same dtype" in PyTorch) and bool.
+ *
+ * float32/float64 go straight to CBLAS on the contiguous buffers: one
+ * sgemm/dgemm per batch, or a single call when b is not batched (a's batch
+ * dims then fold into its rows). int64 uses plain loops in i-k-j order.
+ */
+#include <cblas.h>
+#include <stdlib.h>
+
+#include "tensor_impl.h"
+
+static void error_matmul_shapes(const tensor *a, const tensor *b)
+{
+	struct strbuf sa = STRBUF_INIT, sb = STRBUF_INIT;
+	shape_format(a->ndim, a->shape, &sa);
+	shape_format(b->ndim, b->shape, &sb);
+	tj_error_set("matmul: shapes %s and %s cannot be multiplied", sa.buf, sb.buf);
+	sb_release(&sa);
+	sb_release(&sb);
+}
+
+static int check_dtypes(const char *fn, const tensor *a, const tensor *b)
+{
+	if (a->dt != b->dt) {
+		tj_error_set("%s: expected both operands to have the same dtype, but got %s and %s", fn,
+			     dtype_name(a->dt), dtype_name(b->dt));
+		return -1;
+	}
+	if (a->dt == DT_BOOL) {
+		tj_error_set("%s is not implemented for bool tensors", fn);
+		return -1;
+	}
+	return 0;
+}
+
+/* C (n x m, row stride m) = A (n x k) @ op(B), B is k x m (ldb m) or, with
+ * trans_b, m x k (ldb k); beta 0 overwrites C, 1 accumulates. */
+static void gemm(dtype dt, int64_t n, int64_t m, int64_t k, const void *A, const void *B, bool trans_b,
+		 void *C, int beta)
+{
+	if (n == 0 || m == 0)
+		return;
+	size_t es = dtype_size(dt);
+	const int64_t max_rows = INT32_MAX; /* BLAS takes int sizes: split the rows */
+	while (n > max_rows) {
+		gemm(dt, max_rows, m, k, A, B, trans_b, C, beta);
+		A = (const char *)A + (size_t)(max_rows * k) * es;
+		C = (char *)C + (size_t)(max_rows * m) * es;
+		n -= max_rows;
+	}
+	if (k == 0) {
+		if (!beta)
+			memset(C, 0, (size_t)(n * m) * es);
+		return;
+	}
+	int ldb = (int)(trans_b ? k : m);
+	enum CBLAS_TRANSPOSE tb = trans_b ? CblasTrans : CblasNoTrans;
+	if (dt == DT_FLOAT32) {
+		if (n == 1 && !trans_b) /* a row vector times a matrix */
+			cblas_sgemv(CblasRowMajor, CblasTrans, (int)k, (int)m, 1.0f, B, (int)m, A, 1, (float)beta, C, 1);
+		else if (m == 1 && !trans_b)
+			cblas_sgemv(CblasRowMajor, CblasNoTrans, (int)n, (int)k, 1.0f, A, (int)k, B, 1, (float)beta, C, 1);
+		else
+			cblas_sgemm(CblasRowMajor, CblasNoTrans, tb, (int)n, (int)m, (int)k, 1.0f, A, (int)k, B, ldb,
+				    (float)beta, C, (int)m);
+	} else if (dt == DT_FLOAT64) {
+		if (n == 1 && !trans_b)
+			cblas_dgemv(CblasRowMajor, CblasTrans, (int)k, (int)m, 1.0, B, (int)m, A, 1, (double)beta, C, 1);
+		else if (m == 1 && !trans_b)
+			cblas_dgemv(CblasRowMajor, CblasNoTrans, (int)n, (int)k, 1.0, A, (int)k, B, 1, (double)beta, C, 1);
+		else
+			cblas_dgemm(CblasRowMajor, CblasNoTrans, tb, (int)n, (int)m, (int)k, 1.0, A, (int)k, B, ldb,
+				    (double)beta, C, (int)m);
+	} else {
+		const int64_t *a = A, *bb = B;
+		uint64_t *c = C;
+		if (!beta)
+			memset(c, 0, (size_t)(n * m) * sizeof *c);
+		for (int64_t i = 0; i < n; i++) {
+			uint64_t *restrict ci = c + i * m;
+			for (int64_t p = 0; p < k; p++) {
+				uint64_t av = (uint64_t)a[i * k + p];
+				if (trans_b) {
+					for (int64_t j = 0; j < m; j++)
+						ci[j] += av * (uint64_t)bb[j * k + p];
+				} else {
+					const int64_t *restrict bp = bb + p * m;
+					VLOOP(m, j, ci[j] += av * (uint64_t)bp[j]);
+				}
+			}
+		}
+	}
+}
+
+static bool dims_fit_int(const tensor *t)
+{
+	for (int i = 0; i < t->ndim; i++)
+		if (t->shape[i] > INT32_MAX)
+			return false;
+	return true;
+}
+
+tensor *tensor_matmul(const tensor *a, const tensor *b)
+{
+	if (a->ndim == 0 || b->ndim == 0) {
+		tj_error_set("both arguments to matmul need to be at least 1D, but they are %dD and %dD", a->ndim,
+			     b->ndim);
+		return NULL;
+	}
+	if (check_dtypes("matmul", a, b) < 0)
+		return NULL;
+	if (!dims_fit_int(a) || !dims_fit_int(b)) {
+		tj_error_set("matmul: dimensions too large");
+		return NULL;
+	}
+	/* the operands as (batch..., n, k) and (batch..., k, m) */
+	int na = a->ndim, nb = b->ndim;
+	int64_t n = na >= 2 ? a->shape[na - 2] : 1, k = a->shape[na - 1];
+	int64_t kb = nb >= 2 ? b->shape[nb - 2] : b->shape[0], m = nb >= 2 ? b->shape[nb - 1] : 1;
+	if (k != kb) {
+		error_matmul_shapes(a, b);
+		return NULL;
+	}
+	int bna = na > 2 ? na - 2 : 0, bnb = nb > 2 ? nb - 2 : 0, bn;
+	int64_t batch[TENSOR_MAX_DIMS];
+	if (tensor_broadcast_shape(bna, a->shape, bnb, b->shape, &bn, batch) < 0) {
+		tj_error_clear();
+		error_matmul_shapes(a, b);
+		return NULL;
+	}
+	int64_t oshape[TENSOR_MAX_DIMS];
+	int ond = 0;
+	for (int i = 0; i < bn; i++)
+		oshape[ond++] = batch[i];
+	if (na >= 2)
+		oshape[ond++] = n;
+	if (nb >= 2)
+		oshape[ond++] = m;
+	tensor *out = tensor_new_uninit(a->dt, ond, oshape);
+	if (!out || out->numel == 0)
+		return out;
+	size_t es = dtype_size(a->dt);
+	int64_t nbatch = shape_numel(bn, batch);
+	int64_t bnum_b = shape_numel(bnb, b->shape);
+	if (bnum_b == 1) {
+		/* b is one matrix: a's batch dims fold into its rows */
+		gemm(a->dt, nbatch * n, m, k, a->data, b->data, false, out->data, 0);
+		return out;
+	}
+	/* walk the broadcast batch with per-operand matrix strides */
+	int64_t st[3][TENSOR_MAX_DIMS];
+	int64_t sa_shape[TENSOR_MAX_DIMS], sb_shape[TENSOR_MAX_DIMS];
+	for (int i = 0; i < bn; i++) {
+		int ia = bna - bn + i, ib = bnb - bn + i;
+		sa_shape[i] = ia >= 0 ? a->shape[ia] : 1;
+		sb_shape[i] = ib >= 0 ? b->shape[ib] : 1;
+	}
+	int64_t ca[TENSOR_MAX_DIMS], cb[TENSOR_MAX_DIMS];
+	shape_contig_strides(bn, sa_shape, ca);
+	shape_contig_strides(bn, sb_shape, cb);
+	shape_contig_strides(bn, batch, st[0]);
+	for (int i = 0; i < bn; i++) {
+		st[1][i] = sa_shape[i] == 1 ? 0 : ca[i];
+		st[2][i] = sb_shape[i] == 1 ? 0 : cb[i];
+	}
+	struct titer it;
+	titer_init(&it, bn, batch, 3, st);
+	for (int64_t o = 0; o < it.outer; o++) {
+		for (int64_t i = 0; i < it.inner; i++) {
+			int64_t oa = it.off[1] + i * it.istride[1], ob = it.off[2] + i * it.istride[2];
+			int64_t oo = it.off[0] + i * it.istride[0];
+			gemm(a->dt, n, m, k, (const char *)a->data + (size_t)(oa * n * k) * es,
+			     (const char *)b->data + (size_t)(ob * k * m) * es, false,
+			     (char *)out->data + (size_t)(oo * n * m) * es, 0);
+		}
+		titer_next(&it);
+	}
+	return out;
+}
+
+tensor *tensor_linear(const tensor *x, const tensor *w, const tensor *b)
+{
+	/* fast path: one gemm with w transposed by BLAS, the bias preloaded */
+	if (x->ndim >= 1 && w->ndim == 2 && x->dt == w->dt && dtype_is_float(x->dt) &&
+	    x->shape[x->ndim - 1] == w->shape[1] && dims_fit_int(x) && dims_fit_int(w) &&
+	    (!b || (b->dt == x->dt && ((b->ndim == 1 && b->shape[0] == w->shape[0]) || b->ndim == 0)))) {
+		int64_t in = w->shape[1], outf = w->shape[0];
+		int64_t oshape[TENSOR_MAX_DIMS];
+		for (int i = 0; i < x->ndim - 1; i++)
+			oshape[i] = x->shape[i];
+		oshape[x->ndim - 1] = outf;
+		tensor *out = tensor_new_uninit(x->dt, x->ndim, oshape);
+		if (!out || out->numel == 0)
+			return out;
+		int64_t rows = x->numel / (in ? in : 1);
+		if (in == 0)
+			rows = out->numel / outf;
+		size_t es = dtype_size(x->dt);
+		if (b) {
+			for (int64_t r = 0; r < rows; r++) {
+				char *dst = (char *)out->data + (size_t)(r * outf) * es;
+				if (b->ndim == 1)
+					memcpy(dst, b->data, (size_t)outf * es);
+				else
+					for (int64_t j = 0; j < outf; j++)
+						memcpy(dst + (size_t)j * es, b->data, es);
+			}
+		}
+		gemm(x->dt, rows, outf, in, x->data, w->data, true, out->data, b ? 1 : 0);
+		return out;
+	}
+	/* everything else: matmul(x, w.T) + b with their checks and messages */
+	tensor *wt = w->ndim >= 2 ? tensor_transpose(w, -2, -1) : tensor_alias(w, w->ndim, w->shape, 0);
+	if (!wt)
+		return NULL;
+	tensor *y = tensor_matmul(x, wt);
+	tensor_decref(wt);
+	if (!y || !b)
+		return y;
+	tensor *z = tensor_binary(BINOP_add, y, b);
+	tensor_decref(y);
+	return z;
+}

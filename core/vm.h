@@ -1,0 +1,146 @@
+/* vm.h - the bytecode virtual machine: frames, calls, globals, errors.
+ *
+ * One VM runs one program. Every frame's locals, cells and operand stack
+ * live in one contiguous value stack; frames sit in a fixed array. A call of
+ * a user function from bytecode pushes a frame and continues in the same C
+ * loop (no C recursion), so only the recursion limit bounds the depth.
+ *
+ * Every call of a user function, from bytecode or from C, goes through one
+ * place: the arguments are bound into a new frame, then the frame is either
+ * run by the interpreter or handed to the frame evaluator hook (the tracer
+ * plugs in there, see vm_set_eval_frame).
+ *
+ * Errors: a failing operation returns val_err() after tj_error_set() (or
+ * vm_raise()). The VM attaches the location of the failing instruction,
+ * unwinds the frames, recording a traceback, and returns val_err() to its C
+ * caller; vm_print_traceback() prints it as LANGUAGE.md §6 says.
+ */
+#ifndef TJ_VM_H
+#define TJ_VM_H
+
+#include <stdbool.h>
+#include <stdio.h>
+
+#include "builtin.h"
+#include "code.h"
+#include "error.h"
+#include "value.h"
+
+#define VM_RECURSION_LIMIT 1000
+
+/* a user function (VAL_FUNC) */
+struct func {
+	struct obj hdr;
+	struct code *code;   /* owned reference */
+	value defaults;      /* tuple for the last parameters, or None */
+	value closure;       /* tuple of cells for code->freevar_names, or None */
+	uint32_t flags;      /* free for the frame evaluator (disable, ...) */
+};
+static inline struct func *val_func(value v) { return (struct func *)v.o; }
+/* increfs code, defaults and closure */
+value func_new(struct code *code, value defaults, value closure);
+
+/* A frame. Its slots are contiguous in the value stack:
+ *   locals[0 .. nlocals)   parameters first; VAL_ERR = unbound
+ *   cells[0 .. ncells)     VAL_CELL: cell variables, then free variables
+ *   stack[0 .. max_stack)  the operand stack, sp = next free slot
+ * pc is the index of the next instruction to run; while a frame waits for a
+ * call, pc - 1 is the call. Everything from locals up to sp is owned by the
+ * frame. */
+struct frame {
+	struct code *code;   /* borrowed: the function or module keeps it */
+	struct func *func;   /* borrowed; NULL for the module frame or a bare code frame */
+	value *locals;
+	value *cells;
+	value *stack;
+	value *sp;
+	uint32_t pc;
+	bool is_entry;       /* a C caller waits for this frame (vm_run_frame) */
+};
+
+struct vm;
+
+/* ---- life cycle ---- */
+struct vm *vm_new(void);     /* with the builtins and __name__ == "__main__" */
+void vm_free(struct vm *vm);
+
+/* Runs a module code object; its globals stay in the VM. Returns None or
+ * val_err() (the error stays pending: vm_print_traceback). */
+value vm_run_module(struct vm *vm, struct code *module);
+
+/* Calls any callable value (user function, builtin, bound method, type,
+ * callable object) with args as in builtin.h. Arguments borrowed, new
+ * reference returned, or val_err(). Usable from builtins (re-entrant). */
+value vm_call(struct vm *vm, value callee, const value *args, int nargs, value kwnames);
+
+/* ---- frames (for the frame evaluator and the tracer) ---- */
+/* Binds args to fn's parameters in a new frame on top of the frame stack
+ * (cells made, defaults filled, pc 0). NULL after an error (binding errors
+ * are Python's: "f() missing 1 required positional argument: 'b'"). */
+struct frame *vm_push_call_frame(struct vm *vm, struct func *fn, const value *args, int nargs,
+				 value kwnames);
+/* A frame for code with every local unbound and empty cells (free
+ * variables from fn's closure when fn is given); the caller fills locals,
+ * pushes onto the stack (*f->sp++ = v, owned) and sets pc. NULL on overflow. */
+struct frame *vm_push_frame(struct vm *vm, struct code *code, struct func *fn);
+/* Runs the top frame f from f->pc with its stack as it is until it returns;
+ * the frame is popped either way. Returns the result or val_err(). */
+value vm_run_frame(struct vm *vm, struct frame *f);
+/* Pops the top frame f without running it (drops its values). */
+void vm_pop_frame(struct vm *vm, struct frame *f);
+struct frame *vm_top_frame(struct vm *vm);   /* NULL when nothing runs */
+int vm_frame_count(struct vm *vm);
+struct frame *vm_frame_at(struct vm *vm, int i); /* 0 = outermost */
+
+/* The frame evaluator: when set, every call of a user function binds its
+ * frame (vm_push_call_frame) and calls fn(vm, frame, ctx), which must
+ * consume the frame (vm_run_frame or vm_pop_frame) and return the result.
+ * vm_eval_frame_default is what runs when the hook is NULL. */
+typedef value (*vm_eval_frame_fn)(struct vm *vm, struct frame *f, void *ctx);
+void vm_set_eval_frame(struct vm *vm, vm_eval_frame_fn fn, void *ctx);
+vm_eval_frame_fn vm_get_eval_frame(struct vm *vm, void **ctx);
+value vm_eval_frame_default(struct vm *vm, struct frame *f, void *ctx);
+void vm_set_recursion_limit(struct vm *vm, int limit);
+
+/* ---- globals and builtins ---- */
+value vm_get_global(struct vm *vm, const char *name);  /* borrowed; VAL_ERR if unbound */
+void vm_set_global(struct vm *vm, const char *name, value v);  /* increfs v */
+void vm_set_builtin(struct vm *vm, const char *name, value v); /* increfs v */
+value vm_lookup_name(struct vm *vm, struct str *name); /* globals then builtins; borrowed; VAL_ERR if neither */
+
+/* ---- errors ---- */
+value vm_raise(const char *fmt, ...) __attribute__((format(printf, 1, 2))); /* tj_error_set + val_err() */
+bool vm_error_pending(struct vm *vm);
+const char *vm_error_message(struct vm *vm);   /* NULL when none */
+/* where the pending error happened; false when unknown */
+bool vm_error_location(struct vm *vm, const struct source **src, struct src_loc *loc);
+/* "Traceback (most recent call last):", the frames, then the diagnostic */
+void vm_print_traceback(struct vm *vm, FILE *out);
+void vm_error_clear(struct vm *vm);
+/* the source location the top frame is executing (pc - 1); false if none */
+bool vm_current_location(struct vm *vm, const struct source **src, struct src_loc *loc);
+/* the running user stack, outermost first, as traceback lines (for logs) */
+void vm_format_stack(struct vm *vm, struct strbuf *out);
+
+/* ---- Python semantics, shared with builtins and the tracer ----
+ * All return new references or val_err() after tj_error_set(). */
+value vm_binary(enum vm_binop op, value a, value b);
+value vm_compare(enum vm_cmpop op, value a, value b);
+value vm_unary_neg(value a);
+int vm_truth(value v, bool *out);                 /* 0 or -1 */
+value vm_getattr(struct vm *vm, value obj, struct str *name);
+value vm_subscript(value obj, value index);
+int vm_store_subscript(value obj, value index, value v); /* 0 or -1 */
+value vm_get_iter(value v);                       /* iter(v) */
+int vm_iter_next(value it, value *out);           /* 1: *out set (new ref), 0: exhausted, -1: error */
+value vm_sequence_to_list(value v);               /* list(v) */
+int64_t vm_len(value v);                          /* len(v), -1 after an error */
+
+/* ---- builtins.c ---- */
+void builtins_install(struct vm *vm);            /* called by vm_new */
+/* list and str methods, bound to self; val_err() with no error pending when none */
+value builtins_method(struct vm *vm, value self, struct str *name);
+/* int(x), float(x), str(x), ... : calling the type object t */
+value builtins_call_type(struct vm *vm, value_tag t, const value *args, int nargs, value kwnames);
+
+#endif

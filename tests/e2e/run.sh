@@ -1,0 +1,140 @@
+#!/bin/sh
+# tests/e2e/run.sh - runs tj programs and compares what they print with the
+# expectations beside them.
+#
+# A test is either
+#   NAME.tj    run as `tjit run tests/e2e/.../NAME.tj`, or
+#   NAME.args  one line of arguments for tjit (for a missing file, another
+#              command or options); a NAME.tj beside it is then only data.
+# Its expectations, beside it:
+#   NAME.out     the whole stdout (always present, maybe empty)
+#   NAME.err     the whole stderr (only when not empty)
+#   NAME.status  the exit status (only when not 0)
+#
+# Usage: tests/e2e/run.sh [--update] [TEST...]
+#   TEST is a path (relative to the top source folder) of a .tj or .args
+#   file, or a folder of them; default: all of tests/e2e.
+#   --update writes the expectations from what tjit prints now (for a human
+#   who has checked the differences, never for CI).
+# Environment: TJIT (default: ./tjit, then TOP/tjit), TJ_SRCDIR (the top
+# source folder; default: two levels above this script), TJ_E2E_TIMEOUT
+# (seconds per program, default 60).
+#
+# Programs run in a scratch folder in which tests/ and examples/ link to the
+# source tree, so that every path that tjit prints is relative and the same
+# in every build (in-tree, VPATH, distcheck), and whatever tjit writes into
+# its working folder (tjit.db) lands outside the sources.
+set -u
+
+update=0
+case ${1-} in
+--update) update=1; shift ;;
+-h|--help) sed -n '2,/^set -u/p' "$0" | sed '$d; s/^# \{0,1\}//'; exit 0 ;;
+esac
+
+top=${TJ_SRCDIR:-$(cd "$(dirname "$0")/../.." && pwd)}
+top=$(cd "$top" && pwd) || exit 99
+tjit=${TJIT:-}
+if [ -z "$tjit" ]; then
+	if [ -x ./tjit ]; then tjit=./tjit; else tjit=$top/tjit; fi
+fi
+case $tjit in /*) ;; *) tjit=$(pwd)/$tjit ;; esac
+if [ ! -x "$tjit" ]; then
+	echo "run.sh: no tjit binary at $tjit (set TJIT)" >&2
+	exit 99
+fi
+timeout_s=${TJ_E2E_TIMEOUT:-60}
+
+work=$(mktemp -d "${TMPDIR:-/tmp}/tjit-e2e.XXXXXX") || exit 99
+trap 'rm -rf "$work"' EXIT
+trap 'exit 130' INT TERM
+mkdir "$work/run"
+ln -s "$top/tests" "$work/run/tests"
+ln -s "$top/examples" "$work/run/examples"
+
+# What tjit prints must not depend on the caller's environment.
+unset TJIT_LOGS TJIT_DB TJIT_INJECT_BUG
+LC_ALL=C
+export LC_ALL
+
+# The list of tests, relative to $top, in a stable order.
+[ $# -eq 0 ] && set -- tests/e2e
+for arg in "$@"; do
+	arg=${arg#"$top"/}
+	arg=${arg#./}
+	if [ -d "$top/$arg" ]; then
+		(cd "$top" && find "$arg" -name '*.tj' -o -name '*.args')
+	else
+		echo "$arg"
+	fi
+done | LC_ALL=C sort -u >"$work/list"
+
+pass=0
+fail=0
+failed=
+while IFS= read -r t; do
+	stem=${t%.*}
+	case $t in
+	*.tj) [ -f "$top/$stem.args" ] && continue
+	      args="run $t" ;;
+	*.args) args=$(sed 1q "$top/$t") ;;
+	*) echo "run.sh: $t: not a .tj or .args file" >&2; fail=$((fail + 1)); continue ;;
+	esac
+
+	# shellcheck disable=SC2086 # the arguments are split into words
+	(cd "$work/run" && exec timeout "$timeout_s" "$tjit" $args) \
+		>"$work/out" 2>"$work/err" </dev/null
+	status=$?
+
+	ok=1
+	if [ -f "$top/$stem.out" ]; then exp_out=$top/$stem.out; else exp_out=/dev/null; fi
+	if [ -f "$top/$stem.err" ]; then exp_err=$top/$stem.err; else exp_err=/dev/null; fi
+	if [ -f "$top/$stem.status" ]; then exp_status=$(cat "$top/$stem.status"); else exp_status=0; fi
+	{
+		if [ ! -f "$top/$stem.out" ]; then
+			echo "missing $stem.out (run with --update to create it)"
+		fi
+		if ! cmp -s "$exp_out" "$work/out"; then
+			echo "stdout differs:"
+			diff -u --label "$stem.out (expected)" --label "stdout (tjit $args)" "$exp_out" "$work/out"
+		fi
+		if ! cmp -s "$exp_err" "$work/err"; then
+			echo "stderr differs:"
+			diff -u --label "$stem.err (expected)" --label "stderr (tjit $args)" "$exp_err" "$work/err"
+		fi
+		if [ "$status" != "$exp_status" ]; then
+			if [ "$status" -eq 124 ]; then
+				echo "exit status: expected $exp_status, got a timeout after ${timeout_s}s"
+			elif [ "$status" -gt 128 ]; then
+				echo "exit status: expected $exp_status, got $status (killed by signal $((status - 128)))"
+			else
+				echo "exit status: expected $exp_status, got $status"
+			fi
+		fi
+	} >"$work/report"
+	[ -f "$top/$stem.out" ] || ok=0
+	[ -s "$work/report" ] && ok=0
+
+	if [ $ok -eq 1 ]; then
+		pass=$((pass + 1))
+		echo "PASS: $t"
+	elif [ $update -eq 1 ]; then
+		cp "$work/out" "$top/$stem.out"
+		if [ -s "$work/err" ]; then cp "$work/err" "$top/$stem.err"; else rm -f "$top/$stem.err"; fi
+		if [ $status -ne 0 ]; then echo $status >"$top/$stem.status"; else rm -f "$top/$stem.status"; fi
+		pass=$((pass + 1))
+		echo "UPDATED: $t"
+		sed 's/^/    /' "$work/report"
+	else
+		fail=$((fail + 1))
+		failed="$failed $t"
+		echo "FAIL: $t"
+		sed 's/^/    /' "$work/report"
+	fi
+done <"$work/list"
+
+if [ $fail -ne 0 ]; then
+	echo "failed:$failed" | fold -s -w 78
+fi
+echo "$pass passed, $fail failed"
+[ $fail -eq 0 ]
