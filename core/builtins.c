@@ -1467,14 +1467,32 @@ static const struct method_entry str_methods[] = {
 	{"endswith", &mo_endswith}, {"replace", &mo_replace}, {"find", &mo_find},        {NULL, NULL},
 };
 
+/* A name's place in both tables is cached in its string's flags (strings
+ * are immutable): bit 31 = resolved, bits 8..15 = list method + 1, bits
+ * 16..23 = str method + 1. */
+#define METHOD_RESOLVED 0x80000000u
+
+static unsigned method_index(const struct method_entry *t, const struct str *name)
+{
+	for (unsigned i = 0; t[i].name; i++)
+		if (str_eq_cstr(name, t[i].name))
+			return i + 1;
+	return 0;
+}
+
 value builtins_method(struct vm *vm, value self, struct str *name)
 {
 	(void)vm;
-	const struct method_entry *t = self.tag == VAL_LIST ? list_methods : self.tag == VAL_STR ? str_methods : NULL;
-	for (; t && t->name; t++)
-		if (str_eq_cstr(name, t->name))
-			return bound_new(self, val_obj(VAL_BUILTIN, t->obj));
-	return val_err();
+	uint32_t fl = name->hdr.flags;
+	if (!(fl & METHOD_RESOLVED)) {
+		fl |= METHOD_RESOLVED | method_index(list_methods, name) << 8 | method_index(str_methods, name) << 16;
+		name->hdr.flags = fl;
+	}
+	unsigned i = self.tag == VAL_LIST ? (fl >> 8) & 0xff : self.tag == VAL_STR ? (fl >> 16) & 0xff : 0;
+	if (!i)
+		return val_err();
+	const struct method_entry *t = self.tag == VAL_LIST ? list_methods : str_methods;
+	return bound_new_fast(self, val_obj(VAL_BUILTIN, t[i - 1].obj));
 }
 
 /* ---- calling a type object ---- */
@@ -1497,7 +1515,7 @@ value builtins_call_type(struct vm *vm, value_tag t, const value *args, int narg
 /* ---- registration ---- */
 
 static const struct builtin_def python_builtins[] = {
-	{"print", b_print},     {"len", b_len},     {"range", b_range},   {"repr", b_repr},
+	{"print", b_print},     {"len", b_len},     {"repr", b_repr},
 	{"abs", b_abs},         {"min", b_min},     {"max", b_max},       {"sum", b_sum},
 	{"round", b_round},     {"enumerate", b_enumerate}, {"zip", b_zip}, {"isinstance", b_isinstance},
 	{"type", b_type},       {"time", b_time},   {"sorted", b_sorted}, {NULL, NULL},
@@ -1521,6 +1539,7 @@ void builtins_install(struct vm *vm)
 	} types[] = {
 		{"int", VAL_INT}, {"float", VAL_FLOAT}, {"bool", VAL_BOOL},
 		{"str", VAL_STR}, {"list", VAL_LIST},   {"tuple", VAL_TUPLE},
+		{"range", VAL_RANGE},
 	};
 	for (size_t i = 0; i < sizeof(types) / sizeof(types[0]); i++)
 		vm_set_builtin(vm, types[i].name, val_type(types[i].tag));

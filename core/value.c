@@ -34,6 +34,36 @@ static void *xrealloc(void *p, size_t n)
 	return p;
 }
 
+/* Free lists for the small objects that loops make and drop at a high
+ * rate: iterators and bound methods (xs.append in a loop). */
+#define FREE_LIST_MAX 64
+struct free_list {
+	void *items[FREE_LIST_MAX];
+	int n;
+};
+static struct free_list bound_free, iter_free;
+
+static void fl_release(struct free_list *fl, void *p)
+{
+	if (fl->n < FREE_LIST_MAX)
+		fl->items[fl->n++] = p;
+	else
+		free(p);
+}
+
+static void *obj_alloc(size_t size);
+
+static void *fl_alloc(struct free_list *fl, size_t size)
+{
+	if (fl->n) {
+		struct obj *o = fl->items[--fl->n];
+		o->rc = 1;
+		o->flags = 0;
+		return o;
+	}
+	return obj_alloc(size);
+}
+
 static void *obj_alloc(size_t size)
 {
 	struct obj *o = xmalloc(size);
@@ -44,7 +74,48 @@ static void *obj_alloc(size_t size)
 
 /* ---- freeing ---- */
 
+static void obj_free_now(value v);
+static void closure_untrack(struct func *f);
+
+/* Freeing a container frees what it holds, which may be containers: past a
+ * small depth, objects wait in a list that the outermost call drains, so
+ * that a deeply nested structure cannot overflow the C stack. */
+#define FREE_DEPTH_MAX 64
+static int free_depth;
+static struct {
+	value *items;
+	size_t n, cap;
+} free_pending;
+
 void obj_free(value v)
+{
+	if (free_depth >= FREE_DEPTH_MAX) {
+		if (free_pending.n == free_pending.cap) {
+			free_pending.cap = free_pending.cap ? free_pending.cap * 2 : 256;
+			free_pending.items = xrealloc(free_pending.items, free_pending.cap * sizeof(value));
+		}
+		free_pending.items[free_pending.n++] = v;
+		return;
+	}
+	free_depth++;
+	obj_free_now(v);
+	free_depth--;
+	if (free_depth == 0) {
+		while (free_pending.n) {
+			value d = free_pending.items[--free_pending.n];
+			free_depth++;
+			obj_free_now(d);
+			free_depth--;
+		}
+		if (free_pending.cap > 4096) {
+			free(free_pending.items);
+			free_pending.items = NULL;
+			free_pending.cap = 0;
+		}
+	}
+}
+
+static void obj_free_now(value v)
 {
 	switch ((value_tag)v.tag) {
 	case VAL_STR:
@@ -77,6 +148,7 @@ void obj_free(value v)
 	}
 	case VAL_FUNC: {
 		struct func *f = val_func(v);
+		closure_untrack(f);
 		val_decref(val_obj(VAL_CODE, f->code));
 		val_decref(f->defaults);
 		val_decref(f->closure);
@@ -87,7 +159,7 @@ void obj_free(value v)
 		struct bound *b = (struct bound *)v.o;
 		val_decref(b->self);
 		val_decref(b->fn);
-		free(b);
+		fl_release(&bound_free, b);
 		break;
 	}
 	case VAL_CELL: {
@@ -99,7 +171,7 @@ void obj_free(value v)
 	case VAL_ITER: {
 		struct iter *it = val_iter(v);
 		val_decref(it->seq);
-		free(it);
+		fl_release(&iter_free, it);
 		break;
 	}
 	case VAL_CODE:
@@ -362,7 +434,7 @@ value cell_new(value v)
 
 value iter_new(enum iter_kind kind, value seq)
 {
-	struct iter *it = obj_alloc(sizeof(*it));
+	struct iter *it = fl_alloc(&iter_free, sizeof(*it));
 	it->kind = kind;
 	it->i = it->n = it->step = 0;
 	val_incref(seq);
@@ -371,6 +443,210 @@ value iter_new(enum iter_kind kind, value seq)
 }
 
 /* ---- user functions (vm.h); builtin_new and bound_new live in args.c ---- */
+
+value bound_new_fast(value self, value fn)
+{
+	struct bound *b = fl_alloc(&bound_free, sizeof(*b));
+	val_incref(self);
+	val_incref(fn);
+	b->self = self;
+	b->fn = fn;
+	return val_obj(VAL_BOUND, b);
+}
+
+/* ---- closure cycles ----
+ * Every function with a non-empty closure is tracked. func_collect_cycles
+ * runs CPython's trial deletion on the graph of those functions, their
+ * closure tuples and the cells in them: a node whose count exceeds the
+ * references from inside the graph is held from outside; what such nodes
+ * do not reach is garbage, and emptying its cells frees it. */
+#define GC_UNTRACKED UINT32_MAX
+static struct {
+	struct func **items;
+	size_t n, cap;
+} closures;
+
+static size_t closures_collect_at = 4096;
+
+static void closure_track(struct func *f)
+{
+	if (closures.n >= closures_collect_at) {
+		/* a program that keeps making recursive closures: collect as it
+		 * goes, at amortized constant cost */
+		func_collect_cycles();
+		closures_collect_at = closures.n * 2 > 4096 ? closures.n * 2 : 4096;
+	}
+	if (closures.n == closures.cap) {
+		closures.cap = closures.cap ? closures.cap * 2 : 64;
+		closures.items = xrealloc(closures.items, closures.cap * sizeof(*closures.items));
+	}
+	f->gc_index = (uint32_t)closures.n;
+	closures.items[closures.n++] = f;
+}
+
+static void closure_untrack(struct func *f)
+{
+	if (f->gc_index == GC_UNTRACKED)
+		return;
+	struct func *last = closures.items[--closures.n];
+	closures.items[f->gc_index] = last;
+	last->gc_index = f->gc_index;
+	f->gc_index = GC_UNTRACKED;
+	if (closures.n == 0) {
+		free(closures.items);
+		closures.items = NULL;
+		closures.cap = 0;
+	}
+}
+
+struct gc_node {
+	struct obj *o;
+	value_tag tag;
+	int64_t gc;      /* rc minus references from inside the graph */
+	bool reachable;
+};
+
+struct gc_graph {
+	struct gc_node *nodes;
+	size_t n, cap;
+	size_t *slots;   /* open addressing: node index + 1, 0 = empty */
+	size_t nslots;
+};
+
+static size_t gc_find(const struct gc_graph *g, const struct obj *o)
+{
+	size_t mask = g->nslots - 1;
+	for (size_t j = ((uintptr_t)o >> 4) * 0x9e3779b97f4a7c15ull & mask;; j = (j + 1) & mask) {
+		if (!g->slots[j] || g->nodes[g->slots[j] - 1].o == o)
+			return j;
+	}
+}
+
+static void gc_add(struct gc_graph *g, value v)
+{
+	if (v.tag != VAL_FUNC && v.tag != VAL_TUPLE && v.tag != VAL_CELL)
+		return;
+	if ((g->n + 1) * 2 > g->nslots) {
+		/* keep the index at most half full: rebuild it bigger */
+		free(g->slots);
+		g->nslots = g->nslots ? g->nslots * 4 : 64;
+		g->slots = calloc(g->nslots, sizeof(size_t));
+		if (!g->slots) {
+			fputs("tjit: out of memory\n", stderr);
+			abort();
+		}
+		for (size_t i = 0; i < g->n; i++)
+			g->slots[gc_find(g, g->nodes[i].o)] = i + 1;
+	}
+	size_t j = gc_find(g, v.o);
+	if (g->slots[j])
+		return;
+	if (g->n == g->cap) {
+		g->cap = g->cap ? g->cap * 2 : 64;
+		g->nodes = xrealloc(g->nodes, g->cap * sizeof(*g->nodes));
+	}
+	g->nodes[g->n] = (struct gc_node){v.o, (value_tag)v.tag, v.o->rc, false};
+	g->slots[j] = ++g->n;
+}
+
+static struct gc_node *gc_node_of(struct gc_graph *g, value v)
+{
+	if (v.tag != VAL_FUNC && v.tag != VAL_TUPLE && v.tag != VAL_CELL)
+		return NULL;
+	size_t j = gc_find(g, v.o);
+	return g->slots[j] ? &g->nodes[g->slots[j] - 1] : NULL;
+}
+
+/* the references a node holds to other nodes: calls fn on each */
+static void gc_edges(struct gc_graph *g, struct gc_node *nd, void (*fn)(struct gc_graph *, value))
+{
+	switch (nd->tag) {
+	case VAL_FUNC:
+		fn(g, ((struct func *)nd->o)->closure);
+		break;
+	case VAL_TUPLE: {
+		struct tuple *t = (struct tuple *)nd->o;
+		for (size_t i = 0; i < t->len; i++)
+			fn(g, t->items[i]);
+		break;
+	}
+	case VAL_CELL:
+		fn(g, ((struct cell *)nd->o)->v);
+		break;
+	default:
+		break;
+	}
+}
+
+static void gc_subtract(struct gc_graph *g, value v)
+{
+	struct gc_node *nd = gc_node_of(g, v);
+	if (nd)
+		nd->gc--;
+}
+
+static struct {
+	size_t *items;
+	size_t n, cap;
+} gc_work;
+
+static void gc_mark(struct gc_graph *g, value v)
+{
+	struct gc_node *nd = gc_node_of(g, v);
+	if (!nd || nd->reachable)
+		return;
+	nd->reachable = true;
+	if (gc_work.n == gc_work.cap) {
+		gc_work.cap = gc_work.cap ? gc_work.cap * 2 : 64;
+		gc_work.items = xrealloc(gc_work.items, gc_work.cap * sizeof(size_t));
+	}
+	gc_work.items[gc_work.n++] = (size_t)(nd - g->nodes);
+}
+
+void func_collect_cycles(void)
+{
+	if (!closures.n)
+		return;
+	/* nodes: the tracked functions, their closures, the cells in them
+	 * (and functions found in those cells) */
+	struct gc_graph g = {NULL, 0, 0, NULL, 0};
+	for (size_t i = 0; i < closures.n; i++)
+		gc_add(&g, val_obj(VAL_FUNC, closures.items[i]));
+	for (size_t k = 0; k < g.n; k++)
+		gc_edges(&g, &g.nodes[k], gc_add);
+	for (size_t k = 0; k < g.n; k++)
+		gc_edges(&g, &g.nodes[k], gc_subtract);
+	gc_work.n = 0;
+	for (size_t k = 0; k < g.n; k++)
+		if (g.nodes[k].gc > 0)
+			gc_mark(&g, val_obj(g.nodes[k].tag, g.nodes[k].o));
+	while (gc_work.n) {
+		size_t k = gc_work.items[--gc_work.n];
+		gc_edges(&g, &g.nodes[k], gc_mark);
+	}
+	/* empty the unreachable cells, then drop what they held */
+	value *drop = NULL;
+	size_t ndrop = 0;
+	for (size_t k = 0; k < g.n; k++) {
+		struct gc_node *nd = &g.nodes[k];
+		if (nd->reachable || nd->tag != VAL_CELL)
+			continue;
+		struct cell *c = (struct cell *)nd->o;
+		if (c->v.tag < VAL_FIRST_HEAP)
+			continue;
+		drop = xrealloc(drop, (ndrop + 1) * sizeof(value));
+		drop[ndrop++] = c->v;
+		c->v = val_err();
+	}
+	free(g.slots);
+	free(g.nodes);
+	free(gc_work.items);
+	gc_work.items = NULL;
+	gc_work.cap = 0;
+	for (size_t i = 0; i < ndrop; i++)
+		val_decref(drop[i]);
+	free(drop);
+}
 
 value func_new(struct code *code, value defaults, value closure)
 {
@@ -382,6 +658,9 @@ value func_new(struct code *code, value defaults, value closure)
 	f->defaults = defaults;
 	f->closure = closure;
 	f->flags = 0;
+	f->gc_index = GC_UNTRACKED;
+	if (closure.tag == VAL_TUPLE && val_tuple(closure)->len)
+		closure_track(f);
 	return val_obj(VAL_FUNC, f);
 }
 
@@ -601,24 +880,26 @@ static void str_repr(const struct str *s, struct strbuf *out)
 	sb_putc(out, q);
 }
 
-/* containers being printed, to print a cycle as [...] like Python */
-static const void *repr_active[256];
+/* Containers being printed: a cycle prints as [...] like Python, and so
+ * does nesting deeper than REPR_DEPTH_MAX (where Python raises
+ * RecursionError), so that printing cannot overflow the C stack. */
+#define REPR_DEPTH_MAX 1000
+static const void *repr_active[REPR_DEPTH_MAX];
 static int repr_depth;
 
 static void seq_repr(const value *items, size_t n, const char *open, const char *close,
 		     bool one_comma, const void *self, struct strbuf *out)
 {
-	for (int i = 0; i < repr_depth; i++) {
-		if (repr_active[i] == self) {
-			sb_puts(out, open);
-			sb_puts(out, "...");
-			sb_puts(out, close);
-			return;
-		}
+	bool cycle = repr_depth >= REPR_DEPTH_MAX;
+	for (int i = 0; i < repr_depth && !cycle; i++)
+		cycle = repr_active[i] == self;
+	if (cycle) {
+		sb_puts(out, open);
+		sb_puts(out, "...");
+		sb_puts(out, close);
+		return;
 	}
-	bool tracked = repr_depth < (int)(sizeof(repr_active) / sizeof(repr_active[0]));
-	if (tracked)
-		repr_active[repr_depth++] = self;
+	repr_active[repr_depth++] = self;
 	sb_puts(out, open);
 	for (size_t i = 0; i < n; i++) {
 		if (i)
@@ -628,8 +909,7 @@ static void seq_repr(const value *items, size_t n, const char *open, const char 
 	if (one_comma && n == 1)
 		sb_putc(out, ',');
 	sb_puts(out, close);
-	if (tracked)
-		repr_depth--;
+	repr_depth--;
 }
 
 void val_repr(value v, struct strbuf *out)
@@ -762,7 +1042,27 @@ static bool is_num(value v)
 	return v.tag == VAL_INT || v.tag == VAL_BOOL || v.tag == VAL_FLOAT;
 }
 
+#define EQUAL_DEPTH_MAX 1000
+static bool equal_rec(value a, value b, int depth, bool *too_deep);
+
 bool val_equal(value a, value b)
+{
+	bool too_deep = false;
+	return equal_rec(a, b, 0, &too_deep);
+}
+
+int val_equal_checked(value a, value b, bool *out)
+{
+	bool too_deep = false;
+	*out = equal_rec(a, b, 0, &too_deep);
+	if (too_deep) {
+		tj_error_set("maximum recursion depth exceeded in comparison");
+		return -1;
+	}
+	return 0;
+}
+
+static bool equal_rec(value a, value b, int depth, bool *too_deep)
 {
 	if (is_num(a) && is_num(b)) {
 		if (a.tag == VAL_FLOAT && b.tag == VAL_FLOAT)
@@ -799,18 +1099,23 @@ bool val_equal(value a, value b)
 		}
 		if (na != nb)
 			return false;
+		if (depth >= EQUAL_DEPTH_MAX) {
+			*too_deep = true;
+			return false;
+		}
 		for (size_t i = 0; i < na; i++) {
 			if (ia[i].tag >= VAL_FIRST_HEAP && ia[i].tag == ib[i].tag && ia[i].o == ib[i].o)
 				continue;
-			if (!val_equal(ia[i], ib[i]))
+			if (!equal_rec(ia[i], ib[i], depth + 1, too_deep))
 				return false;
 		}
 		return true;
 	}
 	case VAL_SLICE: {
 		struct slice *x = val_slice(a), *y = val_slice(b);
-		return val_equal(x->start, y->start) && val_equal(x->stop, y->stop) &&
-		       val_equal(x->step, y->step);
+		return equal_rec(x->start, y->start, depth + 1, too_deep) &&
+		       equal_rec(x->stop, y->stop, depth + 1, too_deep) &&
+		       equal_rec(x->step, y->step, depth + 1, too_deep);
 	}
 	case VAL_RANGE: {
 		struct range *x = val_range(a), *y = val_range(b);

@@ -132,6 +132,7 @@ struct object {
  * attribute names). Returns a new reference. */
 value str_intern(const char *s, size_t len);
 #define STR_ASCII 1u     /* hdr.flags: every byte < 0x80 (index = byte offset) */
+/* (bits 8..31 of a string's hdr.flags cache the VM's method lookups) */
 static inline bool str_eq(const struct str *a, const struct str *b)
 {
 	return a == b || (a->hash == b->hash && a->len == b->len && __builtin_memcmp(a->data, b->data, a->len) == 0);
@@ -178,6 +179,8 @@ struct iter {
 	                             ZIP: a tuple of iterators */
 };
 value iter_new(enum iter_kind kind, value seq);  /* increfs seq; fields zero */
+/* bound_new (builtin.h) from a free list, for the VM's method lookups */
+value bound_new_fast(value self, value fn);
 static inline struct iter *val_iter(value v) { return (struct iter *)v.o; }
 
 /* ---- a growable byte buffer (no fixed-size sprintf anywhere) ---- */
@@ -200,6 +203,8 @@ void val_str_into(value v, struct strbuf *out); /* str(): strings bare */
 void float_repr(double d, struct strbuf *out); /* Python repr of a float: 0.1, 2.0, 1e-05, inf, nan */
 const char *val_type_name(value v);             /* "int", "list", "Tensor", ... */
 bool val_equal(value a, value b);               /* ==, for non-tensor values */
+/* val_equal that fails (-1, error set) on containers nested deeper than 1000 */
+int val_equal_checked(value a, value b, bool *out);
 const char *type_tag_name(value_tag t);         /* the name of the type VAL_TYPE .i names */
 int num_cmp_int_float(int64_t i, double d);     /* exact i <=> d: -1, 0, 1; 2 when d is nan */
 

@@ -241,6 +241,7 @@ void vm_free(struct vm *vm)
 	free(vm->tb);
 	gtable_release(&vm->globals);
 	gtable_release(&vm->builtins);
+	func_collect_cycles();
 	if (vm->stack_map_bytes)
 		munmap(vm->stack, vm->stack_map_bytes);
 	else
@@ -494,6 +495,12 @@ static struct frame *bind_frame(struct vm *vm, struct func *fn, value *base, int
 			base[i] = unbound();
 		struct tuple *kwt = nkw ? val_tuple(kwnames) : NULL;
 		for (int k = 0; k < nkw; k++) {
+			if (kwt->items[k].tag != VAL_STR) {
+				tj_error_set("%s() keywords must be strings", fname);
+				release_values(kwv + k, kwv + nkw);
+				release_values(base, base + nlocals);
+				return NULL;
+			}
 			struct str *kn = val_str(kwt->items[k]);
 			int j;
 			for (j = 0; j < nparams; j++)
@@ -838,12 +845,30 @@ value vm_eval_frame_default(struct vm *vm, struct frame *f, void *ctx)
 
 /* ---- the interpreter loop ---- */
 
-static value run(struct vm *vm, struct frame *f);
+static value run(struct vm *vm, struct frame *f, bool step);
+
+/* what run() returns in step mode when the frame goes on */
+static inline value stepped(void)
+{
+	value v = val_err();
+	v.i = 1;
+	return v;
+}
 
 value vm_run_frame(struct vm *vm, struct frame *f)
 {
 	f->is_entry = true;
-	return run(vm, f);
+	return run(vm, f, false);
+}
+
+int vm_step(struct vm *vm, struct frame *f, value *result)
+{
+	f->is_entry = true;
+	value r = run(vm, f, true);
+	if (r.tag == VAL_ERR)
+		return r.i == 1 ? 0 : -1;
+	*result = r;
+	return 1;
 }
 
 value vm_run_module(struct vm *vm, struct code *module)
@@ -870,13 +895,22 @@ static int unpack_into(value seq, int n, value *out);
 #if defined(__GNUC__) && !defined(__clang__)
 __attribute__((optimize("no-crossjumping", "no-gcse", "no-tree-slp-vectorize")))
 #endif
-static value run(struct vm *vm, struct frame *f)
+static value run(struct vm *vm, struct frame *f, bool step)
 {
 	static const void *const dispatch[OP_COUNT] = {
 #define OPCODE(name, effect, doc) &&L_##name,
 #include "opcodes.def"
 #undef OPCODE
 	};
+	/* step mode: every dispatch after the first instruction stops */
+	static const void *const stop[OP_COUNT] = {[0 ... OP_COUNT - 1] = &&L_STEP_DONE};
+	const void *const *dt = step ? stop : dispatch;
+	/* the opcodes that lookahead fusion looks for; none in step mode
+	 * (0x100 is no opcode) */
+	const unsigned fuse_store = step ? 0x100 : OP_STORE_FAST;
+	const unsigned fuse_load = step ? 0x100 : OP_LOAD_FAST;
+	const unsigned fuse_jump = step ? 0x100 : OP_POP_JUMP_IF_FALSE;
+	_Static_assert(OP_POP_JUMP_IF_TRUE == OP_POP_JUMP_IF_FALSE + 1, "jump opcodes are adjacent");
 	struct code *co;
 	const uint32_t *ip;
 	value *sp, *locals;
@@ -890,11 +924,12 @@ static value run(struct vm *vm, struct frame *f)
 #define DISPATCH()                                \
 	do {                                      \
 		w = *ip++;                        \
-		goto *dispatch[INSN_OP(w)];       \
+		goto *dt[INSN_OP(w)];             \
 	} while (0)
 #define ARG ((uint32_t)(w >> 8))
 /* Values move field by field (tag byte, 8-byte payload): a 16-byte load of
  * a slot just written by two smaller stores stalls store forwarding. */
+#define FITS32(x) ((uint64_t)(x) + 0x80000000u <= 0xffffffffu)
 #define VMOVE(dst, src) ((dst).tag = (src).tag, (dst).i = (src).i)
 /* Lookahead fusion: when the next instruction is STORE_FAST, a number
  * result goes straight into its local (the instruction is then skipped).
@@ -902,7 +937,7 @@ static value run(struct vm *vm, struct frame *f)
 #define STORE_FAST_FUSED(TAG, FIELD, X)                                           \
 	do {                                                                      \
 		uint32_t nw_ = *ip;                                               \
-		if (INSN_OP(nw_) == OP_STORE_FAST) {                              \
+		if ((unsigned)INSN_OP(nw_) == fuse_store) {                       \
 			value *l_ = &locals[INSN_A(nw_)];                         \
 			uint8_t ot_ = l_->tag;                                    \
 			struct obj *oo_ = l_->o;                                  \
@@ -924,7 +959,7 @@ static value run(struct vm *vm, struct frame *f)
 	do {                                                                      \
 		uint32_t nw_ = *ip;                                               \
 		opcode nop_ = INSN_OP(nw_);                                       \
-		if (nop_ == OP_POP_JUMP_IF_FALSE || nop_ == OP_POP_JUMP_IF_TRUE) { \
+		if ((unsigned)nop_ - fuse_jump < 2) {                             \
 			sp -= 2;                                                  \
 			ip = (T) == (nop_ == OP_POP_JUMP_IF_TRUE) ? co->insns + INSN_A(nw_) : ip + 1; \
 			DISPATCH();                                               \
@@ -937,7 +972,14 @@ static value run(struct vm *vm, struct frame *f)
 	} while (0)
 
 	LOAD_STATE();
-	DISPATCH();
+	w = *ip++;
+	goto *dispatch[INSN_OP(w)];
+
+L_STEP_DONE:
+	/* step mode: the instruction before this dispatch is done */
+	ip--;
+	SAVE_STATE();
+	return stepped();
 
 L_NOP:
 	DISPATCH();
@@ -964,7 +1006,7 @@ L_LOAD_FAST: {
 	sp++;
 	/* lookahead fusion: LOAD_FAST LOAD_FAST (operands of a binary op) */
 	w = *ip;
-	if (INSN_OP(w) == OP_LOAD_FAST) {
+	if ((unsigned)INSN_OP(w) == fuse_load) {
 		l = &locals[ARG];
 		tag = l->tag;
 		if (likely(tag != VAL_ERR)) {
@@ -1165,6 +1207,11 @@ L_BINARY_OP: {
 				z = -x;
 				break;
 			}
+			if (FITS32(x) && FITS32(y)) { /* 32-bit division is several times faster */
+				int32_t q = (int32_t)x / (int32_t)y, m = (int32_t)x % (int32_t)y;
+				z = q - (m != 0 && ((m < 0) != (y < 0)));
+				break;
+			}
 			z = x / y;
 			if ((x % y != 0) && ((x < 0) != (y < 0)))
 				z--;
@@ -1176,7 +1223,10 @@ L_BINARY_OP: {
 				z = 0;
 				break;
 			}
-			z = x % y;
+			if (FITS32(x) && FITS32(y))
+				z = (int32_t)x % (int32_t)y;
+			else
+				z = x % y;
 			if (z != 0 && ((z < 0) != (y < 0)))
 				z += y;
 			break;
@@ -1195,8 +1245,9 @@ L_BINARY_OP: {
 		sp[-1].i = z;
 		DISPATCH();
 	}
-	if (a.tag == VAL_FLOAT && b.tag == VAL_FLOAT) {
-		double x = a.f, y = b.f;
+	if ((a.tag == VAL_FLOAT || a.tag == VAL_INT) && (b.tag == VAL_FLOAT || b.tag == VAL_INT)) {
+		/* at least one float: int operands convert (exactly, below 2**53) */
+		double x = a.tag == VAL_FLOAT ? a.f : (double)a.i, y = b.tag == VAL_FLOAT ? b.f : (double)b.i;
 		double z;
 		switch (ARG) {
 		case VB_ADD: z = x + y; break;
@@ -1212,6 +1263,7 @@ L_BINARY_OP: {
 		}
 		sp--;
 		STORE_FAST_FUSED(VAL_FLOAT, f, z);
+		sp[-1].tag = VAL_FLOAT; /* an int operand may have left its tag */
 		sp[-1].f = z;
 		DISPATCH();
 	}
@@ -1462,6 +1514,16 @@ L_FOR_ITER: {
 			sp[-1].i = v;
 			DISPATCH();
 		}
+	} else if (it->kind == ITER_LIST) {
+		struct list *l = val_list(it->seq);
+		if (it->i < (int64_t)l->len) {
+			VMOVE(*sp, l->items[it->i]);
+			it->i++;
+			if (sp->tag >= VAL_FIRST_HEAP)
+				sp->o->rc++;
+			sp++;
+			DISPATCH();
+		}
 	} else {
 		SAVE_STATE();
 		int rc = vm_iter_next(sp[-1], sp);
@@ -1504,8 +1566,9 @@ do_call: {
 			sp = fnslot + 1;
 			goto error;
 		}
-		if (unlikely(vm->eval_frame != NULL)) {
-			r = vm->eval_frame(vm, nf, vm->eval_ctx);
+		if (unlikely(vm->eval_frame != NULL || step)) {
+			/* through the frame evaluator; a step runs the callee whole */
+			r = vm->eval_frame ? vm->eval_frame(vm, nf, vm->eval_ctx) : vm_run_frame(vm, nf);
 			sp = fnslot + 1;
 			val_decref(*fnslot);
 			*fnslot = r;
@@ -1525,7 +1588,10 @@ do_call: {
 		val_incref(b->self);
 		*fnslot = b->self;
 		val_decref(callee);
-		r = vm_call(vm, fnv, fnslot, nargs + 1, kwnames);
+		if (likely(fnv.tag == VAL_BUILTIN))
+			r = ((struct builtin *)fnv.o)->fn(vm, fnslot, nargs + 1, kwnames);
+		else
+			r = vm_call(vm, fnv, fnslot, nargs + 1, kwnames);
 		val_decref(fnv);
 	} else if (callee.tag == VAL_BUILTIN) {
 		r = ((struct builtin *)callee.o)->fn(vm, fnslot + 1, nargs, kwnames);
@@ -1861,14 +1927,14 @@ value vm_binary(enum vm_binop op, value a, value b)
 			return seq_repeat(a, as_int(b));
 		if (sb && is_intlike(a))
 			return seq_repeat(b, as_int(a));
-		if (sa && !sb)
+		if (sa)
 			return vm_raise("can't multiply sequence by non-int of type '%s'", val_type_name(b));
-		if (sb && !sa)
+		if (sb)
 			return vm_raise("can't multiply sequence by non-int of type '%s'", val_type_name(a));
 	}
 unsupported:
-	return vm_raise("unsupported operand type(s) for %s: '%s' and '%s'", binop_symbols[op], val_type_name(a),
-			val_type_name(b));
+	return vm_raise("unsupported operand type(s) for %s: '%s' and '%s'",
+			op == VB_POW ? "** or pow()" : binop_symbols[op], val_type_name(a), val_type_name(b));
 }
 
 value vm_unary_neg(value a)
@@ -1961,7 +2027,10 @@ static int contains(value container, value x, bool *out)
 		const value *items = container.tag == VAL_LIST ? val_list(container)->items : val_tuple(container)->items;
 		size_t n = container.tag == VAL_LIST ? val_list(container)->len : val_tuple(container)->len;
 		for (size_t i = 0; i < n; i++) {
-			if (val_is(items[i], x) || val_equal(items[i], x)) {
+			bool eq = val_is(items[i], x);
+			if (!eq && val_equal_checked(items[i], x, &eq) < 0)
+				return -1;
+			if (eq) {
 				*out = true;
 				return 0;
 			}
@@ -2013,8 +2082,12 @@ static int contains(value container, value x, bool *out)
 	}
 }
 
+static int compare_depth; /* nesting of seq_compare, bounded like Python's recursion */
+
 static value seq_compare(enum vm_cmpop op, value a, value b)
 {
+	if (compare_depth >= 1000)
+		return vm_raise("maximum recursion depth exceeded in comparison");
 	const value *ia, *ib;
 	size_t na, nb;
 	if (a.tag == VAL_LIST) {
@@ -2026,9 +2099,15 @@ static value seq_compare(enum vm_cmpop op, value a, value b)
 	}
 	size_t n = na < nb ? na : nb;
 	for (size_t i = 0; i < n; i++) {
-		if (val_is(ia[i], ib[i]) || val_equal(ia[i], ib[i]))
+		bool eq = val_is(ia[i], ib[i]);
+		if (!eq && val_equal_checked(ia[i], ib[i], &eq) < 0)
+			return val_err();
+		if (eq)
 			continue;
-		return vm_compare(op, ia[i], ib[i]);
+		compare_depth++;
+		value r = vm_compare(op, ia[i], ib[i]);
+		compare_depth--;
+		return r;
 	}
 	int c = (na > nb) - (na < nb);
 	return val_bool(cmp_result(op, c));
@@ -2054,7 +2133,9 @@ value vm_compare(enum vm_cmpop op, value a, value b)
 	if (is_number(a) && is_number(b))
 		return val_bool(cmp_result(op, num_cmp(a, b)));
 	if (op == VC_EQ || op == VC_NE) {
-		bool eq = val_equal(a, b);
+		bool eq;
+		if (val_equal_checked(a, b, &eq) < 0)
+			return val_err();
 		return val_bool(op == VC_EQ ? eq : !eq);
 	}
 	if (a.tag == VAL_STR && b.tag == VAL_STR) {
@@ -2241,8 +2322,13 @@ value vm_subscript(value obj, value idx)
 			int64_t start, stop, step, count;
 			if (slice_indices(val_slice(idx), rg->len, &start, &stop, &step, &count) < 0)
 				return val_err();
-			int64_t nstart = rg->start + start * rg->step, nstep = rg->step * step;
-			return range_new(nstart, nstart + count * nstep, nstep);
+			(void)count;
+			__int128 nstart = (__int128)rg->start + (__int128)start * rg->step;
+			__int128 nstop = (__int128)rg->start + (__int128)stop * rg->step;
+			__int128 nstep = (__int128)rg->step * step;
+			if (nstart != (int64_t)nstart || nstop != (int64_t)nstop || nstep != (int64_t)nstep)
+				return vm_raise("integer overflow");
+			return range_new((int64_t)nstart, (int64_t)nstop, (int64_t)nstep);
 		}
 		return vm_raise("range indices must be integers or slices, not %s", val_type_name(idx));
 	}

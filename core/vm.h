@@ -35,10 +35,15 @@ struct func {
 	value defaults;      /* tuple for the last parameters, or None */
 	value closure;       /* tuple of cells for code->freevar_names, or None */
 	uint32_t flags;      /* free for the frame evaluator (disable, ...) */
+	uint32_t gc_index;   /* place among the functions with a closure (value.c) */
 };
 static inline struct func *val_func(value v) { return (struct func *)v.o; }
 /* increfs code, defaults and closure */
 value func_new(struct code *code, value defaults, value closure);
+/* Frees the reference cycles that closures make (a recursive inner function
+ * holds the cell that holds it), which reference counting alone never
+ * frees. Run when the program is done (vm_free). */
+void func_collect_cycles(void);
 
 /* A frame. Its slots are contiguous in the value stack:
  *   locals[0 .. nlocals)   parameters first; VAL_ERR = unbound
@@ -86,6 +91,12 @@ struct frame *vm_push_frame(struct vm *vm, struct code *code, struct func *fn);
 /* Runs the top frame f from f->pc with its stack as it is until it returns;
  * the frame is popped either way. Returns the result or val_err(). */
 value vm_run_frame(struct vm *vm, struct frame *f);
+/* Runs exactly one instruction of the top frame f, at f->pc (a call there
+ * runs the callee whole, through the frame evaluator when one is set; no
+ * lookahead fusion). Returns 0 when f goes on at its new f->pc, 1 when f
+ * returned (*result set, the frame popped), -1 after an error (the frame
+ * popped, the error pending as for vm_run_frame). */
+int vm_step(struct vm *vm, struct frame *f, value *result);
 /* Pops the top frame f without running it (drops its values). */
 void vm_pop_frame(struct vm *vm, struct frame *f);
 struct frame *vm_top_frame(struct vm *vm);   /* NULL when nothing runs */

@@ -1,36 +1,65 @@
 -- schema.sql - the tjit compile log, one SQLite file.
 --
--- Versioned with PRAGMA user_version (db/db.c refuses a newer file and
--- migrates an older one). Opened in WAL mode with a busy timeout, so that
--- several processes can log into one file and a reader (tjit-tui) never
--- blocks a writer. Every compile event is written in one transaction: a run
--- that is killed keeps every row written before, and its runs.ended_at stays
--- NULL, which is how the tools tell that it did not finish.
+-- This file is the whole schema of the current version. It is compiled into
+-- the library as a C string (db/sql2c.sh) and run by db/db.c, inside one
+-- BEGIN IMMEDIATE transaction, on a new file (user_version 0 and no
+-- tables). An older file is migrated by the steps in db.c's migrations[];
+-- a newer one is refused ("database X has schema version N, this tjit
+-- understands up to M"). When you change this file, bump user_version
+-- below and DB_SCHEMA_VERSION in db/db.h together, and add the migration.
 --
--- Times are seconds since the Unix epoch (REAL) for instants and
--- milliseconds (REAL) for durations. Locations are 1-based line/column.
+-- Connection settings are not here (they cannot run in a transaction):
+-- db.c creates the file with page_size=2048 and opens every connection
+-- with journal_mode=WAL (persistent in the file), synchronous=NORMAL,
+-- foreign_keys=ON and a 5 s busy timeout, so that several processes can
+-- log into one file and a reader (tjit-tui) never blocks a writer. The
+-- writer does not checkpoint when it closes (that would cost two fsyncs a
+-- run), so between runs FILE-wal holds the latest rows: copy a database
+-- with sqlite3's .backup (or copy FILE-wal with it), not FILE alone.
+--
+-- Every compile event is one transaction: a run that is killed keeps every
+-- row committed before, and its runs.ended_at stays NULL, which is how the
+-- tools tell that it did not finish. Rows are never updated after their
+-- event, but for the counters (frames.calls ..., graph_breaks.hits), the end
+-- of a run (runs.ended_at, exit_status) and of a minifier session.
+--
+-- Conventions:
+--   * id is the row id; a column named X_id references X's id ('compile_id'
+--     always means compiles.id; the 'F/N' text is compiles.label);
+--   * instants are seconds since the Unix epoch (REAL), durations are
+--     milliseconds (REAL);
+--   * locations are a file path as the program named it, a 1-based line
+--     and a 1-based column; NULL when the core has none;
+--   * enumerations are TEXT in lowercase, listed beside each column (no
+--     CHECK constraints: a value the core adds later must not lose a log);
+--   * idx is the 0-based order of a row within its parent.
+--
+-- Every query of the tools filters by an indexed key (see the indexes at
+-- the end); tests/unit/check_db.c checks their plans so that a report over
+-- 1,000 runs and 100,000 compiles never scans a whole table.
 
 PRAGMA user_version = 1;
 
--- Program text by content hash, so that tools show the lines that were
--- compiled even after the file changes.
+-- Program text by content hash, so that the tools show the lines that were
+-- compiled even after the file changed or disappeared.
 CREATE TABLE IF NOT EXISTS sources (
-	hash        TEXT PRIMARY KEY,   -- hex FNV-1a 64 of the text
-	path        TEXT NOT NULL,      -- path as first seen
-	text        TEXT NOT NULL       -- the whole file
+	hash        TEXT PRIMARY KEY,     -- FNV-1a 64 of the text, 16 lowercase hex digits
+	path        TEXT NOT NULL,        -- the path it was first logged under
+	text        TEXT NOT NULL         -- the whole file
 );
 
--- One row per process run of a tool over a program.
+-- One row per process that logged: a run of a tool over a program.
 CREATE TABLE IF NOT EXISTS runs (
-	id          INTEGER PRIMARY KEY,  -- 1, 2, ... : the RUN of tjit-profile report RUN
-	tool        TEXT NOT NULL,        -- 'tjit run', 'tjit explain', 'tjit-profile run', ...
+	id          INTEGER PRIMARY KEY,  -- 1, 2, ...: the RUN of 'tjit-profile report RUN'
+	tool        TEXT NOT NULL,        -- 'tjit run', 'tjit explain', 'tjit-profile run', 'tjit-minify'
 	command     TEXT NOT NULL,        -- the command line, arguments joined by spaces
-	program     TEXT NOT NULL,        -- the program path as given
-	source_hash TEXT REFERENCES sources(hash),
+	program     TEXT NOT NULL,        -- the program's path as given
+	source_hash TEXT REFERENCES sources(hash), -- the program's text; NULL if unreadable
 	backend     TEXT,                 -- the --backend override, or NULL (each compile records its own)
-	config      TEXT NOT NULL,        -- flags that change compiling: 'fullgraph=0 cache_size_limit=8 ...'
-	started_at  REAL NOT NULL,
-	ended_at    REAL,                 -- NULL while running, or when the process was killed
+	config      TEXT NOT NULL,        -- flags that change compiling: 'fullgraph=0 cache_size_limit=8'
+	pid         INTEGER NOT NULL,     -- the process id (a NULL ended_at with a dead pid: killed)
+	started_at  REAL NOT NULL,        -- instant
+	ended_at    REAL,                 -- instant; NULL while running, or when the process was killed
 	exit_status INTEGER               -- 0 ok, 1 program error, 2 bad usage; NULL if it did not finish
 );
 
@@ -38,114 +67,162 @@ CREATE TABLE IF NOT EXISTS runs (
 -- a resume point after a graph break. Its index is the F of compile id F/N.
 CREATE TABLE IF NOT EXISTS frames (
 	id          INTEGER PRIMARY KEY,
-	run_id      INTEGER NOT NULL REFERENCES runs(id),
+	run_id      INTEGER NOT NULL REFERENCES runs(id), -- the run that compiled it
 	frame_index INTEGER NOT NULL,     -- F, numbered in order of first compile in the run
 	function    TEXT NOT NULL,        -- the function's name
-	file        TEXT NOT NULL,
-	line        INTEGER NOT NULL,     -- the def line
-	resume_pc   INTEGER NOT NULL,     -- 0 for the function's entry
-	resume_line INTEGER,              -- source line of the resume point (NULL for pc 0)
+	file        TEXT NOT NULL,        -- where it is defined
+	line        INTEGER NOT NULL,     -- its def line
+	resume_pc   INTEGER NOT NULL,     -- 0 for the function's entry, else the resume instruction
+	resume_line INTEGER,              -- source line of the resume point; NULL for pc 0
+	-- counters, totals so far (the writer batches them: at most a second
+	-- late while the run goes on, exact once it ended)
 	calls       INTEGER NOT NULL DEFAULT 0, -- times the frame evaluator was entered for it
 	cache_hits  INTEGER NOT NULL DEFAULT 0, -- calls that found an entry whose guards held
 	eager_calls INTEGER NOT NULL DEFAULT 0, -- calls that ran in the VM without compiling
 	eager_reason TEXT,                -- why those ran eagerly: 'disabled', 'cache_limit', 'frozen_miss'
-	UNIQUE (run_id, frame_index)
+	UNIQUE (run_id, frame_index)      -- also the index of frames by run
 );
 
--- One row per attempt to compile a frame (F/N).
+-- One row per attempt to compile a frame: compile id F/N.
 CREATE TABLE IF NOT EXISTS compiles (
 	id          INTEGER PRIMARY KEY,
-	run_id      INTEGER NOT NULL REFERENCES runs(id),
-	frame_id    INTEGER NOT NULL REFERENCES frames(id),
-	compile_id  TEXT NOT NULL,        -- 'F/N'
-	compile_index INTEGER NOT NULL,   -- N
+	run_id      INTEGER NOT NULL REFERENCES runs(id), -- the run (also frames.run_id, kept here for the index)
+	frame_id    INTEGER NOT NULL REFERENCES frames(id), -- the frame compiled
+	label       TEXT NOT NULL,        -- 'F/N', the compile id of the logs ('0/1')
+	compile_index INTEGER NOT NULL,   -- N: 0 for the frame's first compile
 	reason      TEXT NOT NULL,        -- 'first', 'recompile', 'frozen_miss', 'cache_limit'
-	backend     TEXT NOT NULL,        -- 'eager', 'aot_eager', 'inductor', ...
+	backend     TEXT NOT NULL,        -- 'eager', 'aot_eager', 'inductor', a _TESTING_ONLY one, ...
 	dynamic     TEXT,                 -- 'None', 'True', 'False' as passed to compile()
-	started_at  REAL NOT NULL,
+	started_at  REAL NOT NULL,        -- instant
 	trace_ms    REAL NOT NULL DEFAULT 0,   -- symbolic execution of the bytecode
 	guard_ms    REAL NOT NULL DEFAULT 0,   -- building and compiling the guard list
 	backend_ms  REAL NOT NULL DEFAULT 0,   -- the backend's compile of the graph
-	total_ms    REAL NOT NULL DEFAULT 0,
-	outcome     TEXT NOT NULL,        -- 'ok', 'graph_break', 'error', 'skipped'
-	op_count    INTEGER NOT NULL DEFAULT 0,
-	error       TEXT                  -- message when outcome = 'error'
+	total_ms    REAL NOT NULL DEFAULT 0,   -- the whole compile, from cache miss to artifact
+	outcome     TEXT NOT NULL,        -- 'ok', 'graph_break', 'error', 'skipped' (cache_limit: no compile)
+	op_count    INTEGER NOT NULL DEFAULT 0, -- op nodes in the captured graph
+	error       TEXT                  -- the message when outcome = 'error', else NULL
 );
 
 -- The guards of a compiled entry, in check order.
 CREATE TABLE IF NOT EXISTS guards (
 	id          INTEGER PRIMARY KEY,
-	compile_id  INTEGER NOT NULL REFERENCES compiles(id),
-	idx         INTEGER NOT NULL,
+	compile_id  INTEGER NOT NULL REFERENCES compiles(id), -- the compile whose entry checks them
+	idx         INTEGER NOT NULL,     -- check order
 	kind        TEXT NOT NULL,        -- 'type', 'tensor_match', 'equals', 'length', 'id', 'backend', 'symbolic'
 	text        TEXT NOT NULL,        -- "L['x'].shape == (2,)"
-	file        TEXT,                 -- the user line that made the trace assume it
-	line        INTEGER,
-	col         INTEGER
+	file        TEXT,                 -- the user line that made the trace assume it; NULL: none
+	line        INTEGER,              -- 1-based
+	col         INTEGER,              -- 1-based
+	UNIQUE (compile_id, idx)          -- also the index of guards by compile
 );
 
--- Why a recompile happened: the first failing guard of each existing entry.
+-- Why a recompile happened: the first failing guard of each existing entry
+-- of the frame, newest entry first (id order).
 CREATE TABLE IF NOT EXISTS guard_failures (
 	id          INTEGER PRIMARY KEY,
-	run_id      INTEGER NOT NULL REFERENCES runs(id),
-	compile_id  INTEGER NOT NULL REFERENCES compiles(id),  -- the compile it triggered
-	failed_compile TEXT NOT NULL,     -- 'F/N' of the entry whose guard failed
-	guard_text  TEXT NOT NULL,
-	value_seen  TEXT NOT NULL         -- '4' for L['x'].shape[0] == 2 (got 4)
+	run_id      INTEGER NOT NULL REFERENCES runs(id), -- the run
+	compile_id  INTEGER NOT NULL REFERENCES compiles(id), -- the compile the failure triggered
+	failed_label TEXT NOT NULL,       -- 'F/N' of the entry whose guard failed (a compiles.label of the run)
+	guard_text  TEXT NOT NULL,        -- "L['x'].shape[0] == 2"
+	value_seen  TEXT NOT NULL         -- the value that failed it: '4'
 );
 
 -- Graph breaks, with their stable code (doc/graph-breaks.md).
 CREATE TABLE IF NOT EXISTS graph_breaks (
 	id          INTEGER PRIMARY KEY,
-	run_id      INTEGER NOT NULL REFERENCES runs(id),
-	compile_id  INTEGER NOT NULL REFERENCES compiles(id),
+	run_id      INTEGER NOT NULL REFERENCES runs(id), -- the run
+	compile_id  INTEGER NOT NULL REFERENCES compiles(id), -- the compile whose trace broke
 	code        TEXT NOT NULL,        -- 'TJB001'
 	category    TEXT NOT NULL,        -- 'side_effect', 'data_dependent', 'disabled', 'unsupported', ...
-	message     TEXT NOT NULL,
-	file        TEXT NOT NULL,
-	line        INTEGER NOT NULL,
-	col         INTEGER NOT NULL,
-	pc          INTEGER NOT NULL,     -- instruction that broke; the resume point is pc + 1
-	user_stack  TEXT NOT NULL         -- 'file:line in function' lines, outermost first
-);
--- Breaks also count at run time (each execution of the breaking instruction).
-CREATE TABLE IF NOT EXISTS break_hits (
-	break_id    INTEGER PRIMARY KEY REFERENCES graph_breaks(id),
-	hits        INTEGER NOT NULL
+	message     TEXT NOT NULL,        -- the reason in words, with the culprit
+	file        TEXT NOT NULL,        -- the breaking instruction's location
+	line        INTEGER NOT NULL,     -- 1-based
+	col         INTEGER NOT NULL,     -- 1-based
+	pc          INTEGER NOT NULL,     -- the instruction that broke; the resume point is pc + 1
+	user_stack  TEXT NOT NULL,        -- 'file:line in function' lines, outermost first
+	hits        INTEGER NOT NULL DEFAULT 0 -- counter: times the breaking instruction ran (as frames.calls)
 );
 
--- Graphs at each stage.
+-- Graphs at each stage of a compile.
 CREATE TABLE IF NOT EXISTS graphs (
 	id          INTEGER PRIMARY KEY,
-	compile_id  INTEGER NOT NULL REFERENCES compiles(id),
+	compile_id  INTEGER NOT NULL REFERENCES compiles(id), -- the compile that made it
 	stage       TEXT NOT NULL,        -- 'captured', 'aot_forward', 'aot_backward', 'inductor'
-	name        TEXT NOT NULL,        -- function name
-	op_count    INTEGER NOT NULL,
-	listing     TEXT NOT NULL         -- the printed graph (LANGUAGE.md §7)
+	name        TEXT NOT NULL,        -- the function's name
+	op_count    INTEGER NOT NULL,     -- op nodes (inputs and outputs not counted)
+	listing     TEXT NOT NULL         -- the printed graph (LANGUAGE.md section 7)
 );
 
+-- The nodes of a graph, in graph order.
 CREATE TABLE IF NOT EXISTS nodes (
 	id          INTEGER PRIMARY KEY,
-	graph_id    INTEGER NOT NULL REFERENCES graphs(id),
-	idx         INTEGER NOT NULL,
+	graph_id    INTEGER NOT NULL REFERENCES graphs(id), -- the graph
+	idx         INTEGER NOT NULL,     -- graph order
 	name        TEXT NOT NULL,        -- 'abs_1'
 	kind        TEXT NOT NULL,        -- 'input', 'op', 'output'
-	op          TEXT,                 -- 'abs', or NULL for inputs/outputs
-	args        TEXT NOT NULL,        -- 'abs_1, 1' or the input's source "L['a']"
-	dtype       TEXT,
-	shape       TEXT,                 -- '[10]', '[s0, 3]'
-	file        TEXT,
-	line        INTEGER,
-	col         INTEGER,
-	user_stack  TEXT
+	op          TEXT,                 -- 'abs'; NULL for inputs and outputs
+	args        TEXT NOT NULL,        -- 'abs_1, 1', or an input's source "L['a']"
+	dtype       TEXT,                 -- 'float32'; NULL when not a tensor
+	shape       TEXT,                 -- '[10]', '[s0, 3]'; NULL when not a tensor
+	file        TEXT,                 -- the user line that made it; NULL: none
+	line        INTEGER,              -- 1-based
+	col         INTEGER,              -- 1-based
+	user_stack  TEXT,                 -- inlined calls, as graph_breaks.user_stack; NULL: none
+	UNIQUE (graph_id, idx)            -- also the index of nodes by graph
 );
 
-CREATE INDEX IF NOT EXISTS frames_run ON frames(run_id);
+-- Inductor kernels of a graph (stage 'inductor'), in launch order.
+CREATE TABLE IF NOT EXISTS kernels (
+	id          INTEGER PRIMARY KEY,
+	graph_id    INTEGER NOT NULL REFERENCES graphs(id), -- the inductor graph it belongs to
+	idx         INTEGER NOT NULL,     -- launch order
+	name        TEXT NOT NULL,        -- 'kernel_0'
+	kind        TEXT NOT NULL,        -- 'pointwise', 'reduction', 'matmul' (a BLAS call), ...
+	hash        TEXT NOT NULL,        -- hash of its loop IR: the kernel cache key
+	fused_nodes TEXT NOT NULL,        -- names of the graph's nodes it computes: 'abs_1, add_2'
+	loop_ir     TEXT NOT NULL,        -- the printed loop nest
+	llvm_ir     TEXT,                 -- the optimized LLVM IR; NULL when none was generated
+	cache_hit   INTEGER NOT NULL,     -- 1: taken from the kernel cache, 0: generated
+	codegen_ms  REAL NOT NULL DEFAULT 0, -- lowering, LLVM optimization and JIT
+	UNIQUE (graph_id, idx)            -- also the index of kernels by graph
+);
+
+-- A tjit-minify session over one failing program (its run is the
+-- tjit-minify process).
+CREATE TABLE IF NOT EXISTS minify_sessions (
+	id          INTEGER PRIMARY KEY,
+	run_id      INTEGER NOT NULL REFERENCES runs(id), -- the tjit-minify run
+	program     TEXT NOT NULL,        -- the failing program's path as given
+	source_hash TEXT REFERENCES sources(hash), -- its text
+	backend     TEXT,                 -- the backend it failed under
+	failure     TEXT NOT NULL,        -- 'compile_error', 'runtime_error', 'crash', 'accuracy'
+	started_at  REAL NOT NULL,        -- instant
+	ended_at    REAL,                 -- instant; NULL while running or when killed
+	stage       TEXT,                 -- first failing stage: 'eager', 'aot_eager', 'inductor'; NULL: unknown
+	result      TEXT,                 -- 'minified', 'not_reproduced', 'error'; NULL until the end
+	repro_path  TEXT,                 -- the repro .tj written
+	repro_hash  TEXT REFERENCES sources(hash) -- the repro's text
+);
+
+-- Each candidate the minifier tried, in order.
+CREATE TABLE IF NOT EXISTS minify_steps (
+	id          INTEGER PRIMARY KEY,
+	session_id  INTEGER NOT NULL REFERENCES minify_sessions(id), -- the session
+	phase       TEXT NOT NULL,        -- 'classify', 'bisect', 'shrink', 'verify'
+	candidate   TEXT NOT NULL,        -- what was tried: 'stage aot_eager', 'drop nodes 4..7'
+	nodes       INTEGER,              -- op nodes in the candidate graph; NULL: not a graph
+	outcome     TEXT NOT NULL,        -- 'fails' (same failure), 'passes', 'other_failure', 'timeout'
+	ms          REAL NOT NULL DEFAULT 0 -- the child process's wall time
+);
+
+-- The tools' access paths. frames by run, nodes by graph, guards and
+-- kernels by their parent come from the UNIQUE constraints above.
 CREATE INDEX IF NOT EXISTS compiles_run ON compiles(run_id, frame_id);
-CREATE INDEX IF NOT EXISTS compiles_frame ON compiles(frame_id);
-CREATE INDEX IF NOT EXISTS guards_compile ON guards(compile_id);
+CREATE INDEX IF NOT EXISTS compiles_frame ON compiles(frame_id, compile_index);
 CREATE INDEX IF NOT EXISTS guard_failures_run ON guard_failures(run_id);
 CREATE INDEX IF NOT EXISTS guard_failures_compile ON guard_failures(compile_id);
 CREATE INDEX IF NOT EXISTS graph_breaks_run ON graph_breaks(run_id, code, file, line);
+CREATE INDEX IF NOT EXISTS graph_breaks_compile ON graph_breaks(compile_id);
 CREATE INDEX IF NOT EXISTS graphs_compile ON graphs(compile_id);
-CREATE INDEX IF NOT EXISTS nodes_graph ON nodes(graph_id, idx);
+CREATE INDEX IF NOT EXISTS minify_sessions_run ON minify_sessions(run_id);
+CREATE INDEX IF NOT EXISTS minify_steps_session ON minify_steps(session_id);

@@ -145,8 +145,25 @@ START_TEST(test_arithmetic)
 		{"None or 0", "0"},
 		{"1 if 0 else 2", "2"},
 		{"+4", "4"},
+		{"1 + 0.5", "1.5"},
+		{"2.5 - 1", "1.5"},
+		{"3 / 2.0", "1.5"},
+		{"2 * 0.25", "0.5"},
+		{"[1 + 0.5, 2 * 2.5, 7 // 2.0]", "[1.5, 5.0, 3.0]"},
 	};
 	check_exprs(cases, N(cases));
+	/* the same inside a function, where results go straight to locals */
+	char *got = global_repr("def f(a, b):\n"
+				"    c = a + b\n"
+				"    d = a * b\n"
+				"    e = a / b\n"
+				"    g = a - b\n"
+				"    return [c, d, e, g, a + b, a // b, a % b]\n"
+				"r = [f(3, 2), f(3, 0.5), f(0.5, 2), f(-7, 2)]\n",
+				"r");
+	ck_assert_str_eq(got, "[[5, 6, 1.5, 1, 5, 1, 1], [3.5, 1.5, 6.0, 2.5, 3.5, 6.0, 0.0], "
+			      "[2.5, 1.0, 0.25, -1.5, 2.5, 0.0, 0.5], [-5, -14, -3.5, -9, -5, -4, 1]]");
+	free(got);
 }
 END_TEST
 
@@ -325,6 +342,18 @@ START_TEST(test_closures)
 			  "r = a(1)(2)(3)\n",
 			  "r");
 	ck_assert_str_eq(got, "6");
+	free(got);
+	/* a recursive inner function: a cycle through its cell, freed by
+	 * func_collect_cycles at vm_free (ASan builds would report a leak) */
+	got = global_repr("def outer(k):\n"
+			  "    def rec(n):\n"
+			  "        if n == 0:\n"
+			  "            return k\n"
+			  "        return rec(n - 1)\n"
+			  "    return rec\n"
+			  "r = outer(5)(3)\n",
+			  "r");
+	ck_assert_str_eq(got, "5");
 	free(got);
 	static const struct error_case cases[] = {
 		{"def f():\n    def g():\n        return q\n    g()\n    q = 1\nf()",
@@ -545,6 +574,44 @@ START_TEST(test_run_frame_at_pc)
 }
 END_TEST
 
+START_TEST(test_step)
+{
+	ck_assert_int_eq(run("def g(x):\n    return x * 10\n"
+			     "def f(a):\n    b = a + 1\n    c = g(b)\n    return c + 2\n"),
+			 0);
+	value fv = vm_get_global(vm, "f");
+	value arg = val_int(4);
+	struct frame *f = vm_push_call_frame(vm, val_func(fv), &arg, 1, val_none());
+	ck_assert_ptr_nonnull(f);
+	struct code *c = f->code;
+	value r = val_none();
+	int steps = 0, rc;
+	uint32_t last_pc = 0;
+	while ((rc = vm_step(vm, f, &r)) == 0) {
+		/* one instruction at a time: straight-line code advances by one */
+		ck_assert_uint_eq(f->pc, last_pc + 1);
+		last_pc = f->pc;
+		ck_assert_ptr_eq(vm_top_frame(vm), f);
+		steps++;
+	}
+	ck_assert_int_eq(rc, 1);
+	ck_assert_int_eq(r.tag, VAL_INT);
+	ck_assert_int_eq(r.i, 52);
+	ck_assert_int_eq(steps + 1, c->ninsns);
+	ck_assert_int_eq(vm_frame_count(vm), 0);
+	/* an error while stepping pops the frame */
+	value s = str_from_cstr("x");
+	f = vm_push_call_frame(vm, val_func(fv), &s, 1, val_none());
+	val_decref(s);
+	while ((rc = vm_step(vm, f, &r)) == 0)
+		;
+	ck_assert_int_eq(rc, -1);
+	ck_assert_str_eq(vm_error_message(vm), "can only concatenate str (not \"int\") to str");
+	ck_assert_int_eq(vm_frame_count(vm), 0);
+	vm_error_clear(vm);
+}
+END_TEST
+
 /* a builtin that calls back into the VM: errors inside keep their frames */
 static value call_twice(struct vm *v, const value *args, int nargs, value kwnames)
 {
@@ -597,6 +664,7 @@ static Suite *vm_suite(void)
 	tcase_add_checked_fixture(tc, setup, teardown);
 	tcase_add_test(tc, test_eval_frame_hook);
 	tcase_add_test(tc, test_run_frame_at_pc);
+	tcase_add_test(tc, test_step);
 	tcase_add_test(tc, test_reentrant_builtin);
 	suite_add_tcase(s, tc);
 	return s;

@@ -1,0 +1,203 @@
+/* bench_db.c - what the compile log costs a recompile-heavy program.
+ *
+ * Logs one run of 100 compiles, each with 10 guards, 1 guard failure,
+ * 1 graph break and 1 graph of 20 nodes (and 100 db_frame_counts calls
+ * between two compiles, as the frame evaluator makes them), first to a
+ * fresh database file in a temporary directory, then to the null writer
+ * (--no-db). Prints the time of each, best of the runs, in ms per compile,
+ * and the overhead per compile with opening and closing the file included:
+ * the target "at most 1.10x slower with the database" holds when a
+ * program's compiles take at least 10 times that overhead each.
+ *
+ * Usage: bench_db [runs]   (default 5; TMPDIR chooses the directory).
+ */
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "db.h"
+
+#define NCOMPILES 100
+#define NGUARDS 10
+#define NNODES 20
+#define NCOUNTS 100
+
+static double now(void)
+{
+	struct timespec ts;
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return (double)ts.tv_sec + (double)ts.tv_nsec * 1e-9;
+}
+
+static struct db_guard guards[NGUARDS];
+static struct db_node nodes[NNODES];
+static char listing[NNODES * 48];
+static const struct db_guard_failure failure = {"0/0", "L['x'].shape[0] == 2", "4"};
+static const struct db_break graph_break = {"TJB001", "side_effect", "print() in a compiled function: print(y)",
+				    "prog.tj", 12, 5, 41, "prog.tj:30 in main\nprog.tj:12 in step"};
+
+static void make_rows(void)
+{
+	static char names[NNODES][16], args[NNODES][32];
+	static const char *const kinds[] = {"type", "tensor_match", "equals", "length", "id"};
+	static const char *const texts[] = {"type(L['x']) == Tensor", "L['x'].shape == (8, 16)",
+					    "L['n'] == 3", "len(L['xs']) == 4", "id(L['f']) == 140213"};
+	for (int i = 0; i < NGUARDS; i++)
+		guards[i] = (struct db_guard){kinds[i % 5], texts[i % 5], "prog.tj", 10 + i, 5};
+	size_t len = 0;
+	for (int i = 0; i < NNODES; i++) {
+		snprintf(names[i], sizeof names[i], "add_%d", i);
+		snprintf(args[i], sizeof args[i], "%s, 1.0", i ? names[i - 1] : "x");
+		nodes[i] = (struct db_node){names[i], i ? "op" : "input", i ? "add" : NULL, args[i], "float32", "[8, 16]",
+					    "prog.tj", 12 + i, 9, "prog.tj:30 in main\nprog.tj:12 in step"};
+		len += (size_t)snprintf(listing + len, sizeof listing - len, "  %s = add(%s)\n", names[i], args[i]);
+	}
+}
+
+/* One run of NCOMPILES compiles into w. */
+static void log_run(struct db_writer *w)
+{
+	static const struct db_run run = {"tjit run", "tjit run bench.tj", "bench.tj",
+					  "def step(x):\n    return x + 1\n", NULL, "fullgraph=0 cache_size_limit=8", 0};
+	struct db_graph graph = {"captured", "step", NNODES - 1, listing, NNODES, nodes, 0, NULL};
+	db_begin_run(w, &run);
+	int64_t frame = db_log_frame(w, &(struct db_frame){0, "step", "prog.tj", 11, 0, 0});
+	for (int i = 0; i < NCOMPILES; i++) {
+		char id[32];
+		snprintf(id, sizeof id, "0/%d", i);
+		struct db_compile c = {
+			.frame_id = frame,
+			.compile_id = id,
+			.compile_index = i,
+			.reason = i ? "recompile" : "first",
+			.backend = "inductor",
+			.dynamic = "None",
+			.trace_ms = 1.5,
+			.guard_ms = 0.25,
+			.backend_ms = 4,
+			.total_ms = 6,
+			.outcome = "graph_break",
+			.op_count = NNODES - 1,
+			.nguards = NGUARDS,
+			.guards = guards,
+			.nfailures = 1,
+			.failures = &failure,
+			.nbreaks = 1,
+			.breaks = &graph_break,
+			.ngraphs = 1,
+			.graphs = &graph,
+		};
+		int64_t break_id = 0;
+		db_log_compile(w, &c, &break_id);
+		for (int k = 0; k < NCOUNTS; k++)
+			db_frame_counts(w, frame, (int64_t)i * NCOUNTS + k, (int64_t)i * NCOUNTS, 0, NULL);
+		db_break_hits(w, break_id, i + 1);
+	}
+	db_end_run(w, 0);
+}
+
+struct timing {
+	double open, log, close;
+};
+
+/* One run into the file at path: open, log, close. */
+static int time_file(const char *path, struct timing *t)
+{
+	double t0 = now();
+	char *err = NULL;
+	struct db_writer *w = db_open_writer(path, &err);
+	if (!w) {
+		fprintf(stderr, "bench_db: %s\n", err);
+		free(err);
+		return -1;
+	}
+	double t1 = now();
+	log_run(w);
+	double t2 = now();
+	int failed = db_error(w) != NULL;
+	db_close(w);
+	double t3 = now();
+	*t = (struct timing){t1 - t0, t2 - t1, t3 - t2};
+	return failed ? -1 : 0;
+}
+
+static void remove_db(const char *path)
+{
+	char side[700];
+	unlink(path);
+	snprintf(side, sizeof side, "%s-wal", path);
+	unlink(side);
+	snprintf(side, sizeof side, "%s-shm", path);
+	unlink(side);
+}
+
+static double total(struct timing t)
+{
+	return t.open + t.log + t.close;
+}
+
+int main(int argc, char **argv)
+{
+	int runs = argc > 1 ? atoi(argv[1]) : 5;
+	if (runs < 1) {
+		fprintf(stderr, "usage: bench_db [runs]\n");
+		return 2;
+	}
+	const char *base = getenv("TMPDIR");
+	char dir[512], path[600];
+	snprintf(dir, sizeof dir, "%s/bench_db.XXXXXX", base && *base ? base : "/tmp");
+	if (!mkdtemp(dir)) {
+		perror("bench_db: mkdtemp");
+		return 1;
+	}
+	snprintf(path, sizeof path, "%s/bench.db", dir);
+	make_rows();
+
+	/* a fresh file each time, best of the runs */
+	struct timing fresh = {0}, t;
+	for (int r = 0; r < runs; r++) {
+		if (time_file(path, &t) < 0)
+			return 1;
+		if (r == 0 || total(t) < total(fresh))
+			fresh = t;
+		remove_db(path);
+	}
+	/* runs appended to one file, as ./tjit.db grows: the mean, which
+	 * includes the checkpoints every ~1000 WAL pages */
+	double appended = 0;
+	for (int r = 0; r < runs; r++) {
+		if (time_file(path, &t) < 0)
+			return 1;
+		appended += total(t) / runs;
+	}
+	remove_db(path);
+	rmdir(dir);
+	/* the null writer, best of the runs */
+	double null = 0;
+	for (int r = 0; r < runs; r++) {
+		double t0 = now();
+		struct db_writer *w = db_null_writer();
+		log_run(w);
+		db_close(w);
+		double d = now() - t0;
+		if (r == 0 || d < null)
+			null = d;
+	}
+
+	double per = (appended > total(fresh) ? appended : total(fresh)) - null;
+	per = per * 1e3 / NCOMPILES;
+	printf("bench_db: %d compiles of %d guards, 1 guard failure, 1 break, 1 graph of %d nodes"
+	       " (+%d frame counts each), %d runs\n",
+	       NCOMPILES, NGUARDS, NNODES, NCOUNTS, runs);
+	printf("  fresh file:  %7.3f ms per compile  (log %.2f ms, open+create %.2f ms, close %.2f ms; best)\n",
+	       fresh.log * 1e3 / NCOMPILES, fresh.log * 1e3, fresh.open * 1e3, fresh.close * 1e3);
+	printf("  same file:   %7.3f ms per compile  (open, log, close %.2f ms; mean of runs appended to one file)\n",
+	       appended * 1e3 / NCOMPILES, appended * 1e3);
+	printf("  null writer: %7.4f ms per compile  (%.3f ms)\n", null * 1e3 / NCOMPILES, null * 1e3);
+	printf("  database overhead: %.3f ms per compile, open and close included (file/null %.0fx):\n"
+	       "  the 1.10x target holds for programs whose compiles take >= %.2f ms each\n",
+	       per, null > 0 ? total(fresh) / null : 0.0, per * 10);
+	return 0;
+}

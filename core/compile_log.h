@@ -1,0 +1,107 @@
+/* compile_log.h - where every compile event goes: TJIT_LOGS on stderr, the
+ * database writer, and the explain sessions that are listening.
+ *
+ * The frame evaluator fills one compile_record per compile attempt (and per
+ * cache-limit or frozen miss) and hands it to compile_log_compile(); this
+ * module turns it into log lines (core never prints events anywhere else),
+ * database rows (db/db.h, through plain strings) and explain statistics.
+ */
+#ifndef TJ_COMPILE_LOG_H
+#define TJ_COMPILE_LOG_H
+
+#include <stdbool.h>
+#include <stdint.h>
+#include <stdio.h>
+
+#include "error.h"
+#include "graph.h"
+
+struct db_writer;
+
+/* TJIT_LOGS=graph_breaks,recompiles,guards,graph_code[,dynamic,aot_graphs,output_code] */
+enum log_artifact {
+	LOG_GRAPH_BREAKS = 1 << 0,
+	LOG_RECOMPILES = 1 << 1,
+	LOG_GUARDS = 1 << 2,
+	LOG_GRAPH_CODE = 1 << 3,
+	LOG_DYNAMIC = 1 << 4,
+	LOG_AOT_GRAPHS = 1 << 5,
+	LOG_OUTPUT_CODE = 1 << 6,
+};
+/* Parses a TJIT_LOGS / --logs value; unknown names are an error naming the
+ * valid ones. "all" or "+all" selects everything. */
+int log_parse_artifacts(const char *spec, unsigned *out, char **err);
+
+struct guard_record {
+	const char *kind;           /* "type", "equals", "length", "tensor", "id", "backend" */
+	char *text;                 /* L['a'].shape == (10,) */
+	const struct source *src;   /* the user line that made the trace assume it, or NULL */
+	int line, col;
+};
+
+struct failure_record {
+	char *failed_compile;       /* "0/0": the entry whose guard failed */
+	char *guard_text;           /* L['x'].shape[0] == 2 */
+	char *value_seen;           /* 4 */
+};
+
+struct break_record {
+	int code;                   /* enum break_code (breaks.def) */
+	char *message;              /* "call to print (side effect)" */
+	int pc;
+	int nstack;
+	struct user_frame *stack;   /* outermost first; [nstack-1] is the breaking line */
+};
+
+struct compile_record {
+	int frame_index;            /* F */
+	int compile_index;          /* N */
+	char compile_id[24];        /* "F/N" */
+	const char *function;
+	const struct source *src;
+	int def_line;
+	int resume_pc, resume_line; /* 0, 0 for a function's entry */
+	const char *reason;         /* "first", "recompile", "frozen_miss", "cache_limit" */
+	const char *backend;
+	const char *dynamic;        /* "None", "True", "False" */
+	double started_at;          /* seconds since the epoch */
+	double trace_ms, guard_ms, backend_ms, total_ms;
+	const char *outcome;        /* "ok", "graph_break", "error", "skipped" */
+	char *error;
+	int nguards;
+	struct guard_record *guards;
+	int nfailures;
+	struct failure_record *failures;
+	struct break_record *brk;   /* the break that ended the graph, or NULL */
+	struct graph *graph;        /* the captured graph (NULL when it has no ops) */
+	int ngraphs_extra;          /* later stages' graphs (aot forward/backward, inductor) */
+	struct graph **graphs_extra;
+};
+
+/* ---- the process-wide log ---- */
+struct compile_log_config {
+	unsigned artifacts;         /* enum log_artifact bits */
+	FILE *out;                  /* stderr */
+	struct db_writer *db;       /* NULL: no database */
+};
+void compile_log_init(const struct compile_log_config *cfg);
+void compile_log_shutdown(void);     /* flushes counters to the database */
+unsigned compile_log_artifacts(void);
+struct db_writer *compile_log_db(void);
+
+/* A frame (code, resume pc) seen for the first time: its row. Returns the id
+ * to pass to compile_log_frame_counts. */
+int64_t compile_log_frame(int frame_index, const char *function, const struct source *src,
+			  int def_line, int resume_pc, int resume_line);
+void compile_log_frame_counts(int64_t frame_id, int64_t calls, int64_t hits,
+			      int64_t eager_calls, const char *eager_reason);
+/* A finished compile attempt: log lines, database rows, explain sessions. */
+void compile_log_compile(const struct compile_record *r);
+/* A break's instruction ran again (the profiler ranks breaks by hits). */
+void compile_log_break_hit(const struct compile_record *r);
+/* "cache_size_limit reached" and similar warnings: always printed. */
+void compile_log_warning(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
+
+void compile_record_release(struct compile_record *r);
+
+#endif

@@ -1,0 +1,129 @@
+/* graph.h - the graph IR shared by every stage.
+ *
+ * A graph is a straight list of nodes in execution order: inputs first
+ * (each with the guard source it was read from), then ops, each a call of
+ * one ops.def op on normalized arguments (ops_call's convention), then the
+ * outputs. Every node carries its result's dtype and shape and the source
+ * location and user stack of the line that made it, so every tool can point
+ * back at the program.
+ *
+ * Room for what comes next: a size is a constant or a symbol (dynamic
+ * shapes print as f32[s0, 3]); a graph has a stage tag, so the aot forward
+ * and backward graphs and inductor's fused graphs are graphs too.
+ */
+#ifndef TJ_GRAPH_H
+#define TJ_GRAPH_H
+
+#include <stdbool.h>
+#include <stdint.h>
+
+#include "dtype.h"
+#include "error.h"
+#include "tensor.h"
+#include "value.h"
+
+enum graph_stage {
+	STAGE_CAPTURED,     /* what the tracer recorded */
+	STAGE_AOT_FORWARD,  /* aot_eager: decomposed forward */
+	STAGE_AOT_BACKWARD, /* aot_eager: traced backward */
+	STAGE_INDUCTOR,     /* after fusion */
+};
+const char *graph_stage_name(enum graph_stage s); /* "captured", "aot_forward", ... */
+
+/* One dimension: a constant, or symbol sN (value is then the example size). */
+struct sym_size {
+	int64_t value;
+	int sym;            /* -1: constant */
+};
+
+/* An argument: a node's result, a constant, or a list/tuple of arguments
+ * (cat's tensors). */
+enum garg_kind { GARG_NODE, GARG_CONST, GARG_LIST, GARG_TUPLE };
+struct garg {
+	enum garg_kind kind;
+	int node;           /* GARG_NODE: index into graph->nodes */
+	value constant;     /* GARG_CONST: an owned reference */
+	int n;              /* GARG_LIST / GARG_TUPLE */
+	struct garg *items;
+};
+
+/* One frame of a user stack: where a node (or a break) came from, the
+ * outermost call first. */
+struct user_frame {
+	const struct source *src;
+	int line, col;
+	const char *function;   /* static or owned by the code object */
+};
+
+enum gnode_kind {
+	GN_INPUT,           /* a tensor read from the frame: source is its guard source */
+	GN_OP,              /* op(args...) */
+	GN_GETITEM,         /* item `index` of a tuple-valued node (max with a dim) */
+	GN_CALL,            /* allow_in_graph: an opaque user function, args as GN_OP */
+};
+
+struct gnode {
+	enum gnode_kind kind;
+	char *name;             /* unique in the graph: "a", "abs_1", "add" */
+	int op;                 /* GN_OP: enum ops_id */
+	value callee;           /* GN_CALL: the user function (owned) */
+	int nargs;
+	struct garg *args;
+	int index;              /* GN_GETITEM: the tuple item; args[0] is the tuple node */
+	char *source;           /* GN_INPUT: "L['a']" */
+	/* the result (for a tuple result: nouts > 0 and these describe nothing) */
+	bool is_tensor;
+	dtype dt;
+	int ndim;
+	struct sym_size shape[TENSOR_MAX_DIMS];
+	bool requires_grad;
+	int nouts;              /* > 0: the op returns a tuple of nouts tensors */
+	/* where it came from */
+	int nstack;
+	struct user_frame *stack; /* [nstack - 1] is the line that made the node */
+};
+
+struct graph {
+	char *name;             /* the function's name */
+	char *compile_id;       /* "0/1" */
+	const struct source *src;
+	int line;               /* the def line */
+	enum graph_stage stage;
+	int nnodes, cap;
+	struct gnode *nodes;
+	int noutputs;
+	int *outputs;           /* node indexes, in return order */
+	int nsyms;              /* symbols s0 .. s(nsyms-1) */
+};
+
+struct graph *graph_new(const char *name, const char *compile_id, const struct source *src,
+			int line, enum graph_stage stage);
+void graph_free(struct graph *g);
+/* Appends a node (the graph takes ownership of what n points to) and returns its index. */
+int graph_add(struct graph *g, struct gnode *n);
+/* Drops nodes from index n on (a failed inlined call rolls back). */
+void graph_truncate(struct graph *g, int n);
+int graph_op_count(const struct graph *g);  /* GN_OP and GN_CALL nodes */
+/* A fresh node name from an op name: "abs" then "abs_1", ... as PyTorch names them. */
+char *graph_fresh_name(struct graph *g, const char *base);
+
+/* LANGUAGE.md §7:
+ *   graph 0/0 toy_example (toy.tj:1) · 3 ops
+ *     a: f32[10] = input L['a']
+ *     abs_1: f32[10] = abs(a)                  # toy.tj:2  x = a / (abs(a) + 1)
+ *     add: f32[10] = add(abs_1, 1)             # toy.tj:2
+ *     return (div,)
+ * The source text follows a node's location only on the first node of each line. */
+void graph_print(const struct graph *g, struct strbuf *out);
+/* "f32[10]", "i64[]", "b8[2, 3]", "f64[s0, 3]" */
+void graph_format_type(const struct gnode *n, struct strbuf *out);
+/* "abs_1, 1", "[a, b], 0" */
+void graph_format_args(const struct graph *g, const struct gnode *n, struct strbuf *out);
+
+/* Runs g on its input tensors, node by node, through ops_call (the eager
+ * kernels, recording autograd as eager code would). outputs[] receives
+ * g->noutputs new references. Returns 0 or -1 after tj_error_set(). */
+struct vm;
+int graph_interpret(struct vm *vm, const struct graph *g, tensor *const *inputs, value *outputs);
+
+#endif

@@ -1,0 +1,840 @@
+/* check_db.c - the compile log writer: every column written, read back with
+ * plain SQLite; user_version, WAL, refusals; the null writer; a killed run;
+ * concurrent writers; failures that degrade to a null writer; the query
+ * plans of the tools never scan a table. */
+#define _GNU_SOURCE
+#include <check.h>
+#include <dirent.h>
+#include <fcntl.h>
+#include <signal.h>
+#include <sqlite3.h>
+#include <stdarg.h>
+#include <stdbool.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <sys/wait.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "db.h"
+
+/* --- fixture: a fresh temporary directory per test --- */
+
+static char tmpdir[256];
+static char dbpath[300];
+
+static void setup(void)
+{
+	const char *base = getenv("TMPDIR");
+	snprintf(tmpdir, sizeof tmpdir, "%s/check_db.XXXXXX", base && *base ? base : "/tmp");
+	ck_assert_ptr_nonnull(mkdtemp(tmpdir));
+	snprintf(dbpath, sizeof dbpath, "%s/t.db", tmpdir);
+}
+
+static void teardown(void)
+{
+	DIR *d = opendir(tmpdir);
+	if (!d)
+		return;
+	struct dirent *e;
+	while ((e = readdir(d))) {
+		if (strcmp(e->d_name, ".") && strcmp(e->d_name, "..")) {
+			char p[600];
+			snprintf(p, sizeof p, "%s/%s", tmpdir, e->d_name);
+			unlink(p);
+		}
+	}
+	closedir(d);
+	rmdir(tmpdir);
+}
+
+/* --- reading back with plain SQLite --- */
+
+static sqlite3 *open_plain(void)
+{
+	sqlite3 *db = NULL;
+	ck_assert_int_eq(sqlite3_open_v2(dbpath, &db, SQLITE_OPEN_READWRITE, NULL), SQLITE_OK);
+	sqlite3_busy_timeout(db, 5000);
+	return db;
+}
+
+/* The rows of a query as text: columns joined by '|', rows by '\n', NULL
+ * as "NULL". */
+__attribute__((format(printf, 2, 3))) static char *rows(sqlite3 *db, const char *fmt, ...)
+{
+	char sql[2048];
+	va_list ap;
+	va_start(ap, fmt);
+	vsnprintf(sql, sizeof sql, fmt, ap);
+	va_end(ap);
+	sqlite3_stmt *st = NULL;
+	int rc = sqlite3_prepare_v2(db, sql, -1, &st, NULL);
+	ck_assert_msg(rc == SQLITE_OK, "%s: %s", sql, sqlite3_errmsg(db));
+	char *out = NULL;
+	size_t len = 0;
+	FILE *f = open_memstream(&out, &len);
+	int nrow = 0;
+	while ((rc = sqlite3_step(st)) == SQLITE_ROW) {
+		if (nrow++)
+			fputc('\n', f);
+		for (int i = 0; i < sqlite3_column_count(st); i++) {
+			if (i)
+				fputc('|', f);
+			const unsigned char *t = sqlite3_column_text(st, i);
+			fputs(t ? (const char *)t : "NULL", f);
+		}
+	}
+	ck_assert_msg(rc == SQLITE_DONE, "%s: %s", sql, sqlite3_errmsg(db));
+	sqlite3_finalize(st);
+	fclose(f);
+	return out;
+}
+
+#define ck_rows(db, expected, ...)                             \
+	do {                                                   \
+		char *got_ = rows(db, __VA_ARGS__);            \
+		ck_assert_str_eq(got_, expected);              \
+		free(got_);                                    \
+	} while (0)
+
+static long long count_of(sqlite3 *db, const char *table)
+{
+	char *s = rows(db, "SELECT count(*) FROM %s", table);
+	long long n = atoll(s);
+	free(s);
+	return n;
+}
+
+/* asprintf that cannot fail */
+__attribute__((format(printf, 1, 2))) static char *xfmt(const char *fmt, ...)
+{
+	char *s = NULL;
+	va_list ap;
+	va_start(ap, fmt);
+	int n = vasprintf(&s, fmt, ap);
+	va_end(ap);
+	ck_assert_int_ge(n, 0);
+	return s;
+}
+
+static struct db_writer *must_open(void)
+{
+	char *err = NULL;
+	struct db_writer *w = db_open_writer(dbpath, &err);
+	ck_assert_msg(w != NULL, "open: %s", err ? err : "?");
+	ck_assert_ptr_null(err);
+	return w;
+}
+
+/* --- a typical compile: the rows the tests log --- */
+
+static const struct db_guard guards2[] = {
+	{"type", "type(L['x']) == Tensor", NULL, 0, 0},
+	{"tensor_match", "L['x'].shape == (2,)", "prog.tj", 3, 9},
+};
+static const struct db_node nodes3[] = {
+	{"x", "input", NULL, "L['x']", "float32", "[2]", NULL, 0, 0, NULL},
+	{"abs_1", "op", "abs", "x", "float32", "[2]", "prog.tj", 4, 12, "prog.tj:9 in main\nprog.tj:4 in f"},
+	{"output", "output", NULL, "abs_1", NULL, NULL, NULL, 0, 0, NULL},
+};
+static const struct db_kernel kernels1[] = {
+	{"kernel_0", "pointwise", "9f00aa11", "abs_1", "for i in 0..2: out[i] = abs(x[i])", "define void @k() {}",
+	 0, 2.5},
+	{"kernel_1", "matmul", "77", "mm_2", "sgemm", NULL, 1, 0},
+};
+static const struct db_graph graphs1[] = {
+	{"captured", "f", 1, "graph f(x):\n  abs_1 = abs(x)", 3, nodes3, 0, NULL},
+	{"inductor", "f", 1, "kernels", 0, NULL, 2, kernels1},
+};
+static const struct db_guard_failure failures1[] = {
+	{"0/0", "L['x'].shape == (2,)", "(3,)"},
+};
+static const struct db_break breaks1[] = {
+	{"TJB001", "side_effect", "print() in a compiled function", "prog.tj", 5, 3, 17, "prog.tj:9 in main\nprog.tj:5 in f"},
+};
+
+static struct db_compile compile_first(int64_t frame_id)
+{
+	return (struct db_compile){
+		.frame_id = frame_id,
+		.compile_id = "0/0",
+		.compile_index = 0,
+		.reason = "first",
+		.backend = "inductor",
+		.dynamic = "None",
+		.started_at = 1700000001.5,
+		.trace_ms = 1.25,
+		.guard_ms = 0.5,
+		.backend_ms = 8.75,
+		.total_ms = 10.5,
+		.outcome = "ok",
+		.op_count = 1,
+		.error = NULL,
+		.nguards = 2,
+		.guards = guards2,
+		.ngraphs = 2,
+		.graphs = graphs1,
+	};
+}
+
+static struct db_compile compile_recompile(int64_t frame_id)
+{
+	return (struct db_compile){
+		.frame_id = frame_id,
+		.compile_id = "0/1",
+		.compile_index = 1,
+		.reason = "recompile",
+		.backend = "eager",
+		.dynamic = NULL,
+		.started_at = 1700000002.25,
+		.trace_ms = 2,
+		.total_ms = 3,
+		.outcome = "graph_break",
+		.op_count = 0,
+		.error = "boom",
+		.nfailures = 1,
+		.failures = failures1,
+		.nbreaks = 1,
+		.breaks = breaks1,
+	};
+}
+
+static const struct db_run run1 = {
+	.tool = "tjit run",
+	.command = "tjit run prog.tj",
+	.program = "prog.tj",
+	.source_text = "def f(x):\n    return x.abs()\n",
+	.backend = NULL,
+	.config = "fullgraph=0 cache_size_limit=8",
+	.started_at = 1700000000.5,
+};
+
+static const struct db_frame frame0 = {0, "f", "prog.tj", 1, 0, 0};
+static const struct db_frame frame1 = {1, "f", "prog.tj", 1, 18, 6};
+
+/* --- tests --- */
+
+START_TEST(test_every_column)
+{
+	struct db_writer *w = must_open();
+	int64_t run = db_begin_run(w, &run1);
+	ck_assert_int_gt(run, 0);
+	db_log_source(w, "lib.tj", "def g(): pass\n");
+	db_log_source(w, "lib.tj", "def g(): pass\n"); /* idempotent */
+	int64_t f0 = db_log_frame(w, &frame0);
+	int64_t f1 = db_log_frame(w, &frame1);
+	ck_assert_int_gt(f0, 0);
+	ck_assert_int_ne(f0, f1);
+	ck_assert_int_eq(db_log_frame(w, &frame0), f0); /* the same frame twice: its first row */
+	db_frame_counts(w, f0, 3, 1, 0, NULL);
+	struct db_compile c0 = compile_first(f0);
+	int64_t cid0 = db_log_compile(w, &c0, NULL);
+	struct db_compile c1 = compile_recompile(f0);
+	int64_t bids[1] = {0};
+	int64_t cid1 = db_log_compile(w, &c1, bids);
+	ck_assert_int_gt(cid0, 0);
+	ck_assert_int_gt(cid1, cid0);
+	ck_assert_int_gt(bids[0], 0);
+	db_frame_counts(w, f0, 7, 5, 2, "cache_limit");
+	db_frame_counts(w, f1, 1, 0, 0, NULL);
+	db_break_hits(w, bids[0], 4);
+	db_break_hits(w, bids[0], 6);
+	int64_t ms = db_begin_minify(w, &(struct db_minify){"prog.tj", run1.source_text, "inductor", "accuracy",
+							 1700000003});
+	db_log_minify_step(w, ms, &(struct db_minify_step){"bisect", "stage aot_eager", -1, "passes", 12.5});
+	db_log_minify_step(w, ms, &(struct db_minify_step){"shrink", "drop nodes 4..7", 3, "fails", 7});
+	db_end_minify(w, ms, &(struct db_minify_end){"inductor", "minified", "repro.tj", "x = 1\n"});
+	db_end_run(w, 1);
+	ck_assert_ptr_null(db_error(w));
+	db_close(w);
+
+	sqlite3 *db = open_plain();
+	char h_prog[17], h_lib[17], h_repro[17];
+	db_hash_text(run1.source_text, h_prog);
+	db_hash_text("def g(): pass\n", h_lib);
+	db_hash_text("x = 1\n", h_repro);
+	char *expect = NULL;
+	expect = xfmt("%s|lib.tj|def g(): pass\n\n%s|prog.tj|%s\n%s|repro.tj|x = 1\n", h_lib,
+				  h_prog, run1.source_text, h_repro);
+	ck_rows(db, expect, "SELECT hash, path, text FROM sources ORDER BY path");
+	free(expect);
+
+	expect = xfmt("%lld|tjit run|tjit run prog.tj|prog.tj|%s|NULL|fullgraph=0 cache_size_limit=8|"
+				  "%d|1700000000.5|1|1|1",
+				  (long long)run, h_prog, (int)getpid());
+	ck_rows(db, expect,
+		"SELECT id, tool, command, program, source_hash, backend, config, pid, started_at,"
+		" ended_at > started_at, ended_at < 1e10, exit_status FROM runs");
+	free(expect);
+
+	ck_rows(db,
+		"0|f|prog.tj|1|0|NULL|7|5|2|cache_limit\n"
+		"1|f|prog.tj|1|18|6|1|0|0|NULL",
+		"SELECT frame_index, function, file, line, resume_pc, resume_line, calls, cache_hits, eager_calls,"
+		" eager_reason FROM frames WHERE run_id = %lld ORDER BY frame_index",
+		(long long)run);
+	ck_assert_int_eq(count_of(db, "frames"), 2);
+
+	ck_rows(db,
+		"1|1|0/0|0|first|inductor|None|1700000001.5|1.25|0.5|8.75|10.5|ok|1|NULL\n"
+		"1|1|0/1|1|recompile|eager|NULL|1700000002.25|2.0|0.0|0.0|3.0|graph_break|0|boom",
+		"SELECT run_id = %lld, frame_id = %lld, label, compile_index, reason, backend, dynamic, started_at,"
+		" trace_ms, guard_ms, backend_ms, total_ms, outcome, op_count, error FROM compiles ORDER BY id",
+		(long long)run, (long long)f0);
+	ck_rows(db,
+		"0|type|type(L['x']) == Tensor|NULL|NULL|NULL\n"
+		"1|tensor_match|L['x'].shape == (2,)|prog.tj|3|9",
+		"SELECT idx, kind, text, file, line, col FROM guards WHERE compile_id = %lld ORDER BY idx",
+		(long long)cid0);
+	ck_assert_int_eq(count_of(db, "guards"), 2);
+	ck_rows(db, "1|1|0/0|L['x'].shape == (2,)|(3,)",
+		"SELECT run_id = %lld, compile_id = %lld, failed_label, guard_text, value_seen FROM guard_failures",
+		(long long)run, (long long)cid1);
+	ck_rows(db,
+		"1|1|1|TJB001|side_effect|print() in a compiled function|prog.tj|5|3|17|"
+		"prog.tj:9 in main\nprog.tj:5 in f|6",
+		"SELECT id = %lld, run_id = %lld, compile_id = %lld, code, category, message, file, line, col, pc,"
+		" user_stack, hits FROM graph_breaks",
+		(long long)bids[0], (long long)run, (long long)cid1);
+	ck_rows(db,
+		"1|captured|f|1|graph f(x):\n  abs_1 = abs(x)\n"
+		"1|inductor|f|1|kernels",
+		"SELECT compile_id = %lld, stage, name, op_count, listing FROM graphs ORDER BY id", (long long)cid0);
+	ck_rows(db,
+		"0|x|input|NULL|L['x']|float32|[2]|NULL|NULL|NULL|NULL\n"
+		"1|abs_1|op|abs|x|float32|[2]|prog.tj|4|12|prog.tj:9 in main\nprog.tj:4 in f\n"
+		"2|output|output|NULL|abs_1|NULL|NULL|NULL|NULL|NULL|NULL",
+		"SELECT idx, name, kind, op, args, dtype, shape, file, line, col, user_stack FROM nodes"
+		" WHERE graph_id = (SELECT min(id) FROM graphs) ORDER BY idx");
+	ck_rows(db,
+		"0|kernel_0|pointwise|9f00aa11|abs_1|for i in 0..2: out[i] = abs(x[i])|define void @k() {}|0|2.5\n"
+		"1|kernel_1|matmul|77|mm_2|sgemm|NULL|1|0.0",
+		"SELECT idx, name, kind, hash, fused_nodes, loop_ir, llvm_ir, cache_hit, codegen_ms FROM kernels"
+		" WHERE graph_id = (SELECT max(id) FROM graphs) ORDER BY idx");
+	expect = xfmt("1|prog.tj|%s|inductor|accuracy|1700000003.0|1|inductor|minified|repro.tj|%s",
+				  h_prog, h_repro);
+	ck_rows(db, expect,
+		"SELECT run_id = %lld, program, source_hash, backend, failure, started_at, ended_at > started_at,"
+		" stage, result, repro_path, repro_hash FROM minify_sessions",
+		(long long)run);
+	free(expect);
+	ck_rows(db,
+		"1|bisect|stage aot_eager|NULL|passes|12.5\n"
+		"1|shrink|drop nodes 4..7|3|fails|7.0",
+		"SELECT session_id = %lld, phase, candidate, nodes, outcome, ms FROM minify_steps ORDER BY id",
+		(long long)ms);
+	ck_rows(db, "", "PRAGMA foreign_key_check");
+	ck_rows(db, "ok", "PRAGMA integrity_check");
+	sqlite3_close(db);
+}
+END_TEST
+
+START_TEST(test_version_wal_reopen)
+{
+	struct db_writer *w = must_open();
+	db_close(w);
+	w = must_open(); /* an existing file of this version opens as is */
+	db_begin_run(w, &run1);
+	db_end_run(w, 0);
+	db_close(w);
+	sqlite3 *db = open_plain();
+	char *expect = NULL;
+	expect = xfmt("%d", DB_SCHEMA_VERSION);
+	ck_rows(db, expect, "PRAGMA user_version");
+	free(expect);
+	ck_rows(db, "wal", "PRAGMA journal_mode");
+	ck_rows(db, "2048", "PRAGMA page_size");
+	ck_rows(db,
+		"compiles\nframes\ngraph_breaks\ngraphs\nguard_failures\nguards\nkernels\nminify_sessions\n"
+		"minify_steps\nnodes\nruns\nsources",
+		"SELECT name FROM sqlite_master WHERE type = 'table' ORDER BY name");
+	ck_assert_int_eq(count_of(db, "runs"), 1);
+	sqlite3_close(db);
+}
+END_TEST
+
+/* A file made by hand with plain SQLite. */
+static void make_file(const char *sql)
+{
+	sqlite3 *db = NULL;
+	ck_assert_int_eq(sqlite3_open(dbpath, &db), SQLITE_OK);
+	ck_assert_int_eq(sqlite3_exec(db, sql, NULL, NULL, NULL), SQLITE_OK);
+	sqlite3_close(db);
+}
+
+static void ck_refused(const char *expected_fmt)
+{
+	char *err = NULL, *expected = NULL;
+	struct db_writer *w = db_open_writer(dbpath, &err);
+	ck_assert_ptr_null(w);
+	ck_assert_ptr_nonnull(err);
+	expected = xfmt(expected_fmt, dbpath, DB_SCHEMA_VERSION);
+	ck_assert_str_eq(err, expected);
+	free(expected);
+	free(err);
+}
+
+START_TEST(test_newer_refused)
+{
+	make_file("PRAGMA user_version = 99; CREATE TABLE future (x);");
+	ck_refused("database %s has schema version 99, this tjit understands up to %d");
+	/* and left alone: not switched to WAL, no tables added */
+	sqlite3 *db = open_plain();
+	ck_rows(db, "delete", "PRAGMA journal_mode");
+	ck_rows(db, "future", "SELECT name FROM sqlite_master");
+	sqlite3_close(db);
+}
+END_TEST
+
+START_TEST(test_foreign_refused)
+{
+	make_file("CREATE TABLE mine (x);");
+	ck_refused("%s is not a tjit database (it has tables but no schema version)");
+	FILE *f = fopen(dbpath, "w");
+	fputs("this is not an SQLite file, but it is long enough to look like one's header........\n", f);
+	fclose(f);
+	ck_refused("%s: file is not a database");
+	char *err = NULL;
+	ck_assert_ptr_null(db_open_writer("/nonexistent-dir/x.db", &err));
+	ck_assert_str_eq(err, "/nonexistent-dir/x.db: unable to open database file");
+	free(err);
+	ck_assert_ptr_null(db_open_writer("", &err));
+	ck_assert_str_eq(err, "no database path");
+	free(err);
+	ck_assert_ptr_null(db_open_writer("", NULL));
+}
+END_TEST
+
+START_TEST(test_empty_file_created)
+{
+	close(open(dbpath, O_CREAT | O_WRONLY, 0644)); /* version 0, no tables */
+	struct db_writer *w = must_open();
+	db_close(w);
+	sqlite3 *db = open_plain();
+	ck_rows(db, "1", "PRAGMA user_version");
+	ck_rows(db, "0", "SELECT count(*) FROM runs");
+	sqlite3_close(db);
+}
+END_TEST
+
+START_TEST(test_schema_documented)
+{
+	/* every column of schema.sql carries a comment, or is the id */
+	struct db_writer *w = must_open();
+	db_close(w);
+	sqlite3 *db = open_plain();
+	char *tables = rows(db, "SELECT name FROM sqlite_master WHERE type = 'table'");
+	for (char *t = strtok(tables, "\n"); t; t = strtok(NULL, "\n")) {
+		char *sql = rows(db, "SELECT sql FROM sqlite_master WHERE name = '%s'", t);
+		for (char *line = sql; line && *line;) {
+			char *nl = strchr(line, '\n');
+			size_t n = nl ? (size_t)(nl - line) : strlen(line);
+			char buf[512];
+			snprintf(buf, sizeof buf, "%.*s", (int)n, line);
+			const char *p = buf + strspn(buf, " \t");
+			bool column = *p && *p != '-' && *p != ')' && strncmp(p, "CREATE", 6) && strncmp(p, "UNIQUE", 6) &&
+				      strncmp(p, "id ", 3);
+			ck_assert_msg(!column || strstr(p, "--"), "%s: undocumented column: %s", t, p);
+			line = nl ? nl + 1 : NULL;
+		}
+		free(sql);
+	}
+	free(tables);
+	sqlite3_close(db);
+}
+END_TEST
+
+START_TEST(test_null_writer)
+{
+	struct db_writer *w = db_null_writer();
+	ck_assert_ptr_nonnull(w);
+	ck_assert_int_eq(db_begin_run(w, &run1), 1);
+	ck_assert_int_eq(db_log_frame(w, &frame0), 2);
+	db_frame_counts(w, 2, 1, 1, 1, "disabled");
+	struct db_compile c = compile_recompile(2);
+	int64_t bids[1] = {0};
+	ck_assert_int_eq(db_log_compile(w, &c, bids), 4);
+	ck_assert_int_eq(bids[0], 3);
+	db_break_hits(w, bids[0], 1);
+	db_log_source(w, "x.tj", "x");
+	int64_t s = db_begin_minify(w, &(struct db_minify){"p.tj", NULL, NULL, "crash", 0});
+	ck_assert_int_eq(s, 5);
+	db_log_minify_step(w, s, &(struct db_minify_step){"classify", "run", -1, "fails", 1});
+	db_end_minify(w, s, &(struct db_minify_end){NULL, "error", NULL, NULL});
+	db_end_run(w, 0);
+	ck_assert_ptr_null(db_error(w));
+	db_close(w);
+	/* a NULL writer is a null writer */
+	ck_assert_int_gt(db_begin_run(NULL, &run1), 0);
+	ck_assert_int_gt(db_log_compile(NULL, &c, bids), 0);
+	db_frame_counts(NULL, 1, 1, 1, 1, NULL);
+	db_end_run(NULL, 0);
+	ck_assert_ptr_null(db_error(NULL));
+	db_close(NULL);
+	/* nothing was created */
+	ck_assert_int_ne(access(dbpath, F_OK), 0);
+}
+END_TEST
+
+START_TEST(test_default_path)
+{
+	unsetenv("TJIT_DB");
+	ck_assert_str_eq(db_default_path(NULL), "tjit.db");
+	ck_assert_str_eq(db_default_path(""), "tjit.db");
+	setenv("TJIT_DB", "env.db", 1);
+	ck_assert_str_eq(db_default_path(NULL), "env.db");
+	ck_assert_str_eq(db_default_path("flag.db"), "flag.db");
+	setenv("TJIT_DB", "", 1);
+	ck_assert_str_eq(db_default_path(NULL), "tjit.db");
+	unsetenv("TJIT_DB");
+}
+END_TEST
+
+START_TEST(test_hash)
+{
+	char h[17];
+	db_hash_text("", h);
+	ck_assert_str_eq(h, "cbf29ce484222325");
+	db_hash_text("a", h);
+	ck_assert_str_eq(h, "af63dc4c8601ec8c");
+	db_hash_text("foobar", h);
+	ck_assert_str_eq(h, "85944171f73967e8");
+}
+END_TEST
+
+START_TEST(test_counters_batched)
+{
+	struct db_writer *w = must_open();
+	db_begin_run(w, &run1);
+	int64_t f = db_log_frame(w, &frame0);
+	sqlite3 *db = open_plain();
+	db_frame_counts(w, f, 10, 9, 0, NULL);
+	ck_rows(db, "0|0", "SELECT calls, cache_hits FROM frames"); /* in memory */
+	struct db_compile c = compile_recompile(f);
+	int64_t bid = 0;
+	db_log_compile(w, &c, &bid);
+	ck_rows(db, "10|9", "SELECT calls, cache_hits FROM frames"); /* went out with the compile */
+	db_break_hits(w, bid, 3);
+	db_frame_counts(w, f, 11, 10, 0, NULL);
+	ck_rows(db, "10|0", "SELECT (SELECT calls FROM frames), (SELECT hits FROM graph_breaks)");
+	struct timespec pause = {1, 50 * 1000 * 1000};
+	nanosleep(&pause, NULL);
+	db_frame_counts(w, f, 12, 11, 1, "frozen_miss"); /* a second later: written */
+	ck_rows(db, "12|11|1|frozen_miss|3",
+		"SELECT calls, cache_hits, eager_calls, eager_reason, (SELECT hits FROM graph_breaks) FROM frames");
+	db_frame_counts(w, f, 13, 11, 1, "frozen_miss");
+	db_break_hits(w, bid, 5);
+	db_end_run(w, 0); /* exact at the end */
+	ck_rows(db, "13|5", "SELECT (SELECT calls FROM frames), (SELECT hits FROM graph_breaks)");
+	db_frame_counts(w, f, 14, 11, 1, NULL);
+	db_close(w); /* and at close */
+	ck_rows(db, "14|NULL", "SELECT calls, eager_reason FROM frames");
+	sqlite3_close(db);
+}
+END_TEST
+
+/* Logs a run of n compiles of ~10 guards, 1 failure, 1 break, 1 graph of
+ * 20 nodes, as bench/bench_db.c does. */
+static void log_run(struct db_writer *w, int n)
+{
+	struct db_guard g[10];
+	struct db_node nd[20];
+	for (int i = 0; i < 10; i++)
+		g[i] = (struct db_guard){"tensor_match", "L['x'].shape == (2,)", "prog.tj", i + 1, 5};
+	for (int i = 0; i < 20; i++)
+		nd[i] = (struct db_node){"add_1", "op", "add", "x, 1", "float32", "[2, 3]", "prog.tj", i + 1, 3, NULL};
+	struct db_graph gr = {"captured", "f", 20, "graph", 20, nd, 0, NULL};
+	db_begin_run(w, &run1);
+	int64_t f = db_log_frame(w, &frame0);
+	for (int i = 0; i < n; i++) {
+		char id[32];
+		snprintf(id, sizeof id, "0/%d", i);
+		struct db_compile c = compile_recompile(f);
+		c.compile_id = id;
+		c.compile_index = i;
+		c.nguards = 10;
+		c.guards = g;
+		c.ngraphs = 1;
+		c.graphs = &gr;
+		int64_t bid;
+		db_log_compile(w, &c, &bid);
+		db_frame_counts(w, f, i + 1, i, 0, NULL);
+		db_break_hits(w, bid, i);
+	}
+}
+
+START_TEST(test_killed_run)
+{
+	pid_t pid = fork();
+	ck_assert_int_ge(pid, 0);
+	if (pid == 0) {
+		char *err = NULL;
+		struct db_writer *w = db_open_writer(dbpath, &err);
+		if (!w)
+			_exit(2);
+		log_run(w, 3);
+		raise(SIGKILL);
+		_exit(3);
+	}
+	int status = 0;
+	ck_assert_int_eq(waitpid(pid, &status, 0), pid);
+	ck_assert(WIFSIGNALED(status) && WTERMSIG(status) == SIGKILL);
+	sqlite3 *db = open_plain();
+	ck_rows(db, "NULL|NULL", "SELECT ended_at, exit_status FROM runs");
+	ck_rows(db, "0/0\n0/1\n0/2", "SELECT label FROM compiles ORDER BY id");
+	ck_assert_int_eq(count_of(db, "nodes"), 60);
+	ck_rows(db, "2", "SELECT calls FROM frames"); /* written with the last compile */
+	ck_rows(db, "ok", "PRAGMA integrity_check");
+	sqlite3_close(db);
+}
+END_TEST
+
+#define NWRITERS 4
+#define NCOMPILES 100
+
+START_TEST(test_concurrent_writers)
+{
+	int gate[2];
+	ck_assert_int_eq(pipe(gate), 0);
+	pid_t pids[NWRITERS];
+	for (int i = 0; i < NWRITERS; i++) {
+		pids[i] = fork();
+		ck_assert_int_ge(pids[i], 0);
+		if (pids[i] == 0) {
+			char c;
+			close(gate[1]);
+			if (read(gate[0], &c, 1) != 0) /* all start when the gate closes */
+				_exit(4);
+			char *err = NULL;
+			struct db_writer *w = db_open_writer(dbpath, &err); /* all create the file at once */
+			if (!w) {
+				fprintf(stderr, "writer %d: %s\n", i, err);
+				_exit(2);
+			}
+			log_run(w, NCOMPILES);
+			db_end_run(w, 0);
+			int failed = db_error(w) != NULL;
+			db_close(w);
+			_exit(failed);
+		}
+	}
+	close(gate[0]);
+	close(gate[1]);
+	for (int i = 0; i < NWRITERS; i++) {
+		int status = 0;
+		ck_assert_int_eq(waitpid(pids[i], &status, 0), pids[i]);
+		ck_assert_msg(WIFEXITED(status) && WEXITSTATUS(status) == 0, "writer %d: status %d", i, status);
+	}
+	sqlite3 *db = open_plain();
+	char *expect = NULL;
+	expect = xfmt("%d|%d", NWRITERS, NWRITERS);
+	ck_rows(db, expect, "SELECT count(*), count(ended_at) FROM runs");
+	free(expect);
+	ck_assert_int_eq(count_of(db, "compiles"), NWRITERS * NCOMPILES);
+	ck_assert_int_eq(count_of(db, "guards"), NWRITERS * NCOMPILES * 10);
+	ck_assert_int_eq(count_of(db, "nodes"), NWRITERS * NCOMPILES * 20);
+	/* each run's rows point at its own frame */
+	ck_rows(db, "0", "SELECT count(*) FROM compiles c JOIN frames f ON f.id = c.frame_id WHERE f.run_id != c.run_id");
+	ck_rows(db, "", "PRAGMA foreign_key_check");
+	sqlite3_close(db);
+}
+END_TEST
+
+/* Runs fn with stderr going to a file, and returns what it printed. */
+static char *capture_stderr(void (*fn)(void *), void *arg)
+{
+	char path[400];
+	snprintf(path, sizeof path, "%s/stderr", tmpdir);
+	fflush(stderr);
+	int saved = dup(2);
+	int fd = open(path, O_CREAT | O_TRUNC | O_RDWR, 0644);
+	ck_assert_int_ge(fd, 0);
+	dup2(fd, 2);
+	fn(arg);
+	fflush(stderr);
+	dup2(saved, 2);
+	close(saved);
+	char *out = calloc(1, 4096);
+	ck_assert_int_ge(pread(fd, out, 4095, 0), 0);
+	close(fd);
+	return out;
+}
+
+struct failing {
+	struct db_writer *w;
+	int64_t run, frame, compile, again;
+};
+
+static void log_after_drop(void *arg)
+{
+	struct failing *s = arg;
+	struct db_compile c = compile_first(s->frame);
+	s->compile = db_log_compile(s->w, &c, NULL); /* its graph's nodes have no table: fails */
+	c.compile_id = "0/1";
+	s->again = db_log_compile(s->w, &c, NULL);
+	db_frame_counts(s->w, s->frame, 1, 1, 1, NULL);
+	db_log_frame(s->w, &frame1);
+	db_end_run(s->w, 0);
+}
+
+START_TEST(test_failure_degrades)
+{
+	struct failing s = {.w = must_open()};
+	s.run = db_begin_run(s.w, &run1);
+	s.frame = db_log_frame(s.w, &frame0);
+	struct db_compile ok = compile_recompile(s.frame);
+	int64_t first = db_log_compile(s.w, &ok, NULL);
+	sqlite3 *db = open_plain();
+	ck_assert_int_eq(sqlite3_exec(db, "DROP TABLE nodes", NULL, NULL, NULL), SQLITE_OK);
+	char *err = capture_stderr(log_after_drop, &s);
+	char *expect = NULL;
+	expect = xfmt("tjit: database: %s: cannot log compile 0/0: no such table: nodes\n",
+				  dbpath);
+	ck_assert_str_eq(err, expect); /* once */
+	expect[strlen(expect) - 1] = '\0';
+	ck_assert_str_eq(db_error(s.w), expect + strlen("tjit: database: "));
+	free(expect);
+	free(err);
+	/* ids go on, fresh */
+	ck_assert_int_gt(s.compile, first);
+	ck_assert_int_gt(s.again, s.compile);
+	db_close(s.w);
+	/* the failed compile left no row behind; the run looks unfinished */
+	ck_rows(db, "0/1", "SELECT label FROM compiles");
+	ck_assert_int_eq(count_of(db, "guards"), 0);
+	ck_assert_int_eq(count_of(db, "graphs"), 0);
+	ck_rows(db, "NULL|0", "SELECT ended_at, (SELECT calls FROM frames) FROM runs");
+	sqlite3_close(db);
+}
+END_TEST
+
+static void log_frame_first(void *arg)
+{
+	struct db_writer *w = arg;
+	db_log_frame(w, &frame0);
+	db_log_frame(w, &frame1);
+}
+
+START_TEST(test_misuse_degrades)
+{
+	struct db_writer *w = must_open();
+	char *err = capture_stderr(log_frame_first, w);
+	char *expect = NULL;
+	expect = xfmt("tjit: database: %s: cannot log a frame: no run begun (db_begin_run)\n",
+				  dbpath);
+	ck_assert_str_eq(err, expect);
+	free(expect);
+	free(err);
+	db_close(w);
+}
+END_TEST
+
+START_TEST(test_forked_child_is_null)
+{
+	struct db_writer *w = must_open();
+	db_begin_run(w, &run1);
+	int64_t f = db_log_frame(w, &frame0);
+	pid_t pid = fork();
+	ck_assert_int_ge(pid, 0);
+	if (pid == 0) {
+		struct db_compile c = compile_first(f);
+		int64_t id = db_log_compile(w, &c, NULL); /* never reaches the parent's connection */
+		db_end_run(w, 7);
+		int bad = id <= 0 || db_error(w) != NULL;
+		db_close(w);
+		_exit(bad);
+	}
+	int status = 0;
+	ck_assert_int_eq(waitpid(pid, &status, 0), pid);
+	ck_assert(WIFEXITED(status) && WEXITSTATUS(status) == 0);
+	struct db_compile c = compile_recompile(f);
+	db_log_compile(w, &c, NULL);
+	db_end_run(w, 0);
+	ck_assert_ptr_null(db_error(w));
+	db_close(w);
+	sqlite3 *db = open_plain();
+	ck_rows(db, "0/1", "SELECT label FROM compiles");
+	ck_rows(db, "0", "SELECT exit_status FROM runs");
+	sqlite3_close(db);
+}
+END_TEST
+
+/* The tools' queries: each must find its rows through an index. */
+static const char *const tool_queries[] = {
+	"SELECT * FROM runs WHERE id = 1",
+	"SELECT * FROM frames WHERE run_id = 1 ORDER BY frame_index",
+	"SELECT * FROM compiles WHERE run_id = 1 ORDER BY frame_id",
+	"SELECT * FROM compiles WHERE frame_id = 1 ORDER BY compile_index",
+	"SELECT reason, count(*), sum(trace_ms), sum(guard_ms), sum(backend_ms), sum(total_ms)"
+	" FROM compiles WHERE run_id = 1 GROUP BY reason",
+	"SELECT * FROM compiles WHERE run_id = 1 AND label = '0/1'",
+	"SELECT * FROM guards WHERE compile_id = 1 ORDER BY idx",
+	"SELECT * FROM guard_failures WHERE run_id = 1",
+	"SELECT * FROM guard_failures WHERE compile_id = 1",
+	"SELECT code, file, line, count(*), sum(hits) FROM graph_breaks WHERE run_id = 1 GROUP BY code, file, line",
+	"SELECT * FROM graph_breaks WHERE run_id = 1 AND code = 'TJB001'",
+	"SELECT * FROM graph_breaks WHERE compile_id = 1",
+	"SELECT * FROM graphs WHERE compile_id = 1",
+	"SELECT * FROM nodes WHERE graph_id = 1 ORDER BY idx",
+	"SELECT * FROM kernels WHERE graph_id = 1 ORDER BY idx",
+	"SELECT * FROM minify_sessions WHERE run_id = 1",
+	"SELECT * FROM minify_steps WHERE session_id = 1 ORDER BY id",
+	"SELECT s.text FROM runs r JOIN sources s ON s.hash = r.source_hash WHERE r.id = 1",
+	"SELECT c.label, f.function, g.guard_text, g.value_seen FROM guard_failures g"
+	" JOIN compiles c ON c.id = g.compile_id JOIN frames f ON f.id = c.frame_id WHERE g.run_id = 1",
+	"SELECT f.frame_index, c.compile_index, gr.stage, count(n.id) FROM compiles c"
+	" JOIN frames f ON f.id = c.frame_id JOIN graphs gr ON gr.compile_id = c.id"
+	" JOIN nodes n ON n.graph_id = gr.id WHERE c.run_id = 1 GROUP BY gr.id",
+};
+
+START_TEST(test_query_plans)
+{
+	struct db_writer *w = must_open();
+	log_run(w, 20);
+	db_close(w);
+	sqlite3 *db = open_plain();
+	for (size_t i = 0; i < sizeof tool_queries / sizeof tool_queries[0]; i++) {
+		char *plan = rows(db, "EXPLAIN QUERY PLAN %s", tool_queries[i]);
+		ck_assert_msg(!strstr(plan, "SCAN"), "%s\nscans:\n%s", tool_queries[i], plan);
+		free(plan);
+	}
+	sqlite3_close(db);
+}
+END_TEST
+
+static Suite *db_suite(void)
+{
+	Suite *s = suite_create("db");
+	TCase *tc = tcase_create("writer");
+	tcase_add_checked_fixture(tc, setup, teardown);
+	tcase_set_timeout(tc, 60);
+	tcase_add_test(tc, test_every_column);
+	tcase_add_test(tc, test_version_wal_reopen);
+	tcase_add_test(tc, test_newer_refused);
+	tcase_add_test(tc, test_foreign_refused);
+	tcase_add_test(tc, test_empty_file_created);
+	tcase_add_test(tc, test_schema_documented);
+	tcase_add_test(tc, test_null_writer);
+	tcase_add_test(tc, test_default_path);
+	tcase_add_test(tc, test_hash);
+	tcase_add_test(tc, test_counters_batched);
+	tcase_add_test(tc, test_killed_run);
+	tcase_add_test(tc, test_concurrent_writers);
+	tcase_add_test(tc, test_failure_degrades);
+	tcase_add_test(tc, test_misuse_degrades);
+	tcase_add_test(tc, test_forked_child_is_null);
+	tcase_add_test(tc, test_query_plans);
+	suite_add_tcase(s, tc);
+	return s;
+}
+
+int main(void)
+{
+	SRunner *sr = srunner_create(db_suite());
+	srunner_run_all(sr, CK_NORMAL);
+	int failed = srunner_ntests_failed(sr);
+	srunner_free(sr);
+	return failed ? EXIT_FAILURE : EXIT_SUCCESS;
+}
