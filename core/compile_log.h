@@ -37,6 +37,8 @@ struct guard_record {
 	char *text;                 /* L['a'].shape == (10,) */
 	const struct source *src;   /* the user line that made the trace assume it, or NULL */
 	int line, col;
+	const char *function;       /* the function of that line (an inlined callee's), or NULL:
+	                               then the record's function when src is the record's */
 };
 
 struct failure_record {
@@ -76,6 +78,13 @@ struct compile_record {
 	struct graph *graph;        /* the captured graph (NULL when it has no ops) */
 	int ngraphs_extra;          /* later stages' graphs (aot forward/backward, inductor) */
 	struct graph **graphs_extra;
+	/* The compiled function (compile()'s result) under whose call this
+	 * compile happened: the innermost one running, named by the function it
+	 * wraps. `tjit explain` groups compiles by it; NULL name: none known (the
+	 * record's own function is used). */
+	const char *owner_name;
+	const struct source *owner_src;
+	int owner_line;             /* its def line */
 };
 
 /* ---- the process-wide log ---- */
@@ -102,6 +111,49 @@ void compile_log_break_hit(const struct compile_record *r);
 /* "cache_size_limit reached" and similar warnings: always printed. */
 void compile_log_warning(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
 
+/* Frees what the record owns: error, the guards' texts and the array, the
+ * failures' strings and the array, brk with its stack array (the frames'
+ * function names are borrowed), and graph and graphs_extra (with the array):
+ * a caller that keeps a graph for its artifact sets the pointer to NULL
+ * first. Borrowed (const) fields are left alone; the record itself too. */
 void compile_record_release(struct compile_record *r);
+
+/* ---- listeners: explain sessions ----
+ * Every compile_record passed to compile_log_compile goes, after the log
+ * lines and the database rows, to each open listener, newest first, while
+ * the record is alive: a listener copies what it keeps. Listeners nest
+ * (explain() inside explain(), `tjit explain` around a program that calls
+ * explain()); a listener is closed in the reverse order of opening. */
+struct compile_listener {
+	void (*on_compile)(struct compile_listener *l, const struct compile_record *r);
+	struct compile_listener *next;  /* the one opened before it: managed here */
+};
+void compile_log_listen(struct compile_listener *l);
+void compile_log_unlisten(struct compile_listener *l);
+
+/* ---- graph-break codes (core/breaks.def) ---- */
+struct break_info {
+	const char *code;           /* "TJB001" */
+	const char *name;           /* the enum name */
+	const char *category;       /* "side_effect" */
+	const char *message;        /* the generic message */
+	const char *explanation;    /* what happened, in a sentence or two */
+	const char *hint;           /* what to do about it */
+};
+/* The row of a break code; NULL when code is out of range. */
+const struct break_info *compile_log_break_info(int code);
+int compile_log_break_count(void);
+/* doc/graph-breaks.md: every code with its category, message, explanation
+ * and hint (`tjit --list-break-codes` prints it; a test checks the file). */
+void compile_log_break_doc(struct strbuf *out);
+
+/* ---- formatting shared with explain and the tools ---- */
+/* "prog.tj:4" style location of one user frame; "<unknown>" without a source */
+void compile_log_format_frame(const struct user_frame *f, struct strbuf *out);
+/* the text of src's line, indentation and trailing blanks removed; "" if none */
+void compile_log_source_line(const struct source *src, int line, struct strbuf *out);
+/* the op name of a graph node: "abs" for an op, the function of an
+ * allow_in_graph call, "getitem"; nothing for an input */
+void compile_log_node_op(const struct gnode *n, struct strbuf *out);
 
 #endif

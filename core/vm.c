@@ -1179,11 +1179,19 @@ L_BINARY_OP: {
 	VMOVE(a, sp[-2]);
 	if (likely(a.tag == VAL_INT && b.tag == VAL_INT)) {
 		int64_t x = a.i, y = b.i, z;
-		switch (ARG) {
-		case VB_ADD:
+		uint32_t op = ARG;
+		/* + and - first, without the switch's extra indirect jump */
+		if (likely(op == VB_ADD)) {
 			if (unlikely(__builtin_add_overflow(x, y, &z)))
 				RAISE("integer overflow");
-			break;
+			goto int_done;
+		}
+		if (op == VB_SUB) {
+			if (unlikely(__builtin_sub_overflow(x, y, &z)))
+				RAISE("integer overflow");
+			goto int_done;
+		}
+		switch (op) {
 		case VB_SUB:
 			if (unlikely(__builtin_sub_overflow(x, y, &z)))
 				RAISE("integer overflow");
@@ -1240,6 +1248,7 @@ L_BINARY_OP: {
 		default:
 			goto binop_slow;
 		}
+	int_done:
 		sp--;
 		STORE_FAST_FUSED(VAL_INT, i, z);
 		sp[-1].i = z;

@@ -20,8 +20,8 @@
 -- Every compile event is one transaction: a run that is killed keeps every
 -- row committed before, and its runs.ended_at stays NULL, which is how the
 -- tools tell that it did not finish. Rows are never updated after their
--- event, but for the counters (frames.calls ..., graph_breaks.hits), the end
--- of a run (runs.ended_at, exit_status) and of a minifier session.
+-- event, except the counters (frames.calls ..., graph_breaks.hits) and the
+-- ends of runs (runs.ended_at, exit_status) and minifier sessions.
 --
 -- Conventions:
 --   * id is the row id; a column named X_id references X's id ('compile_id'
@@ -30,7 +30,7 @@
 --     milliseconds (REAL);
 --   * locations are a file path as the program named it, a 1-based line
 --     and a 1-based column; NULL when the core has none;
---   * enumerations are TEXT in lowercase, listed beside each column (no
+--   * enumerations are TEXT, their values listed beside each column (no
 --     CHECK constraints: a value the core adds later must not lose a log);
 --   * idx is the 0-based order of a row within its parent.
 --
