@@ -11,13 +11,13 @@
  * Either operand 0-d is an error, as in PyTorch, and so are different
  * dtypes ("expected m1 and m2 to have the same dtype" in PyTorch) and bool.
  *
- * float32/float64 go straight to CBLAS on the contiguous buffers: one
+ * float32/float64 go straight to CBLAS (loaded on first use, blas.h) on the contiguous buffers: one
  * sgemm/dgemm per batch, or a single call when b is not batched (a's batch
  * dims then fold into its rows). int64 uses plain loops in i-k-j order.
  */
-#include <cblas.h>
 #include <stdlib.h>
 
+#include "blas.h"
 #include "tensor_impl.h"
 
 static void error_matmul_shapes(const tensor *a, const tensor *b)
@@ -41,11 +41,14 @@ static int check_dtypes(const char *fn, const tensor *a, const tensor *b)
 		tj_error_set("%s is not implemented for bool tensors", fn);
 		return -1;
 	}
+	if (dtype_is_float(a->dt) && !blas_get())
+		return -1;
 	return 0;
 }
 
 /* C (n x m, row stride m) = A (n x k) @ op(B), B is k x m (ldb m) or, with
- * trans_b, m x k (ldb k); beta 0 overwrites C, 1 accumulates. */
+ * trans_b, m x k (ldb k); beta 0 overwrites C, 1 accumulates. Float dtypes
+ * need blas_get() to have succeeded (check_dtypes makes sure). */
 static void gemm(dtype dt, int64_t n, int64_t m, int64_t k, const void *A, const void *B, bool trans_b,
 		 void *C, int beta)
 {
@@ -68,19 +71,19 @@ static void gemm(dtype dt, int64_t n, int64_t m, int64_t k, const void *A, const
 	enum CBLAS_TRANSPOSE tb = trans_b ? CblasTrans : CblasNoTrans;
 	if (dt == DT_FLOAT32) {
 		if (n == 1 && !trans_b) /* a row vector times a matrix */
-			cblas_sgemv(CblasRowMajor, CblasTrans, (int)k, (int)m, 1.0f, B, (int)m, A, 1, (float)beta, C, 1);
+			blas_get()->sgemv(CblasRowMajor, CblasTrans, (int)k, (int)m, 1.0f, B, (int)m, A, 1, (float)beta, C, 1);
 		else if (m == 1 && !trans_b)
-			cblas_sgemv(CblasRowMajor, CblasNoTrans, (int)n, (int)k, 1.0f, A, (int)k, B, 1, (float)beta, C, 1);
+			blas_get()->sgemv(CblasRowMajor, CblasNoTrans, (int)n, (int)k, 1.0f, A, (int)k, B, 1, (float)beta, C, 1);
 		else
-			cblas_sgemm(CblasRowMajor, CblasNoTrans, tb, (int)n, (int)m, (int)k, 1.0f, A, (int)k, B, ldb,
+			blas_get()->sgemm(CblasRowMajor, CblasNoTrans, tb, (int)n, (int)m, (int)k, 1.0f, A, (int)k, B, ldb,
 				    (float)beta, C, (int)m);
 	} else if (dt == DT_FLOAT64) {
 		if (n == 1 && !trans_b)
-			cblas_dgemv(CblasRowMajor, CblasTrans, (int)k, (int)m, 1.0, B, (int)m, A, 1, (double)beta, C, 1);
+			blas_get()->dgemv(CblasRowMajor, CblasTrans, (int)k, (int)m, 1.0, B, (int)m, A, 1, (double)beta, C, 1);
 		else if (m == 1 && !trans_b)
-			cblas_dgemv(CblasRowMajor, CblasNoTrans, (int)n, (int)k, 1.0, A, (int)k, B, 1, (double)beta, C, 1);
+			blas_get()->dgemv(CblasRowMajor, CblasNoTrans, (int)n, (int)k, 1.0, A, (int)k, B, 1, (double)beta, C, 1);
 		else
-			cblas_dgemm(CblasRowMajor, CblasNoTrans, tb, (int)n, (int)m, (int)k, 1.0, A, (int)k, B, ldb,
+			blas_get()->dgemm(CblasRowMajor, CblasNoTrans, tb, (int)n, (int)m, (int)k, 1.0, A, (int)k, B, ldb,
 				    (double)beta, C, (int)m);
 	} else {
 		const int64_t *a = A, *bb = B;
@@ -195,6 +198,8 @@ tensor *tensor_linear(const tensor *x, const tensor *w, const tensor *b)
 	if (x->ndim >= 1 && w->ndim == 2 && x->dt == w->dt && dtype_is_float(x->dt) &&
 	    x->shape[x->ndim - 1] == w->shape[1] && dims_fit_int(x) && dims_fit_int(w) &&
 	    (!b || (b->dt == x->dt && ((b->ndim == 1 && b->shape[0] == w->shape[0]) || b->ndim == 0)))) {
+		if (!blas_get())
+			return NULL;
 		int64_t in = w->shape[1], outf = w->shape[0];
 		int64_t oshape[TENSOR_MAX_DIMS];
 		for (int i = 0; i < x->ndim - 1; i++)
