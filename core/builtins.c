@@ -9,6 +9,7 @@
 #include <string.h>
 #include <time.h>
 
+#include "frame_eval.h"
 #include "ops.h"
 #include "tensor.h"
 #include "vm.h"
@@ -178,6 +179,8 @@ static value b_type(struct vm *vm, const value *args, int nargs, value kwnames)
 	value_tag t = (value_tag)args[0].tag;
 	if (t == VAL_BOUND)
 		t = VAL_BUILTIN;
+	if (t == VAL_OBJECT && strcmp(((struct object *)args[0].o)->type->name, "function") == 0)
+		t = VAL_FUNC; /* compiled and disabled functions (compile_api.c) */
 	return val_type(t);
 }
 
@@ -386,9 +389,9 @@ bad: {
 static value b_int(struct vm *vm, const value *args, int nargs, value kwnames)
 {
 	(void)vm;
-	static const char *const kws[] = {"x", "base", NULL};
+	static const char *const kws[] = {"base", NULL}; /* x is positional only */
 	value kv[2] = {val_err(), val_err()};
-	int npos = take_kw("int", args, nargs, kwnames, kws, kv);
+	int npos = take_kw("int", args, nargs, kwnames, kws, kv + 1);
 	if (npos < 0)
 		return val_err();
 	if (npos > 2)
@@ -1556,4 +1559,5 @@ void builtins_install(struct vm *vm)
 		vm_set_builtin(vm, d->name, b);
 		val_decref(b);
 	}
+	compile_api_install(vm); /* compile, disable, explain, ... (frame_eval.h) */
 }

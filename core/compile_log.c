@@ -20,6 +20,7 @@
 #include "db.h"
 #include "dtype.h"
 #include "ops.h"
+#include "vm.h"
 
 /* ---- graph-break codes ---- */
 
@@ -41,17 +42,28 @@ int compile_log_break_count(void)
 	return NBREAKS;
 }
 
-/* A table cell: '|' would end the cell, a newline the row. */
-static void md_cell(struct strbuf *out, const char *s)
+/* Markdown text: the placeholders <fn> must not read as HTML tags, '|'
+ * would end a table cell, a newline a table row. */
+static void md_text(struct strbuf *out, const char *s)
 {
 	for (; *s; s++) {
-		if (*s == '|')
+		if (*s == '<')
+			sb_puts(out, "&lt;");
+		else if (*s == '>')
+			sb_puts(out, "&gt;");
+		else if (*s == '|')
 			sb_puts(out, "\\|");
 		else if (*s == '\n')
 			sb_putc(out, ' ');
 		else
 			sb_putc(out, *s);
 	}
+}
+
+static void md_anchor(struct strbuf *out, const char *code)
+{
+	for (; *code; code++)
+		sb_putc(out, (char)(*code >= 'A' && *code <= 'Z' ? *code - 'A' + 'a' : *code));
 }
 
 void compile_log_break_doc(struct strbuf *out)
@@ -68,13 +80,16 @@ void compile_log_break_doc(struct strbuf *out)
 		     "across runs (`tjit-profile`), and searched for. A break ends the graph\n"
 		     "at the instruction that caused it; that instruction runs eagerly and\n"
 		     "tracing resumes at the next one (LANGUAGE.md section 5, doc/tracer.md).\n"
+		     "A message's `<fn>` or `<what>` is replaced by the culprit in the logs.\n"
 		     "\n"
 		     "| code | category | message |\n"
 		     "|---|---|---|\n");
 	for (int i = 0; i < NBREAKS; i++) {
 		const struct break_info *b = &break_table[i];
-		sb_printf(out, "| [%s](#%s) | `%s` | ", b->code, b->code, b->category);
-		md_cell(out, b->message);
+		sb_printf(out, "| [%s](#", b->code);
+		md_anchor(out, b->code);
+		sb_printf(out, ") | `%s` | ", b->category);
+		md_text(out, b->message);
 		sb_puts(out, " |\n");
 	}
 	for (int i = 0; i < NBREAKS; i++) {
@@ -82,9 +97,13 @@ void compile_log_break_doc(struct strbuf *out)
 		sb_printf(out, "\n## %s\n\n", b->code);
 		sb_printf(out, "- **name**: `%s`\n", b->name);
 		sb_printf(out, "- **category**: `%s`\n", b->category);
-		sb_printf(out, "- **message**: %s\n", b->message);
-		sb_printf(out, "\n%s\n", b->explanation);
-		sb_printf(out, "\n**Hint:** %s\n", b->hint);
+		sb_puts(out, "- **message**: ");
+		md_text(out, b->message);
+		sb_puts(out, "\n\n");
+		md_text(out, b->explanation);
+		sb_puts(out, "\n\n**Hint:** ");
+		md_text(out, b->hint);
+		sb_putc(out, '\n');
 	}
 }
 

@@ -94,6 +94,7 @@ struct graph {
 	int noutputs;
 	int *outputs;           /* node indexes, in return order */
 	int nsyms;              /* symbols s0 .. s(nsyms-1) */
+	struct graph_names *names; /* the names in use, for graph_fresh_name (graph.c) */
 };
 
 struct graph *graph_new(const char *name, const char *compile_id, const struct source *src,
@@ -104,6 +105,9 @@ int graph_add(struct graph *g, struct gnode *n);
 /* Drops nodes from index n on (a failed inlined call rolls back). */
 void graph_truncate(struct graph *g, int n);
 int graph_op_count(const struct graph *g);  /* GN_OP and GN_CALL nodes */
+/* A deep copy (its own constants, names, stacks; the user frames'
+ * function names and sources stay borrowed). */
+struct graph *graph_copy(const struct graph *g);
 /* A fresh node name from an op name: "abs" then "abs_1", ... as PyTorch names them. */
 char *graph_fresh_name(struct graph *g, const char *base);
 

@@ -205,7 +205,6 @@ struct vm *vm_new(void)
 	vm->stack_end = vm->stack + bytes / sizeof(value);
 	vm->frames = xcalloc(VM_FRAMES_MAX, sizeof(struct frame));
 	vm->recursion_limit = VM_RECURSION_LIMIT;
-	vm_set_global(vm, "__name__", val_none());
 	value main = str_from_cstr("__main__");
 	vm_set_global(vm, "__name__", main);
 	val_decref(main);
@@ -691,6 +690,20 @@ static void error_at(struct vm *vm, struct frame *f)
 
 bool vm_error_pending(struct vm *vm) { return vm->err_pending; }
 const char *vm_error_message(struct vm *vm) { return vm->err_pending ? vm->err_msg : NULL; }
+
+void vm_error_at(struct vm *vm, struct code *code, uint32_t pc)
+{
+	if (!vm->err_pending) {
+		char *msg = tj_error_take();
+		vm->err_pending = true;
+		vm->err_msg = msg ? msg : strdup("unknown error");
+		code->hdr.rc++;
+		vm->err_code = code;
+		vm->err_pc = pc;
+	}
+	struct frame fake = {.code = code, .pc = pc + 1};
+	tb_add(vm, &fake);
+}
 
 static bool code_loc(const struct code *c, uint32_t pc, const struct source **src, struct src_loc *loc)
 {

@@ -42,7 +42,7 @@ static inline struct func *val_func(value v) { return (struct func *)v.o; }
 value func_new(struct code *code, value defaults, value closure);
 /* Frees the reference cycles that closures make (a recursive inner function
  * holds the cell that holds it), which reference counting alone never
- * frees. Run when the program is done (vm_free). */
+ * frees. Runs when a VM is freed, and as functions with closures pile up. */
 void func_collect_cycles(void);
 
 /* A frame. Its slots are contiguous in the value stack:
@@ -128,6 +128,12 @@ bool vm_error_location(struct vm *vm, const struct source **src, struct src_loc 
 /* "Traceback (most recent call last):", the frames, then the diagnostic */
 void vm_print_traceback(struct vm *vm, FILE *out);
 void vm_error_clear(struct vm *vm);
+/* For the frame evaluator, which finds errors in code that the VM did not
+ * run (a fullgraph break inside an inlined call, a backend failure): makes
+ * the pending library error (tj_error_set) the VM's error, raised at
+ * instruction pc of code, unless an error is already pending; either way
+ * adds (code, pc) to the traceback. Call it innermost frame first. */
+void vm_error_at(struct vm *vm, struct code *code, uint32_t pc);
 /* the source location the top frame is executing (pc - 1); false if none */
 bool vm_current_location(struct vm *vm, const struct source **src, struct src_loc *loc);
 /* the running user stack, outermost first, as traceback lines (for logs) */

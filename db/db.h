@@ -3,17 +3,39 @@
  *
  * The core hands the writer plain rows (strings and numbers), never its own
  * structs: db/ is the only place that includes sqlite3.h, and it knows
- * nothing of graphs or guards beyond the text the core gives it. Every
- * db_log_compile() is one transaction, so that a run that dies keeps every
- * compile logged before it. Writers never fail the program: an SQLite
- * error is reported once on stderr ("tjit: database: ...") and the writer
- * turns into a null writer for the rest of the run.
+ * nothing of graphs or guards beyond the text the core gives it.
  *
- * The strings of a row are only read during the call (NULL is stored as
- * NULL where db/schema.sql allows it, else as ''). Every function accepts a
- * NULL writer and then does what the null writer does. A writer belongs to
- * the process that opened it: in a child after fork() it silently acts as a
- * null writer (SQLite connections must not cross fork()).
+ * The SQLite writer never makes the program wait for SQLite: each call
+ * copies its event (a few microseconds) and returns; a thread of the
+ * writer's own (started by the first frame or compile: until then the
+ * calls write themselves) writes the events in order, each
+ * db_log_compile() in a transaction of its own, so that a run that dies
+ * keeps every compile logged before it. db_flush(), db_end_run() and db_close() wait until
+ * everything queued is written. A crash (SIGSEGV, SIGBUS, SIGFPE, SIGILL,
+ * SIGABRT) first lets the thread finish the queue (2 s at most); SIGKILL
+ * loses what is still queued, in a steady run the last event or two (in a
+ * burst of compiles, the burst's tail); an exit() without db_close()
+ * waits for it.
+ *
+ * Ids: the calls that log a row return its handle at once, before the row
+ * is written; pass it back to this writer (frame_id, break ids, session
+ * ids), which maps it to the row. A handle is the row's id in the file as
+ * long as no other process logs into the file meanwhile (handles count on
+ * from the file's largest ids at open); with concurrent writers the rows
+ * are still right, but their ids may differ from the handles.
+ *
+ * Writers never fail the program: an SQLite error is reported once on
+ * stderr ("tjit: database: ...", from the writer's thread, by the time
+ * db_flush returns at the latest) and the writer turns into a null writer
+ * for the rest of the run, its handles going on as null ids.
+ *
+ * The strings and arrays of a row are only read during the call (NULL is
+ * stored as NULL where db/schema.sql allows it, else as ''). Every function
+ * accepts a NULL writer and then does what the null writer does. A writer
+ * is used by one thread at a time, and belongs to the process that opened
+ * it: in a child after fork() it silently acts as a null writer, and never
+ * touches the parent's thread or connection (fork() waits until the
+ * writer's thread is between two events).
  */
 #ifndef TJ_DB_H
 #define TJ_DB_H
@@ -34,13 +56,20 @@ struct db_writer;   /* opaque: a vtable and its state */
 struct db_writer *db_open_writer(const char *path, char **err);
 /* The writer for --no-db: every call does nothing and returns ids counting from 1. */
 struct db_writer *db_null_writer(void);
-/* Finishes what is pending and frees the writer (the file stays). A run
- * not ended by db_end_run keeps ended_at NULL. */
+/* Writes what is queued and the counters, stops the writer's thread and
+ * frees the writer (the file stays). A run not ended by db_end_run keeps
+ * ended_at NULL. */
 void db_close(struct db_writer *w);
+/* Waits until every event queued so far is written (or, after a failure,
+ * discarded). The counters that wait in memory (db_frame_counts,
+ * db_break_hits) are not events: they go out as those say. Returns at once
+ * for the null writer, and in a child after fork(). */
+void db_flush(struct db_writer *w);
 /* The path --db / TJIT_DB / ./tjit.db selects (the first one set and not empty). */
 const char *db_default_path(const char *flag_value);
 /* NULL while the writer logs; once it failed (and turned null), the message
- * it reported. Always NULL for the null writer. */
+ * it reported (a failure of the writer's thread shows here by the time
+ * db_flush returns). Always NULL for the null writer. */
 const char *db_error(const struct db_writer *w);
 /* The key of sources.hash: FNV-1a 64 of text as 16 lowercase hex digits. */
 void db_hash_text(const char *text, char out[17]);
@@ -58,7 +87,8 @@ struct db_run {
  * frames, compiles and minifier sessions that follow belong to it. */
 int64_t db_begin_run(struct db_writer *w, const struct db_run *run);
 /* Writes the pending counters and marks the run finished now with its exit
- * status; a killed run never gets here, and its ended_at stays NULL. */
+ * status, then waits until everything queued is written (db_flush); a
+ * killed run never gets here, and its ended_at stays NULL. */
 void db_end_run(struct db_writer *w, int exit_status);
 /* Stores another source file that graphs refer to (idempotent by hash). */
 void db_log_source(struct db_writer *w, const char *path, const char *text);
@@ -74,8 +104,8 @@ struct db_frame {
 /* Logging the same frame_index twice in a run returns the first row's id. */
 int64_t db_log_frame(struct db_writer *w, const struct db_frame *f);
 /* Per-frame counters: the totals so far, not increments. Cheap: kept in
- * memory and written with the next compile, at db_end_run, at db_close, or
- * once a second has passed since the last write. */
+ * memory and queued with the next compile, at db_end_run, at db_close, or
+ * once a second has passed since they last went out. */
 void db_frame_counts(struct db_writer *w, int64_t frame_id, int64_t calls, int64_t cache_hits,
 		     int64_t eager_calls, const char *eager_reason);
 
@@ -147,9 +177,9 @@ struct db_compile {
 	int ngraphs;
 	const struct db_graph *graphs;
 };
-/* One transaction (with the pending counters). Returns the compile's row
- * id; break_ids (when not NULL) receives the row id of each break, for
- * db_break_hits. */
+/* One transaction (with the pending counters), written by the writer's
+ * thread. Returns the compile's handle; break_ids (when not NULL) receives
+ * the handle of each break, for db_break_hits. */
 int64_t db_log_compile(struct db_writer *w, const struct db_compile *c, int64_t *break_ids);
 /* How often a break's instruction ran so far (a total, batched like
  * db_frame_counts); the profiler ranks breaks by it. */

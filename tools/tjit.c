@@ -1,4 +1,5 @@
-/* tjit.c - the tjit command: run a tj program, or print its bytecode.
+/* tjit.c - the tjit command: run a tj program, explain what it compiled,
+ * or print its bytecode.
  *
  * Exit status: 0 on success, 1 when the program fails (syntax or runtime
  * error), 2 on bad usage or an unreadable file.
@@ -15,17 +16,21 @@
 #include <unistd.h>
 
 #include "code.h"
-#include "compiler.h"
+#include "compile_log.h"
 #include "error.h"
-#include "vm.h"
+#include "run.h"
+#include "value.h"
 
 #ifndef PACKAGE_VERSION
 #define PACKAGE_VERSION "0.1.0"
 #endif
 
 static const char *const usage_lines[] = {
-	"usage: tjit run [--no-db] FILE",
+	"usage: tjit run [--db PATH | --no-db] [--backend NAME] [--fullgraph]",
+	"                [--cache-size-limit N] [--logs LIST] [--eager] FILE",
+	"       tjit explain [the options of run] FILE",
 	"       tjit dis FILE",
+	"       tjit --list-break-codes",
 	"       tjit --help | --version",
 	NULL,
 };
@@ -54,18 +59,31 @@ static int usage_error(const char *fmt, const char *arg)
 /* options shared by the subcommands */
 struct options {
 	const char *file;
-	bool no_db;
+	bool no_db, fullgraph, eager;
+	const char *db, *backend, *logs, *cache_size_limit;
 };
 
 struct option_def {
 	const char *name;
-	size_t offset; /* of a bool in struct options */
+	const char *arg;      /* NULL: a flag (a bool); else the value's name (a string) */
+	size_t offset;        /* of the bool or the const char * in struct options */
 	const char *help;
 };
 
 static const struct option_def run_options[] = {
-	{"--no-db", offsetof(struct options, no_db), "log nothing to the database"},
-	{NULL, 0, NULL},
+	{"--db", "PATH", offsetof(struct options, db),
+	 "log into the database PATH (default: $TJIT_DB, else ./tjit.db)"},
+	{"--no-db", NULL, offsetof(struct options, no_db), "log nothing to a database"},
+	{"--backend", "NAME", offsetof(struct options, backend),
+	 "compile with backend NAME, whatever compile() asks for"},
+	{"--fullgraph", NULL, offsetof(struct options, fullgraph),
+	 "every compile() as with fullgraph=True"},
+	{"--cache-size-limit", "N", offsetof(struct options, cache_size_limit),
+	 "compiled entries per frame before it runs eagerly (default 8)"},
+	{"--logs", "LIST", offsetof(struct options, logs),
+	 "print compile events to stderr, as TJIT_LOGS (overrides it)"},
+	{"--eager", NULL, offsetof(struct options, eager), "compile() returns its function: nothing compiles"},
+	{NULL, NULL, 0, NULL},
 };
 
 static int parse_args(const char *cmd, int argc, char **argv, const struct option_def *defs, struct options *o)
@@ -79,15 +97,36 @@ static int parse_args(const char *cmd, int argc, char **argv, const struct optio
 			continue;
 		}
 		if (!only_files && a[0] == '-' && a[1]) {
+			const char *eq = strchr(a, '=');
+			size_t len = eq ? (size_t)(eq - a) : strlen(a);
 			const struct option_def *d = defs;
-			while (d && d->name && strcmp(d->name, a) != 0)
+			while (d && d->name && !(strlen(d->name) == len && strncmp(d->name, a, len) == 0))
 				d++;
 			if (!d || !d->name) {
 				fprintf(stderr, "tjit %s: unknown option '%s'\n", cmd, a);
 				print_usage(stderr);
 				return -1;
 			}
-			*(bool *)((char *)o + d->offset) = true;
+			if (!d->arg) {
+				if (eq) {
+					fprintf(stderr, "tjit %s: option '%s' takes no value\n", cmd, d->name);
+					print_usage(stderr);
+					return -1;
+				}
+				*(bool *)((char *)o + d->offset) = true;
+				continue;
+			}
+			const char *v = eq ? eq + 1 : NULL;
+			if (!v) {
+				if (i + 1 >= argc) {
+					fprintf(stderr, "tjit %s: option '%s' needs a value (%s)\n", cmd, d->name,
+						d->arg);
+					print_usage(stderr);
+					return -1;
+				}
+				v = argv[++i];
+			}
+			*(const char **)((char *)o + d->offset) = v;
 			continue;
 		}
 		if (o->file) {
@@ -102,65 +141,53 @@ static int parse_args(const char *cmd, int argc, char **argv, const struct optio
 		print_usage(stderr);
 		return -1;
 	}
+	if (o->no_db && o->db) {
+		fprintf(stderr, "tjit %s: --db and --no-db exclude each other\n", cmd);
+		print_usage(stderr);
+		return -1;
+	}
 	return 0;
-}
-
-/* Loads and compiles; on failure prints the reason and sets *status. */
-static struct code *load_program(const char *path, struct source **srcp, int *status)
-{
-	struct source *src = source_load(path);
-	if (!src) {
-		char *msg = tj_error_take();
-		fprintf(stderr, "tjit: %s\n", msg ? msg : "cannot read file");
-		free(msg);
-		*status = 2;
-		return NULL;
-	}
-	struct src_loc loc = {0, 0};
-	char *msg = NULL;
-	struct code *code = compile_source(src, &loc, &msg);
-	if (!code) {
-		diag_print(stderr, src, loc, "error", "%s", msg ? msg : "syntax error");
-		free(msg);
-		source_free(src);
-		*status = 1;
-		return NULL;
-	}
-	free(msg);
-	*srcp = src;
-	return code;
 }
 
 static int finish_stdout(int status)
 {
-	if (fflush(stdout) != 0 || ferror(stdout)) {
-		perror("tjit: error writing to stdout");
-		return status ? status : 1;
-	}
-	return status;
+	return run_finish_stdout("tjit", status);
+}
+
+/* ---- run and explain: core/run.c ---- */
+
+static int run_command(const char *cmd, int argc, char **argv, bool explain)
+{
+	struct options o;
+	if (parse_args(cmd, argc, argv, run_options, &o) < 0)
+		return 2;
+	struct run_options r = {
+		.name = "tjit",
+		.cmd = cmd,
+		.tool = explain ? "tjit explain" : "tjit run",
+		.argc = argc,
+		.argv = argv,
+		.file = o.file,
+		.db = o.db,
+		.no_db = o.no_db,
+		.backend = o.backend,
+		.logs = o.logs,
+		.cache_size_limit = o.cache_size_limit,
+		.fullgraph = o.fullgraph,
+		.eager = o.eager,
+		.explain = explain,
+	};
+	return run_program(&r, NULL);
 }
 
 static int cmd_run(int argc, char **argv)
 {
-	struct options o;
-	if (parse_args("run", argc, argv, run_options, &o) < 0)
-		return 2;
-	struct source *src = NULL;
-	int status = 0;
-	struct code *code = load_program(o.file, &src, &status);
-	if (!code)
-		return status;
-	struct vm *vm = vm_new();
-	value r = vm_run_module(vm, code);
-	if (val_is_err(r)) {
-		vm_print_traceback(vm, stderr);
-		status = 1;
-	}
-	status = finish_stdout(status);
-	vm_free(vm);
-	val_decref(val_obj(VAL_CODE, code));
-	source_free(src);
-	return status;
+	return run_command("run", argc, argv, false);
+}
+
+static int cmd_explain(int argc, char **argv)
+{
+	return run_command("explain", argc, argv, true);
 }
 
 static int cmd_dis(int argc, char **argv)
@@ -170,7 +197,7 @@ static int cmd_dis(int argc, char **argv)
 		return 2;
 	struct source *src = NULL;
 	int status = 0;
-	struct code *code = load_program(o.file, &src, &status);
+	struct code *code = run_load("tjit", o.file, &src, &status);
 	if (!code)
 		return status;
 	struct strbuf sb = STRBUF_INIT;
@@ -185,6 +212,7 @@ static int cmd_dis(int argc, char **argv)
 
 static const struct command commands[] = {
 	{"run", cmd_run, "run a program"},
+	{"explain", cmd_explain, "run a program, then explain what each compiled function compiled"},
 	{"dis", cmd_dis, "print the bytecode of a program"},
 	{NULL, NULL, NULL},
 };
@@ -194,11 +222,17 @@ static void print_help(void)
 	print_usage(stdout);
 	fputs("\ncommands:\n", stdout);
 	for (const struct command *c = commands; c->name; c++)
-		printf("  %-6s %s\n", c->name, c->summary);
-	fputs("\noptions of run:\n", stdout);
-	for (const struct option_def *d = run_options; d->name; d++)
-		printf("  %-10s %s\n", d->name, d->help);
-	fputs("\nExit status: 0 success, 1 the program failed, 2 bad usage.\n", stdout);
+		printf("  %-8s %s\n", c->name, c->summary);
+	fputs("\noptions of run and explain:\n", stdout);
+	for (const struct option_def *d = run_options; d->name; d++) {
+		char left[64];
+		snprintf(left, sizeof left, "%s%s%s", d->name, d->arg ? " " : "", d->arg ? d->arg : "");
+		printf("  %-24s %s\n", left, d->help);
+	}
+	fputs("\nTJIT_LOGS=graph_breaks,recompiles,guards,graph_code (or all) prints those\n"
+	      "compile events to stderr; TJIT_DB names the database.\n"
+	      "\nExit status: 0 success, 1 the program failed, 2 bad usage.\n",
+	      stdout);
 }
 
 int main(int argc, char **argv)
@@ -214,6 +248,13 @@ int main(int argc, char **argv)
 	}
 	if (strcmp(cmd, "--version") == 0) {
 		printf("tjit %s\n", PACKAGE_VERSION);
+		return finish_stdout(0);
+	}
+	if (strcmp(cmd, "--list-break-codes") == 0) {
+		struct strbuf sb = STRBUF_INIT;
+		compile_log_break_doc(&sb);
+		fwrite(sb.buf, 1, sb.len, stdout);
+		sb_release(&sb);
 		return finish_stdout(0);
 	}
 	for (const struct command *c = commands; c->name; c++) {

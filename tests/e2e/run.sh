@@ -10,6 +10,9 @@
 #   NAME.out     the whole stdout (always present, maybe empty)
 #   NAME.err     the whole stderr (only when not empty)
 #   NAME.status  the exit status (only when not 0)
+# and, when the test needs them, environment variables for tjit:
+#   NAME.env     one VAR=value a line (no spaces in values; '#' lines are
+#                comments), e.g. TJIT_LOGS=graph_breaks
 #
 # Usage: tests/e2e/run.sh [--update] [TEST...]
 #   TEST is a path (relative to the top source folder) of a .tj or .args
@@ -81,8 +84,11 @@ while IFS= read -r t; do
 	*) echo "run.sh: $t: not a .tj or .args file" >&2; fail=$((fail + 1)); continue ;;
 	esac
 
+	envs=
+	[ -f "$top/$stem.env" ] && envs=$(grep -v '^#' "$top/$stem.env")
+
 	# shellcheck disable=SC2086 # the arguments are split into words
-	(cd "$work/run" && exec timeout "$timeout_s" "$tjit" $args) \
+	(cd "$work/run" && exec env $envs timeout "$timeout_s" "$tjit" $args) \
 		>"$work/out" 2>"$work/err" </dev/null
 	status=$?
 

@@ -1,7 +1,8 @@
 /* check_db.c - the compile log writer: every column written, read back with
- * plain SQLite; user_version, WAL, refusals; the null writer; a killed run;
- * concurrent writers; failures that degrade to a null writer; the query
- * plans of the tools never scan a table. */
+ * plain SQLite; user_version, WAL, refusals; the null writer; the queue (a
+ * call returns before SQLite runs; db_flush waits); a killed, a crashed and
+ * an exited run; concurrent writers; fork; failures that degrade to a null
+ * writer; the query plans of the tools never scan a table. */
 #define _GNU_SOURCE
 #include <check.h>
 #include <dirent.h>
@@ -10,6 +11,7 @@
 #include <sqlite3.h>
 #include <stdarg.h>
 #include <stdbool.h>
+#include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -511,17 +513,21 @@ START_TEST(test_counters_batched)
 	int64_t f = db_log_frame(w, &frame0);
 	sqlite3 *db = open_plain();
 	db_frame_counts(w, f, 10, 9, 0, NULL);
+	db_flush(w); /* the queue is written; the counters are not queued */
 	ck_rows(db, "0|0", "SELECT calls, cache_hits FROM frames"); /* in memory */
 	struct db_compile c = compile_recompile(f);
 	int64_t bid = 0;
 	db_log_compile(w, &c, &bid);
+	db_flush(w);
 	ck_rows(db, "10|9", "SELECT calls, cache_hits FROM frames"); /* went out with the compile */
 	db_break_hits(w, bid, 3);
 	db_frame_counts(w, f, 11, 10, 0, NULL);
+	db_flush(w);
 	ck_rows(db, "10|0", "SELECT (SELECT calls FROM frames), (SELECT hits FROM graph_breaks)");
 	struct timespec pause = {1, 50 * 1000 * 1000};
 	nanosleep(&pause, NULL);
-	db_frame_counts(w, f, 12, 11, 1, "frozen_miss"); /* a second later: written */
+	db_frame_counts(w, f, 12, 11, 1, "frozen_miss"); /* a second later: queued */
+	db_flush(w);
 	ck_rows(db, "12|11|1|frozen_miss|3",
 		"SELECT calls, cache_hits, eager_calls, eager_reason, (SELECT hits FROM graph_breaks) FROM frames");
 	db_frame_counts(w, f, 13, 11, 1, "frozen_miss");
@@ -535,29 +541,37 @@ START_TEST(test_counters_batched)
 }
 END_TEST
 
-/* Logs a run of n compiles of ~10 guards, 1 failure, 1 break, 1 graph of
- * 20 nodes, as bench/bench_db.c does. */
+/* A compile of 10 guards, 1 failure, 1 break, 1 graph of 20 nodes, as
+ * bench/bench_db.c logs them; id receives its label "0/i". */
+static struct db_compile compile_big(int64_t frame_id, int i, char id[32])
+{
+	static struct db_guard g[10];
+	static struct db_node nd[20];
+	static struct db_graph gr = {"captured", "f", 20, "graph", 20, nd, 0, NULL};
+	for (int k = 0; k < 10; k++)
+		g[k] = (struct db_guard){"tensor_match", "L['x'].shape == (2,)", "prog.tj", k + 1, 5};
+	for (int k = 0; k < 20; k++)
+		nd[k] = (struct db_node){"add_1", "op", "add", "x, 1", "float32", "[2, 3]", "prog.tj", k + 1, 3, NULL};
+	snprintf(id, 32, "0/%d", i);
+	struct db_compile c = compile_recompile(frame_id);
+	c.compile_id = id;
+	c.compile_index = i;
+	c.nguards = 10;
+	c.guards = g;
+	c.ngraphs = 1;
+	c.graphs = &gr;
+	return c;
+}
+
+/* Logs a run of n compiles (compile_big), each followed by the frame's
+ * counters and its break's hits (compile i: calls i + 1, hits i). */
 static void log_run(struct db_writer *w, int n)
 {
-	struct db_guard g[10];
-	struct db_node nd[20];
-	for (int i = 0; i < 10; i++)
-		g[i] = (struct db_guard){"tensor_match", "L['x'].shape == (2,)", "prog.tj", i + 1, 5};
-	for (int i = 0; i < 20; i++)
-		nd[i] = (struct db_node){"add_1", "op", "add", "x, 1", "float32", "[2, 3]", "prog.tj", i + 1, 3, NULL};
-	struct db_graph gr = {"captured", "f", 20, "graph", 20, nd, 0, NULL};
 	db_begin_run(w, &run1);
 	int64_t f = db_log_frame(w, &frame0);
 	for (int i = 0; i < n; i++) {
 		char id[32];
-		snprintf(id, sizeof id, "0/%d", i);
-		struct db_compile c = compile_recompile(f);
-		c.compile_id = id;
-		c.compile_index = i;
-		c.nguards = 10;
-		c.guards = g;
-		c.ngraphs = 1;
-		c.graphs = &gr;
+		struct db_compile c = compile_big(f, i, id);
 		int64_t bid;
 		db_log_compile(w, &c, &bid);
 		db_frame_counts(w, f, i + 1, i, 0, NULL);
@@ -565,7 +579,24 @@ static void log_run(struct db_writer *w, int n)
 	}
 }
 
-START_TEST(test_killed_run)
+/* The rows of a run of 3 compiles that did not end. */
+static void ck_unfinished_run(void)
+{
+	sqlite3 *db = open_plain();
+	ck_rows(db, "NULL|NULL", "SELECT ended_at, exit_status FROM runs");
+	ck_rows(db, "0/0\n0/1\n0/2", "SELECT label FROM compiles ORDER BY id");
+	ck_assert_int_eq(count_of(db, "nodes"), 60);
+	ck_rows(db, "2", "SELECT calls FROM frames"); /* written with the last compile */
+	ck_rows(db, "ok", "PRAGMA integrity_check");
+	sqlite3_close(db);
+}
+
+enum ending { KILLED_AFTER_FLUSH, CRASHED, EXITED, ABORTED };
+
+static volatile uintptr_t bad_address = 16;
+
+/* A child logs 3 compiles and ends so; returns its wait status. */
+static int run_child(enum ending how)
 {
 	pid_t pid = fork();
 	ck_assert_int_ge(pid, 0);
@@ -575,19 +606,97 @@ START_TEST(test_killed_run)
 		if (!w)
 			_exit(2);
 		log_run(w, 3);
-		raise(SIGKILL);
+		switch (how) {
+		case KILLED_AFTER_FLUSH:
+			db_flush(w); /* written: SIGKILL loses only what is still queued */
+			raise(SIGKILL);
+			break;
+		case CRASHED: /* a real fault: the handler lets the thread finish the queue */
+			*(volatile int *)bad_address = 1;
+			break;
+		case ABORTED:
+			abort();
+		case EXITED: /* no db_end_run, no db_close: atexit waits */
+			exit(0);
+		}
 		_exit(3);
 	}
 	int status = 0;
 	ck_assert_int_eq(waitpid(pid, &status, 0), pid);
+	return status;
+}
+
+START_TEST(test_killed_run)
+{
+	int status = run_child(KILLED_AFTER_FLUSH);
 	ck_assert(WIFSIGNALED(status) && WTERMSIG(status) == SIGKILL);
+	ck_unfinished_run();
+}
+END_TEST
+
+/* a crash right after db_log_compile, nothing flushed: the rows are there */
+START_TEST(test_crashed_run)
+{
+	int status = run_child(CRASHED);
+	/* under AddressSanitizer, its own SIGSEGV handler (which ours hands
+	 * the fault back to) reports and exits 1 */
+	ck_assert_msg((WIFSIGNALED(status) && WTERMSIG(status) == SIGSEGV) || (WIFEXITED(status) && WEXITSTATUS(status) == 1),
+		      "status %#x", status);
+	ck_unfinished_run();
+	teardown();
+	setup();
+	status = run_child(ABORTED);
+	ck_assert_msg(WIFSIGNALED(status) && WTERMSIG(status) == SIGABRT, "status %#x", status);
+	ck_unfinished_run();
+}
+END_TEST
+
+START_TEST(test_exited_run)
+{
+	int status = run_child(EXITED);
+	ck_assert(WIFEXITED(status) && WEXITSTATUS(status) == 0);
+	ck_unfinished_run();
+}
+END_TEST
+
+/* The program's thread only copies the event: 1000 compiles are queued in
+ * a small part of the time the thread takes to write them. */
+START_TEST(test_queue_returns_at_once)
+{
+	struct db_writer *w = must_open();
+	db_begin_run(w, &run1);
+	int64_t f = db_log_frame(w, &frame0);
+	db_flush(w);
+	struct timespec t0, t1, t2;
+	clock_gettime(CLOCK_MONOTONIC, &t0);
+	int64_t last = 0;
+	for (int i = 0; i < 1000; i++) {
+		char id[32];
+		struct db_compile c = compile_big(f, i, id);
+		int64_t bid;
+		int64_t cid = db_log_compile(w, &c, &bid);
+		ck_assert_int_gt(cid, last);
+		last = cid;
+	}
+	clock_gettime(CLOCK_MONOTONIC, &t1);
+	db_flush(w);
+	clock_gettime(CLOCK_MONOTONIC, &t2);
+	double queue_s = (double)(t1.tv_sec - t0.tv_sec) + (double)(t1.tv_nsec - t0.tv_nsec) * 1e-9;
+	double all_s = (double)(t2.tv_sec - t0.tv_sec) + (double)(t2.tv_nsec - t0.tv_nsec) * 1e-9;
+	ck_assert_msg(queue_s < all_s / 5, "queuing 1000 compiles took %.1f ms of the %.1f ms to write them",
+		      queue_s * 1e3, all_s * 1e3);
+	db_end_run(w, 0);
+	ck_assert_ptr_null(db_error(w));
+	db_close(w);
 	sqlite3 *db = open_plain();
-	ck_rows(db, "NULL|NULL", "SELECT ended_at, exit_status FROM runs");
-	ck_rows(db, "0/0\n0/1\n0/2", "SELECT label FROM compiles ORDER BY id");
-	ck_assert_int_eq(count_of(db, "nodes"), 60);
-	ck_rows(db, "2", "SELECT calls FROM frames"); /* written with the last compile */
-	ck_rows(db, "ok", "PRAGMA integrity_check");
+	ck_rows(db, "1000|1000|20000", "SELECT (SELECT count(*) FROM compiles), (SELECT max(id) FROM compiles),"
+					   " (SELECT count(*) FROM nodes)");
 	sqlite3_close(db);
+	/* the null writer, and no writer at all, have nothing to wait for */
+	db_flush(NULL);
+	w = db_null_writer();
+	db_flush(w);
+	db_close(w);
 }
 END_TEST
 
@@ -635,8 +744,16 @@ START_TEST(test_concurrent_writers)
 	ck_assert_int_eq(count_of(db, "compiles"), NWRITERS * NCOMPILES);
 	ck_assert_int_eq(count_of(db, "guards"), NWRITERS * NCOMPILES * 10);
 	ck_assert_int_eq(count_of(db, "nodes"), NWRITERS * NCOMPILES * 20);
-	/* each run's rows point at its own frame */
+	/* each run's rows point at its own frame: the writers' handles
+	 * collided (all counted from the same file), their rows did not */
 	ck_rows(db, "0", "SELECT count(*) FROM compiles c JOIN frames f ON f.id = c.frame_id WHERE f.run_id != c.run_id");
+	/* and the counters reached the right rows: compile i's break has i
+	 * hits, each frame the last totals */
+	ck_rows(db, "0", "SELECT count(*) FROM graph_breaks b JOIN compiles c ON c.id = b.compile_id"
+			 " WHERE b.hits != c.compile_index OR b.run_id != c.run_id");
+	expect = xfmt("%d|%d|%d", NWRITERS, NCOMPILES, NCOMPILES - 1);
+	ck_rows(db, expect, "SELECT count(*), min(calls), max(cache_hits) FROM frames");
+	free(expect);
 	ck_rows(db, "", "PRAGMA foreign_key_check");
 	sqlite3_close(db);
 }
@@ -686,6 +803,7 @@ START_TEST(test_failure_degrades)
 	s.frame = db_log_frame(s.w, &frame0);
 	struct db_compile ok = compile_recompile(s.frame);
 	int64_t first = db_log_compile(s.w, &ok, NULL);
+	db_flush(s.w);
 	sqlite3 *db = open_plain();
 	ck_assert_int_eq(sqlite3_exec(db, "DROP TABLE nodes", NULL, NULL, NULL), SQLITE_OK);
 	char *err = capture_stderr(log_after_drop, &s);
@@ -761,6 +879,45 @@ START_TEST(test_forked_child_is_null)
 }
 END_TEST
 
+/* fork() while the parent's thread writes: the child has a null writer of
+ * its own, and can open a new writer on the same file (no lock of SQLite's
+ * held by the parent's thread came along). */
+START_TEST(test_fork_while_writing)
+{
+	struct db_writer *w = must_open();
+	log_run(w, 50); /* queued: the thread is busy with them */
+	pid_t pid = fork();
+	ck_assert_int_ge(pid, 0);
+	if (pid == 0) {
+		char id[32];
+		struct db_compile c = compile_big(1, 99, id);
+		bool bad = db_log_compile(w, &c, NULL) <= 0;
+		db_flush(w); /* returns at once */
+		db_close(w);
+		char *err = NULL;
+		struct db_writer *mine = db_open_writer(dbpath, &err);
+		if (!mine)
+			_exit(2);
+		log_run(mine, 2);
+		db_end_run(mine, 5);
+		bad |= db_error(mine) != NULL;
+		db_close(mine);
+		_exit(bad);
+	}
+	int status = 0;
+	ck_assert_int_eq(waitpid(pid, &status, 0), pid);
+	ck_assert_msg(WIFEXITED(status) && WEXITSTATUS(status) == 0, "child: status %#x", status);
+	db_end_run(w, 0);
+	ck_assert_ptr_null(db_error(w));
+	db_close(w);
+	sqlite3 *db = open_plain();
+	ck_rows(db, "0|50\n5|2", "SELECT r.exit_status, count(c.id) FROM runs r JOIN compiles c ON c.run_id = r.id"
+				  " GROUP BY r.id ORDER BY r.exit_status");
+	ck_rows(db, "0", "SELECT count(*) FROM compiles WHERE label = '0/99'");
+	sqlite3_close(db);
+}
+END_TEST
+
 /* The tools' queries: each must find its rows through an index. */
 static const char *const tool_queries[] = {
 	"SELECT * FROM runs WHERE id = 1",
@@ -821,10 +978,14 @@ static Suite *db_suite(void)
 	tcase_add_test(tc, test_hash);
 	tcase_add_test(tc, test_counters_batched);
 	tcase_add_test(tc, test_killed_run);
+	tcase_add_test(tc, test_crashed_run);
+	tcase_add_test(tc, test_exited_run);
+	tcase_add_test(tc, test_queue_returns_at_once);
 	tcase_add_test(tc, test_concurrent_writers);
 	tcase_add_test(tc, test_failure_degrades);
 	tcase_add_test(tc, test_misuse_degrades);
 	tcase_add_test(tc, test_forked_child_is_null);
+	tcase_add_test(tc, test_fork_while_writing);
 	tcase_add_test(tc, test_query_plans);
 	suite_add_tcase(s, tc);
 	return s;

@@ -524,6 +524,12 @@ START_TEST(test_eval_frame_hook)
 	/* from bytecode: every user call goes through the hook */
 	ck_assert_int_eq(run("def g(n):\n    if n == 0:\n        return 0\n    return g(n - 1)\nr = g(5)\n"), 0);
 	ck_assert_int_eq(hook_calls, 7);
+	/* with a hook every call nests on the C stack: the recursion limit
+	 * still stops it cleanly */
+	ck_assert_int_eq(run("def d(n):\n    if n == 0:\n        return 0\n    return 1 + d(n - 1)\nr = d(990)\n"), 0);
+	ck_assert_int_lt(run("def inf(n):\n    return inf(n + 1)\ninf(0)\n"), 0);
+	ck_assert_str_eq(vm_error_message(vm), "maximum recursion depth exceeded");
+	vm_error_clear(vm);
 	vm_set_eval_frame(vm, NULL, NULL);
 	/* a binding error from C leaves no frame behind */
 	r = vm_call(vm, f, NULL, 0, val_none());

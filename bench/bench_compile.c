@@ -1,0 +1,136 @@
+/* bench_compile.c - the frame evaluator's overheads (issue 3).
+ *
+ *   1. hit path: `def f(x): return x + 1` on a 1-element tensor, called
+ *      through vm_call eagerly and as compile(f); each the median over
+ *      runs of the time per call; the ratio compiled / eager must be
+ *      <= 1.30 (guard check + graph dispatch + frame rebuild).
+ *   2. trace + compile: a straight-line function of 200 ops, called once
+ *      after reset() (trace, guards, the eager backend, and the one run);
+ *      the median must be under 2 ms.
+ *
+ * Usage: bench_compile [runs]   (default 15). Exits 1 when a target is
+ * missed, so that it can run as a check.
+ */
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+
+#include "compile_log.h"
+#include "compiler.h"
+#include "frame_eval.h"
+#include "vm.h"
+
+static double now(void)
+{
+	struct timespec ts;
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return (double)ts.tv_sec + (double)ts.tv_nsec * 1e-9;
+}
+
+static int cmp_double(const void *a, const void *b)
+{
+	double x = *(const double *)a, y = *(const double *)b;
+	return x < y ? -1 : x > y;
+}
+
+static double median(double *v, int n)
+{
+	qsort(v, (size_t)n, sizeof *v, cmp_double);
+	return n % 2 ? v[n / 2] : (v[n / 2 - 1] + v[n / 2]) / 2;
+}
+
+static void die(struct vm *vm, const char *what)
+{
+	fprintf(stderr, "bench_compile: %s: %s\n", what, vm && vm_error_message(vm) ? vm_error_message(vm) : "error");
+	exit(2);
+}
+
+static value global(struct vm *vm, const char *name)
+{
+	value v = vm_get_global(vm, name);
+	if (val_is_err(v))
+		die(vm, name);
+	return v;
+}
+
+static double per_call(struct vm *vm, value fn, value x, long n)
+{
+	double t0 = now();
+	for (long i = 0; i < n; i++) {
+		value r = vm_call(vm, fn, &x, 1, val_none());
+		if (val_is_err(r))
+			die(vm, "call");
+		val_decref(r);
+	}
+	return (now() - t0) / (double)n;
+}
+
+int main(int argc, char **argv)
+{
+	int runs = argc > 1 ? atoi(argv[1]) : 15;
+	if (runs < 1)
+		runs = 1;
+	struct compile_log_config lc = {0, stderr, NULL};
+	compile_log_init(&lc);
+
+	struct strbuf prog = STRBUF_INIT;
+	sb_puts(&prog, "def f(x):\n    return x + 1\ncf = compile(f)\nx = ones(1)\n");
+	sb_puts(&prog, "def long(x):\n");
+	for (int i = 0; i < 200; i++)
+		sb_printf(&prog, "    x = x %s %d\n", i % 2 ? "*" : "+", i % 7 + 1);
+	sb_puts(&prog, "    return x\nclong = compile(long)\n");
+	struct source *src = source_from_string("bench.tj", prog.buf, prog.len);
+	struct src_loc loc;
+	char *msg = NULL;
+	struct code *code = compile_source(src, &loc, &msg);
+	if (!code) {
+		fprintf(stderr, "bench_compile: %s\n", msg ? msg : "syntax error");
+		return 2;
+	}
+	struct vm *vm = vm_new();
+	if (val_is_err(vm_run_module(vm, code)))
+		die(vm, "module");
+	value f = global(vm, "f"), cf = global(vm, "cf"), x = global(vm, "x"), clong = global(vm, "clong");
+
+	/* 1. the hit path */
+	long n = 200000;
+	per_call(vm, f, x, n / 10);
+	per_call(vm, cf, x, n / 10);
+	double *te = calloc((size_t)runs, sizeof(double)), *tc = calloc((size_t)runs, sizeof(double));
+	for (int r = 0; r < runs; r++) {
+		te[r] = per_call(vm, f, x, n);
+		tc[r] = per_call(vm, cf, x, n);
+	}
+	double me = median(te, runs), mc = median(tc, runs);
+	double ratio = mc / me;
+	printf("compiled one-op call: eager %.1f ns, compiled %.1f ns, ratio %.2f (target <= 1.30)\n", me * 1e9,
+	       mc * 1e9, ratio);
+
+	/* 2. trace + compile of 200 ops */
+	double *tt = calloc((size_t)runs * 4, sizeof(double));
+	for (int r = 0; r < runs * 4; r++) {
+		frame_eval_reset();
+		double t0 = now();
+		value res = vm_call(vm, clong, &x, 1, val_none());
+		tt[r] = now() - t0;
+		if (val_is_err(res))
+			die(vm, "long");
+		val_decref(res);
+	}
+	double mt = median(tt, runs * 4);
+	printf("trace + compile of 200 ops: median %.3f ms (target < 2 ms)\n", mt * 1e3);
+
+	int status = ratio <= 1.30 && mt < 2e-3 ? 0 : 1;
+	free(te);
+	free(tc);
+	free(tt);
+	frame_eval_shutdown();
+	vm_free(vm);
+	compile_log_shutdown();
+	val_decref(val_obj(VAL_CODE, code));
+	source_free(src);
+	free(msg);
+	sb_release(&prog);
+	return status;
+}

@@ -1,0 +1,3517 @@
+/* tracer.c - symbolic execution of bytecode into a graph (tracer.h).
+ *
+ * One trace is a protected call (trace_frame) around an interpreter loop
+ * over *variables* instead of values. A graph break or a failure anywhere
+ * below longjmp()s back to it, never across a VM or SQLite frame: the loop
+ * calls the VM (examples of ops, pure builtins) only in leaf positions
+ * that return before anything jumps. A break inside an inlined call
+ * restarts the whole trace with a break forced at the traced frame's CALL,
+ * which is simpler and more robust than undoing what the callee did.
+ *
+ * Memory: everything a trace attempt makes lives in its arena, and every
+ * reference it takes is listed in `held`; both go in one call at the end.
+ */
+#define _GNU_SOURCE
+#include "tracer.h"
+
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+
+#include "autograd.h"
+#include "backend.h"
+#include "builtin.h"
+#include "ops.h"
+#include "tensor.h"
+#include "vm.h"
+
+#define TRACE_MAX_INSNS 200000   /* instructions symbolically run by one trace */
+#define TRACE_MAX_NODES 10000    /* graph nodes of one trace */
+#define TRACE_MAX_DEPTH 32       /* inlined calls */
+#define TRACE_MAX_RESTARTS 64    /* restarts after breaks inside inlined calls */
+#define TRACE_MAX_NEST 64        /* nested lists and tuples wrapped from inputs */
+
+static int tracing;              /* traces running now (is_compiling) */
+
+bool trace_active(void) { return tracing > 0; }
+
+static double now_ms(void)
+{
+	struct timespec ts;
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return (double)ts.tv_sec * 1e3 + (double)ts.tv_nsec / 1e6;
+}
+
+static void oom(void)
+{
+	fputs("tjit: out of memory\n", stderr);
+	abort();
+}
+
+static void *xmalloc(size_t n)
+{
+	void *p = malloc(n ? n : 1);
+	if (!p)
+		oom();
+	return p;
+}
+
+static void *xcalloc(size_t n, size_t size)
+{
+	void *p = calloc(n ? n : 1, size ? size : 1);
+	if (!p)
+		oom();
+	return p;
+}
+
+static char *xstrdup(const char *s)
+{
+	size_t n = strlen(s) + 1;
+	return memcpy(xmalloc(n), s, n);
+}
+
+/* ---- the arena ---- */
+
+struct arena_block {
+	struct arena_block *next;
+	size_t used, size;
+	max_align_t data[];
+};
+
+struct arena {
+	struct arena_block *head;
+};
+
+static void *aalloc(struct arena *a, size_t n)
+{
+	n = (n + sizeof(max_align_t) - 1) / sizeof(max_align_t) * sizeof(max_align_t);
+	if (!a->head || a->head->used + n > a->head->size) {
+		size_t size = n > 65536 ? n : 65536;
+		struct arena_block *b = xmalloc(sizeof *b + size);
+		b->next = a->head;
+		b->used = 0;
+		b->size = size;
+		a->head = b;
+	}
+	void *p = (char *)a->head->data + a->head->used;
+	a->head->used += n;
+	memset(p, 0, n);
+	return p;
+}
+
+static void arena_free(struct arena *a)
+{
+	while (a->head) {
+		struct arena_block *n = a->head->next;
+		free(a->head);
+		a->head = n;
+	}
+}
+
+/* ---- variables ---- */
+
+enum vkind {
+	VK_LAZY,      /* a frame input not looked at yet: v, src (or psrc/pidx) */
+	VK_TENSOR,    /* node (-1: not in the graph yet), ex, rg */
+	VK_CONST,     /* v */
+	VK_LIST,      /* rec */
+	VK_TUPLE,     /* n, items */
+	VK_ITER,      /* it */
+	VK_METHOD,    /* op bound to self (a tensor) */
+	VK_LISTMETH,  /* list method v (a name) bound to self (a list) */
+	VK_NESTED,    /* a function made while tracing: v = code, defaults, cells */
+	VK_CELLREF,   /* a cell object (LOAD_CLOSURE) */
+	VK_OPAQUE,    /* a value the tracer can only pass along (a foreign iterator) */
+};
+
+struct seqrec;
+struct iterrec;
+struct cellrec;
+
+struct var {
+	uint8_t kind;
+	int src;                  /* guard source, -1: none (yet) */
+	int psrc, pidx;           /* LAZY item of a source list/tuple: its source is made on demand */
+	int skind, sidx;          /* LAZY local, stack slot or cell of the traced frame (skind -1: none) */
+	const char *sname;
+	struct var *real;         /* LAZY: what it turned out to be */
+	value v;
+	int node;
+	tensor *ex;
+	bool rg;
+	struct seqrec *rec;
+	int n;
+	struct var **items;
+	struct iterrec *it;
+	int op;
+	struct var *self;
+	struct var *defaults;
+	int ncells;
+	struct cellrec **cells;
+	struct cellrec *cell;
+};
+
+/* a list: shared by every variable that refers to it, as the object is */
+struct seqrec {
+	int n, cap;
+	struct var **items;
+	int src;                  /* it came from this frame input, or -1 */
+	value obj;                /* ... or is this real object (src -1), or none: made by the trace */
+	value real;               /* a list from outside: the real list (for its length guard) */
+	int orig_n;               /* a list from outside: its length when the trace met it */
+	bool len_known;           /* the trace depends on its length (guarded), or made it */
+	bool prefix_dirty;        /* items before orig_n changed: replay the whole list */
+	bool mutated;
+	int memo;                 /* plan: memo slot, -1 */
+};
+
+struct iterrec {
+	int kind;                 /* enum iter_kind */
+	int64_t i, n, step;       /* RANGE: next value, left, step; others: next index, length */
+	struct var *seq;          /* LIST/TUPLE/STR/TENSOR: the sequence; ENUMERATE: the inner iterator */
+	int nsub;                 /* ZIP */
+	struct var **subs;
+	int64_t count;            /* ENUMERATE */
+};
+
+struct cellrec {
+	struct var *content;      /* NULL: empty */
+	int root_index;           /* one of the traced frame's cells, or -1 */
+	value real;               /* a real cell object it stands for, or none */
+	bool dirty;               /* stored to while tracing */
+	int memo;
+};
+
+struct tframe {
+	struct code *code;
+	struct var **locals;
+	struct cellrec **cells;
+	struct var **stack;
+	int sp;
+	int pc;                   /* the instruction running */
+	struct tframe *parent;
+	int depth;
+};
+
+struct overlay {
+	struct str *name;         /* borrowed from a code object's names */
+	struct var *var;
+	bool dirty;
+};
+
+struct forced {
+	int pc;
+	struct trace_break *brk;
+};
+
+enum abort_kind { ABORT_NONE, ABORT_BREAK, ABORT_FAIL, ABORT_SPLIT };
+
+/* which guards a source has (bits) */
+#define GD_TYPE 1
+#define GD_VALUE 2
+#define GD_LEN 4
+#define GD_TENSOR 8
+#define GD_ID 16
+
+struct tstate {
+	struct vm *vm;
+	struct frame *f;
+	const struct trace_config *cfg;
+	const char *compile_id;
+	jmp_buf jb;
+	/* one attempt */
+	struct arena arena;
+	struct graph *g;
+	struct guard_set *gs;
+	uint8_t *guarded;
+	int nguarded;
+	int *insrc;               /* per GN_INPUT node: its source */
+	int ninsrc, insrc_cap;
+	value *held;
+	int nheld, heldcap;
+	struct tframe *root, *cur;
+	struct overlay *globals;
+	int nglobals, globcap;
+	struct seqrec **recs;
+	int nrecs, reccap;
+	struct cellrec **rootcells;
+	int ninsns;
+	bool has_call;
+	/* the traced frame before the running instruction, so that a break in
+	 * the middle of it leaves the state as it was at its start */
+	struct {
+		int sp;
+		struct var **stack;
+		int nnodes, ninsrc, nguards;
+	} snap;
+	/* how it ended */
+	enum abort_kind abort;
+	struct trace_break *brk;
+	char *error;
+	struct var *ret;
+	int end_pc;
+	/* across attempts */
+	struct forced *forced;
+	int nforced;
+	uint64_t rng_seed, rng_offset;
+};
+
+static value hold(struct tstate *st, value v)
+{
+	if (v.tag < VAL_FIRST_HEAP)
+		return v;
+	if (st->nheld == st->heldcap) {
+		st->heldcap = st->heldcap ? st->heldcap * 2 : 256;
+		st->held = realloc(st->held, sizeof(value) * (size_t)st->heldcap);
+		if (!st->held)
+			oom();
+	}
+	st->held[st->nheld++] = v;
+	return v;
+}
+
+/* takes a new reference to v and keeps it for the trace */
+static value keep(struct tstate *st, value v)
+{
+	val_incref(v);
+	return hold(st, v);
+}
+
+static struct var *new_var(struct tstate *st, enum vkind k)
+{
+	struct var *v = aalloc(&st->arena, sizeof *v);
+	v->kind = (uint8_t)k;
+	v->src = -1;
+	v->psrc = -1;
+	v->skind = -1;
+	v->node = -1;
+	v->op = -1;
+	v->v = val_none();
+	return v;
+}
+
+static struct var *const_var(struct tstate *st, value v)
+{
+	struct var *r = new_var(st, VK_CONST);
+	r->v = keep(st, v);
+	return r;
+}
+
+/* a constant from a new reference */
+static struct var *const_owned(struct tstate *st, value v)
+{
+	struct var *r = new_var(st, VK_CONST);
+	r->v = hold(st, v);
+	return r;
+}
+
+static struct var *tuple_var(struct tstate *st, int n, struct var **items)
+{
+	struct var *t = new_var(st, VK_TUPLE);
+	t->n = n;
+	t->items = aalloc(&st->arena, sizeof(struct var *) * (size_t)(n ? n : 1));
+	for (int i = 0; i < n; i++)
+		t->items[i] = items[i];
+	return t;
+}
+
+static struct seqrec *new_rec(struct tstate *st, int n)
+{
+	struct seqrec *r = aalloc(&st->arena, sizeof *r);
+	r->cap = n > 4 ? n : 4;
+	r->items = aalloc(&st->arena, sizeof(struct var *) * (size_t)r->cap);
+	r->n = n;
+	r->src = -1;
+	r->obj = val_none();
+	r->real = val_none();
+	r->len_known = true;
+	r->memo = -1;
+	if (st->nrecs == st->reccap) {
+		st->reccap = st->reccap ? st->reccap * 2 : 16;
+		st->recs = realloc(st->recs, sizeof *st->recs * (size_t)st->reccap);
+		if (!st->recs)
+			oom();
+	}
+	st->recs[st->nrecs++] = r;
+	return r;
+}
+
+static void rec_insert(struct tstate *st, struct seqrec *r, int at, struct var *v)
+{
+	if (r->n == r->cap) {
+		int ncap = r->cap * 2;
+		struct var **ni = aalloc(&st->arena, sizeof(struct var *) * (size_t)ncap);
+		memcpy(ni, r->items, sizeof(struct var *) * (size_t)r->n);
+		r->items = ni;
+		r->cap = ncap;
+	}
+	memmove(r->items + at + 1, r->items + at, sizeof(struct var *) * (size_t)(r->n - at));
+	r->items[at] = v;
+	r->n++;
+}
+
+static struct var *list_var(struct tstate *st, int n, struct var **items)
+{
+	struct var *l = new_var(st, VK_LIST);
+	l->rec = new_rec(st, n);
+	for (int i = 0; i < n; i++)
+		l->rec->items[i] = items[i];
+	return l;
+}
+
+/* The trace reads a list's length or items: for a list from outside, its
+ * length is guarded from then on. */
+static struct seqrec *rec_read(struct tstate *st, struct seqrec *r);
+
+/* ---- where we are ---- */
+
+static struct src_loc cur_loc(const struct tframe *fr)
+{
+	struct src_loc l = {0, 0};
+	if (fr && fr->code->locs && fr->pc >= 0 && fr->pc < fr->code->ninsns)
+		l = fr->code->locs[fr->pc];
+	return l;
+}
+
+/* the user stack of the instruction running now, outermost first */
+static int user_stack(struct tstate *st, struct user_frame **out, struct code ***codes, uint32_t **pcs)
+{
+	int n = 0;
+	for (struct tframe *fr = st->cur; fr; fr = fr->parent)
+		n++;
+	struct user_frame *uf = xcalloc((size_t)n, sizeof *uf);
+	struct code **cs = codes ? xcalloc((size_t)n, sizeof *cs) : NULL;
+	uint32_t *ps = pcs ? xcalloc((size_t)n, sizeof *ps) : NULL;
+	int i = n - 1;
+	for (struct tframe *fr = st->cur; fr; fr = fr->parent, i--) {
+		struct src_loc l = cur_loc(fr);
+		uf[i].src = fr->code->src;
+		uf[i].line = l.line;
+		uf[i].col = l.col;
+		uf[i].function = fr->code->name;
+		if (cs) {
+			cs[i] = fr->code;
+			ps[i] = (uint32_t)(fr->pc < 0 ? 0 : fr->pc);
+		}
+	}
+	*out = uf;
+	if (codes)
+		*codes = cs;
+	if (pcs)
+		*pcs = ps;
+	return n;
+}
+
+/* ---- ending a trace early ---- */
+
+static __attribute__((noreturn)) void fail(struct tstate *st, const char *fmt, ...)
+	__attribute__((format(printf, 2, 3)));
+
+static void fail(struct tstate *st, const char *fmt, ...)
+{
+	if (!st->error) {
+		va_list ap;
+		va_start(ap, fmt);
+		char *msg = NULL;
+		if (vasprintf(&msg, fmt, ap) < 0)
+			msg = NULL;
+		va_end(ap);
+		st->error = msg ? msg : xstrdup("trace failed");
+	}
+	st->abort = ABORT_FAIL;
+	longjmp(st->jb, 1);
+}
+
+/* the pending library error (an op raised while tracing) ends the trace */
+static __attribute__((noreturn)) void fail_pending(struct tstate *st)
+{
+	char *msg = tj_error_take();
+	if (vm_error_pending(st->vm)) {
+		if (!msg && vm_error_message(st->vm))
+			msg = xstrdup(vm_error_message(st->vm));
+		vm_error_clear(st->vm);
+	}
+	if (!st->error)
+		st->error = msg ? msg : xstrdup("error while tracing");
+	else
+		free(msg);
+	st->abort = ABORT_FAIL;
+	longjmp(st->jb, 1);
+}
+
+/* The message of a break: the code's message with its <placeholder>
+ * replaced by what (or kept when what is NULL). */
+static char *break_message(int code, const char *what)
+{
+	static const char *const messages[] = {
+#define BREAK(name, num, category, message, explanation, hint) message,
+#include "breaks.def"
+#undef BREAK
+	};
+	const char *m = messages[code];
+	const char *lt = strchr(m, '<'), *gt = lt ? strchr(lt, '>') : NULL;
+	struct strbuf sb = STRBUF_INIT;
+	if (lt && gt && what) {
+		sb_add(&sb, m, (size_t)(lt - m));
+		sb_puts(&sb, what);
+		sb_puts(&sb, gt + 1);
+	} else {
+		sb_puts(&sb, m);
+	}
+	return sb_detach(&sb);
+}
+
+void trace_break_free(struct trace_break *b)
+{
+	if (!b)
+		return;
+	free(b->message);
+	free(b->stack);
+	free(b->codes);
+	free(b->pcs);
+	free(b);
+}
+
+static __attribute__((noreturn)) void brk(struct tstate *st, int code, const char *fmt, ...)
+	__attribute__((format(printf, 3, 4)));
+
+static void brk(struct tstate *st, int code, const char *fmt, ...)
+{
+	char *what = NULL;
+	if (fmt) {
+		va_list ap;
+		va_start(ap, fmt);
+		if (vasprintf(&what, fmt, ap) < 0)
+			what = NULL;
+		va_end(ap);
+	}
+	struct trace_break *b = xcalloc(1, sizeof *b);
+	b->code = code;
+	b->message = break_message(code, what);
+	free(what);
+	b->nstack = user_stack(st, &b->stack, &b->codes, &b->pcs);
+	st->brk = b;
+	st->abort = ABORT_BREAK;
+	longjmp(st->jb, 1);
+}
+
+static struct trace_break *break_copy(const struct trace_break *b)
+{
+	struct trace_break *c = xcalloc(1, sizeof *c);
+	c->code = b->code;
+	c->message = xstrdup(b->message);
+	c->nstack = b->nstack;
+	c->stack = xcalloc((size_t)b->nstack, sizeof *c->stack);
+	c->codes = xcalloc((size_t)b->nstack, sizeof *c->codes);
+	c->pcs = xcalloc((size_t)b->nstack, sizeof *c->pcs);
+	memcpy(c->stack, b->stack, sizeof *c->stack * (size_t)b->nstack);
+	memcpy(c->codes, b->codes, sizeof *c->codes * (size_t)b->nstack);
+	memcpy(c->pcs, b->pcs, sizeof *c->pcs * (size_t)b->nstack);
+	return c;
+}
+
+/* ---- guards ---- */
+
+static int var_src(struct tstate *st, struct var *v)
+{
+	if (v->src < 0 && v->psrc >= 0)
+		v->src = guards_source(st->gs, SRC_ITEM, v->psrc, v->pidx, NULL);
+	if (v->src < 0 && v->skind >= 0)
+		v->src = guards_source(st->gs, (enum source_kind)v->skind, -1, v->sidx, v->sname);
+	return v->src;
+}
+
+static uint8_t *guard_bits(struct tstate *st, int src)
+{
+	if (src >= st->nguarded) {
+		int n = src + 16;
+		st->guarded = realloc(st->guarded, (size_t)n);
+		if (!st->guarded)
+			oom();
+		memset(st->guarded + st->nguarded, 0, (size_t)(n - st->nguarded));
+		st->nguarded = n;
+	}
+	return &st->guarded[src];
+}
+
+static void add_guard(struct tstate *st, struct guard *g)
+{
+	struct tframe *fr = st->cur;
+	if (fr) {
+		struct src_loc l = cur_loc(fr);
+		g->src = fr->code->src;
+		g->line = l.line;
+		g->col = l.col;
+		g->function = fr->code->name;
+	}
+	guards_add(st->gs, g);
+}
+
+static void need_type(struct tstate *st, int src, value v)
+{
+	if (src < 0)
+		return;
+	uint8_t *bits = guard_bits(st, src);
+	if (*bits & (GD_TYPE | GD_ID))
+		return;
+	*bits |= GD_TYPE;
+	struct guard g = {.kind = GK_TYPE, .source = src, .expect = val_none(), .n = v.tag};
+	if (v.tag == VAL_OBJECT)
+		g.obj_type = ((struct object *)v.o)->type;
+	add_guard(st, &g);
+}
+
+static void need_id(struct tstate *st, int src, value v)
+{
+	if (src < 0)
+		return;
+	uint8_t *bits = guard_bits(st, src);
+	if (*bits & GD_ID)
+		return;
+	*bits |= GD_ID;
+	val_incref(v);
+	struct guard g = {.kind = GK_ID, .source = src, .expect = v};
+	add_guard(st, &g);
+}
+
+/* a function the trace calls: a global by identity; another (a nested
+ * function, made anew at each call of its maker) by its code, its closure
+ * cells being sources of their own; with defaults, by identity */
+static void need_func(struct tstate *st, int src, value fn)
+{
+	if (src < 0)
+		return;
+	if (fn.tag != VAL_FUNC || st->gs->sources[src].kind == SRC_GLOBAL || val_func(fn)->defaults.tag == VAL_TUPLE) {
+		need_id(st, src, fn);
+		return;
+	}
+	uint8_t *bits = guard_bits(st, src);
+	if (*bits & GD_ID)
+		return;
+	*bits |= GD_ID;
+	value c = val_obj(VAL_CODE, val_func(fn)->code);
+	val_incref(c);
+	struct guard g = {.kind = GK_CODE, .source = src, .expect = c};
+	add_guard(st, &g);
+}
+
+/* the trace depends on the value: its type and value, or its identity */
+static void need_value(struct tstate *st, int src, value v)
+{
+	if (src < 0)
+		return;
+	switch ((value_tag)v.tag) {
+	case VAL_NONE:
+	case VAL_BOOL:
+	case VAL_INT:
+	case VAL_FLOAT:
+	case VAL_DTYPE:
+	case VAL_TYPE:
+	case VAL_STR:
+	case VAL_RANGE: {
+		uint8_t *bits = guard_bits(st, src);
+		if (*bits & GD_VALUE)
+			return;
+		if (v.tag != VAL_NONE)
+			need_type(st, src, v);
+		bits = guard_bits(st, src);
+		*bits |= GD_VALUE;
+		val_incref(v);
+		struct guard g = {.kind = GK_EQUALS, .source = src, .expect = v};
+		add_guard(st, &g);
+		return;
+	}
+	default:
+		need_id(st, src, v);
+	}
+}
+
+static void need_len(struct tstate *st, int src, value v)
+{
+	if (src < 0)
+		return;
+	need_type(st, src, v);
+	uint8_t *bits = guard_bits(st, src);
+	if (*bits & GD_LEN)
+		return;
+	*bits |= GD_LEN;
+	struct guard g = {.kind = GK_LENGTH, .source = src, .expect = val_none(), .n = vm_len(v)};
+	add_guard(st, &g);
+}
+
+static void need_tensor(struct tstate *st, int src, const tensor *t)
+{
+	if (src < 0)
+		return;
+	uint8_t *bits = guard_bits(st, src);
+	if (*bits & GD_TENSOR)
+		return;
+	*bits |= GD_TENSOR;
+	struct guard g = {.kind = GK_DTYPE, .source = src, .expect = val_none(), .n = t->dt};
+	add_guard(st, &g);
+	struct guard s = {.kind = GK_SHAPE, .source = src, .expect = val_none(), .ndim = t->ndim};
+	memcpy(s.shape, t->shape, sizeof(int64_t) * (size_t)t->ndim);
+	add_guard(st, &s);
+	struct guard r = {.kind = GK_REQUIRES_GRAD, .source = src, .expect = val_none(), .n = t->requires_grad};
+	add_guard(st, &r);
+}
+
+static struct seqrec *rec_read(struct tstate *st, struct seqrec *r)
+{
+	if (!r->len_known) {
+		r->len_known = true;
+		need_len(st, r->src, r->real);
+	}
+	return r;
+}
+
+/* ---- realizing inputs ---- */
+
+static struct var *lazy_var(struct tstate *st, value v, int src)
+{
+	struct var *r = new_var(st, VK_LAZY);
+	r->v = keep(st, v);
+	r->src = src;
+	return r;
+}
+
+static struct var *wrap(struct tstate *st, value v, int src, int depth);
+
+static struct var *lazy_item(struct tstate *st, value v, int psrc, int idx)
+{
+	struct var *r = new_var(st, VK_LAZY);
+	r->v = keep(st, v);
+	r->psrc = psrc;
+	r->pidx = idx;
+	return r;
+}
+
+/* A variable for a real value: lists and tuples item by item (lazily),
+ * tensors as graph inputs to be, other values as constants. */
+static struct var *wrap(struct tstate *st, value v, int src, int depth)
+{
+	if (depth > TRACE_MAX_NEST)
+		brk(st, BRK_UNSUPPORTED, "lists or tuples nested more than %d deep", TRACE_MAX_NEST);
+	switch ((value_tag)v.tag) {
+	case VAL_TENSOR: {
+		struct var *t = new_var(st, VK_TENSOR);
+		t->ex = val_as_tensor(keep(st, v));
+		t->rg = t->ex->requires_grad;
+		t->src = src;
+		return t;
+	}
+	case VAL_LIST:
+		/* one list reached two ways is one record: a mutation through one
+		 * is seen through the other (and the trace assumes they stay one) */
+		for (int i = 0; i < st->nrecs; i++) {
+			struct seqrec *r = st->recs[i];
+			if (r->real.tag != VAL_LIST || r->real.o != v.o)
+				continue;
+			if (src >= 0 && r->src >= 0 && src != r->src) {
+				struct guard g = {.kind = GK_ALIAS, .source = src, .expect = val_bool(true), .n = r->src};
+				add_guard(st, &g);
+			} else if (src >= 0) {
+				need_id(st, src, v);
+			}
+			struct var *l = new_var(st, VK_LIST);
+			l->rec = r;
+			l->src = src;
+			return l;
+		}
+		/* fall through */
+	case VAL_TUPLE: {
+		/* a tuple's length is guarded at once; a list's when the trace reads
+		 * it (appending to a list from outside does not depend on it) */
+		if (v.tag == VAL_TUPLE)
+			need_len(st, src, v);
+		else
+			need_type(st, src, v);
+		size_t n = v.tag == VAL_LIST ? val_list(v)->len : val_tuple(v)->len;
+		const value *items = v.tag == VAL_LIST ? val_list(v)->items : val_tuple(v)->items;
+		if (n > 100000)
+			brk(st, BRK_UNSUPPORTED, "a %s of %zu items", val_type_name(v), n);
+		struct var **iv = aalloc(&st->arena, sizeof(struct var *) * (n ? n : 1));
+		for (size_t i = 0; i < n; i++)
+			iv[i] = src >= 0 ? lazy_item(st, items[i], src, (int)i) : lazy_var(st, items[i], -1);
+		struct var *r;
+		if (v.tag == VAL_LIST) {
+			r = list_var(st, (int)n, iv);
+			r->rec->src = src;
+			r->rec->real = keep(st, v);
+			r->rec->orig_n = (int)n;
+			r->rec->len_known = src < 0;
+			if (src < 0)
+				r->rec->obj = v;
+		} else {
+			r = tuple_var(st, (int)n, iv);
+		}
+		r->src = src;
+		return r;
+	}
+	case VAL_ITER:
+	case VAL_CELL:
+	case VAL_BOUND:
+	case VAL_CODE: {
+		struct var *o = new_var(st, VK_OPAQUE);
+		o->v = keep(st, v);
+		o->src = src;
+		return o;
+	}
+	default: {
+		struct var *c = const_var(st, v);
+		c->src = src;
+		return c;
+	}
+	}
+}
+
+static struct var *R(struct tstate *st, struct var *v)
+{
+	if (!v)
+		fail(st, "unbound variable");
+	if (v->kind != VK_LAZY)
+		return v;
+	if (!v->real) {
+		int src = var_src(st, v);
+		v->real = wrap(st, v->v, src, 0);
+	}
+	return v->real;
+}
+
+/* a constant's value, its guard installed */
+static value cval(struct tstate *st, struct var *v)
+{
+	v = R(st, v);
+	if (v->kind != VK_CONST)
+		fail(st, "not a constant");
+	need_value(st, v->src, v->v);
+	return v->v;
+}
+
+static bool is_const(struct tstate *st, struct var *v)
+{
+	return R(st, v)->kind == VK_CONST;
+}
+
+
+/* ---- tensors and graph nodes ---- */
+
+static void set_meta(struct gnode *n, const tensor *t, bool rg)
+{
+	n->is_tensor = true;
+	n->dt = t->dt;
+	n->ndim = t->ndim;
+	for (int i = 0; i < t->ndim; i++) {
+		n->shape[i].value = t->shape[i];
+		n->shape[i].sym = -1;
+	}
+	n->requires_grad = rg;
+}
+
+/* "L['xs'][1]" -> "xs_1", "G['w']" -> "w", "L['___stack0']" -> "stack0" */
+static char *input_base_name(const char *text)
+{
+	struct strbuf sb = STRBUF_INIT;
+	for (const char *p = text; *p; p++) {
+		if ((p[0] == 'L' || p[0] == 'G') && p[1] == '[' && p[2] == '\'' && p == text) {
+			p += 2;
+			continue;
+		}
+		if (*p == '\'' || *p == ']')
+			continue;
+		if (*p == '[' || *p == '.') {
+			if (sb.len && sb.buf[sb.len - 1] != '_')
+				sb_putc(&sb, '_');
+			continue;
+		}
+		if (*p == '_' && (sb.len == 0 || sb.buf[sb.len - 1] == '_'))
+			continue;
+		sb_putc(&sb, *p);
+	}
+	if (!sb.len)
+		sb_puts(&sb, "input");
+	return sb_detach(&sb);
+}
+
+static void node_stack(struct tstate *st, struct gnode *n)
+{
+	n->nstack = user_stack(st, &n->stack, NULL, NULL);
+}
+
+static void check_graph_size(struct tstate *st)
+{
+	if (st->g->nnodes >= TRACE_MAX_NODES)
+		brk(st, BRK_TRACE_TOO_LONG, "more than %d graph nodes", TRACE_MAX_NODES);
+}
+
+/* The graph node of a tensor variable: a frame input joins the graph (and
+ * its guards the list) on first use. -1 for a tensor that has no source
+ * (a constant of the code, such as a default argument): it goes into the
+ * graph as a constant. */
+static int tnode(struct tstate *st, struct var *t)
+{
+	if (t->node >= 0 && t->node < st->g->nnodes)
+		return t->node;
+	if (t->src < 0)
+		return -1;
+	check_graph_size(st);
+	need_tensor(st, t->src, t->ex);
+	struct gnode n;
+	memset(&n, 0, sizeof n);
+	n.kind = GN_INPUT;
+	const char *text = guards_source_text(st->gs, t->src);
+	char *base = input_base_name(text);
+	n.name = graph_fresh_name(st->g, base);
+	free(base);
+	n.source = xstrdup(text);
+	set_meta(&n, t->ex, t->rg);
+	t->node = graph_add(st->g, &n);
+	if (st->ninsrc == st->insrc_cap) {
+		st->insrc_cap = st->insrc_cap ? st->insrc_cap * 2 : 8;
+		st->insrc = realloc(st->insrc, sizeof(int) * (size_t)st->insrc_cap);
+		if (!st->insrc)
+			oom();
+	}
+	st->insrc[st->ninsrc++] = t->src;
+	return t->node;
+}
+
+/* the facts of a tensor variable are known to the trace: guarded */
+static tensor *tmeta(struct tstate *st, struct var *t)
+{
+	need_tensor(st, t->src, t->ex);
+	return t->ex;
+}
+
+static const char *kind_name(struct tstate *st, struct var *v)
+{
+	v = R(st, v);
+	switch ((enum vkind)v->kind) {
+	case VK_TENSOR: return "Tensor";
+	case VK_CONST: return val_type_name(v->v);
+	case VK_LIST: return "list";
+	case VK_TUPLE: return "tuple";
+	case VK_ITER: return "iterator";
+	case VK_METHOD:
+	case VK_LISTMETH: return "method";
+	case VK_NESTED: return "function";
+	case VK_CELLREF: return "cell";
+	case VK_OPAQUE: return val_type_name(v->v);
+	case VK_LAZY: break;
+	}
+	return "object";
+}
+
+/* An argument of a graph node, with guards for what it reads; made in the
+ * arena (constants held by the trace) and copied when the node is added. */
+static void mkgarg(struct tstate *st, struct var *v, struct garg *out, const char *opname, int depth)
+{
+	v = R(st, v);
+	memset(out, 0, sizeof *out);
+	if (depth > TRACE_MAX_NEST)
+		brk(st, BRK_UNSUPPORTED, "arguments of %s nested too deep", opname);
+	switch ((enum vkind)v->kind) {
+	case VK_TENSOR: {
+		int node = tnode(st, v);
+		if (node >= 0) {
+			out->kind = GARG_NODE;
+			out->node = node;
+		} else {
+			out->kind = GARG_CONST;
+			out->constant = val_tensor(v->ex);
+		}
+		return;
+	}
+	case VK_CONST:
+		need_value(st, v->src, v->v);
+		out->kind = GARG_CONST;
+		out->constant = v->v;
+		return;
+	case VK_LIST:
+	case VK_TUPLE: {
+		int n = v->kind == VK_LIST ? rec_read(st, v->rec)->n : v->n;
+		struct var **items = v->kind == VK_LIST ? v->rec->items : v->items;
+		out->kind = v->kind == VK_LIST ? GARG_LIST : GARG_TUPLE;
+		out->n = n;
+		out->items = aalloc(&st->arena, sizeof *out->items * (size_t)(n ? n : 1));
+		for (int i = 0; i < n; i++)
+			mkgarg(st, items[i], &out->items[i], opname, depth + 1);
+		return;
+	}
+	default:
+		break;
+	}
+	brk(st, BRK_UNSUPPORTED, "a %s as an argument of %s", kind_name(st, v), opname);
+}
+
+/* the graph's own copy of an argument */
+static void garg_dup(const struct garg *a, struct garg *out)
+{
+	*out = *a;
+	if (a->kind == GARG_CONST) {
+		val_incref(a->constant);
+	} else if (a->kind == GARG_LIST || a->kind == GARG_TUPLE) {
+		out->items = xcalloc((size_t)a->n, sizeof *out->items);
+		for (int i = 0; i < a->n; i++)
+			garg_dup(&a->items[i], &out->items[i]);
+	}
+}
+
+/* the example value of a variable (borrowed or held) */
+static value exval(struct tstate *st, struct var *v, int depth)
+{
+	v = R(st, v);
+	switch ((enum vkind)v->kind) {
+	case VK_TENSOR:
+		return val_tensor(v->ex);
+	case VK_CONST:
+		return v->v;
+	case VK_LIST:
+	case VK_TUPLE: {
+		int n = v->kind == VK_LIST ? rec_read(st, v->rec)->n : v->n;
+		struct var **items = v->kind == VK_LIST ? v->rec->items : v->items;
+		if (depth > TRACE_MAX_NEST)
+			fail(st, "nested too deep");
+		value c = v->kind == VK_LIST ? list_new((size_t)n) : tuple_new((size_t)n);
+		hold(st, c);
+		value *dst = v->kind == VK_LIST ? val_list(c)->items : val_tuple(c)->items;
+		for (int i = 0; i < n; i++) {
+			dst[i] = exval(st, items[i], depth + 1);
+			val_incref(dst[i]);
+		}
+		if (v->kind == VK_LIST)
+			val_list(c)->len = (size_t)n;
+		return c;
+	}
+	default:
+		fail(st, "no example value");
+	}
+}
+
+static bool any_rg(struct tstate *st, struct var *v, int depth)
+{
+	v = R(st, v);
+	if (v->kind == VK_TENSOR)
+		return v->rg;
+	if ((v->kind == VK_LIST || v->kind == VK_TUPLE) && depth < TRACE_MAX_NEST) {
+		int n = v->kind == VK_LIST ? rec_read(st, v->rec)->n : v->n;
+		struct var **items = v->kind == VK_LIST ? v->rec->items : v->items;
+		for (int i = 0; i < n; i++)
+			if (any_rg(st, items[i], depth + 1))
+				return true;
+	}
+	return false;
+}
+
+static struct var *tensor_result(struct tstate *st, int node, tensor *ex, bool rg)
+{
+	struct var *t = new_var(st, VK_TENSOR);
+	t->node = node;
+	t->ex = ex;
+	t->rg = rg;
+	return t;
+}
+
+/* runs op on the examples: grad mode off, so nothing is recorded */
+static value run_example(struct tstate *st, int op, const value *ex)
+{
+	bool prev = ag_set_grad_enabled(false);
+	value out = ops_call(op, ex);
+	ag_set_grad_enabled(prev);
+	if (val_is_err(out))
+		fail_pending(st);
+	return hold(st, out);
+}
+
+/* Records op on normalized arguments (ops_call's convention) and returns
+ * its result: a tensor, a tuple of tensors, or a constant for the ops
+ * that read metadata. */
+static struct var *emit_op(struct tstate *st, int op, struct var **args)
+{
+	const struct ops_info *info = &ops_table[op];
+	int n = ops_nparams(op);
+	if (compile_api_op_disallowed(op))
+		brk(st, BRK_DISALLOWED_OP, "%s", info->name);
+	if (info->flags & OPF_OPAQUE)
+		brk(st, BRK_EXTENSION, "%s", info->name);
+	if (info->flags & OPF_DATA)
+		brk(st, BRK_TENSOR_DATA, "Tensor.%s()", info->name);
+	if (info->flags & OPF_EFFECT)
+		brk(st, BRK_EFFECT_OP, "%s", info->name);
+	if (op == OPS_grad) {
+		/* the gradient of an input is an input too; a graph's tensors have none */
+		struct var *t = R(st, args[0]);
+		if (t->kind != VK_TENSOR)
+			fail(st, "grad of a non-tensor");
+		if (t->src < 0)
+			return const_var(st, val_none());
+		tensor *g = t->ex->grad;
+		int src = guards_source(st->gs, SRC_GRAD, t->src, 0, NULL);
+		value gv = g ? val_tensor(g) : val_none();
+		struct var *r = wrap(st, gv, src, 0);
+		if (!g)
+			need_value(st, src, gv);
+		return r;
+	}
+	if (op == OPS_is_leaf)
+		brk(st, BRK_UNSUPPORTED, "Tensor.%s", info->name);
+	if (op == OPS_requires_grad) {
+		struct var *t = R(st, args[0]);
+		if (t->kind != VK_TENSOR)
+			fail(st, "requires_grad of a non-tensor");
+		tmeta(st, t);
+		return const_var(st, val_bool(t->rg));
+	}
+	value ex[16];
+	if (n > 16)
+		fail(st, "too many parameters");
+	if (info->flags & OPF_QUERY) {
+		/* metadata: a constant, with the tensor's facts guarded */
+		for (int i = 0; i < n; i++) {
+			struct var *a = R(st, args[i]);
+			if (a->kind == VK_TENSOR)
+				tmeta(st, a);
+			else
+				(void)(a->kind == VK_CONST ? cval(st, a) : val_none());
+			ex[i] = exval(st, a, 0);
+		}
+		value out = run_example(st, op, ex);
+		return const_var(st, out);
+	}
+	check_graph_size(st);
+	struct garg *made = aalloc(&st->arena, sizeof *made * (size_t)(n ? n : 1));
+	bool rg_in = false;
+	for (int i = 0; i < n; i++) {
+		mkgarg(st, args[i], &made[i], info->name, 0);
+		rg_in = rg_in || any_rg(st, args[i], 0);
+	}
+	for (int i = 0; i < n; i++)
+		ex[i] = exval(st, args[i], 0);
+	value out = run_example(st, op, ex);
+	if (out.tag != VAL_TENSOR && out.tag != VAL_TUPLE)
+		brk(st, BRK_UNSUPPORTED, "%s returning a %s", info->name, val_type_name(out));
+	if (out.tag == VAL_TUPLE)
+		for (size_t k = 0; k < val_tuple(out)->len; k++)
+			if (val_tuple(out)->items[k].tag != VAL_TENSOR)
+				brk(st, BRK_UNSUPPORTED, "%s returning a tuple of %s", info->name,
+				    val_type_name(val_tuple(out)->items[k]));
+	struct gnode node;
+	memset(&node, 0, sizeof node);
+	node.kind = GN_OP;
+	node.op = op;
+	node.nargs = n;
+	node.args = xcalloc((size_t)n, sizeof *node.args);
+	for (int i = 0; i < n; i++)
+		garg_dup(&made[i], &node.args[i]);
+	node_stack(st, &node);
+	node.name = graph_fresh_name(st->g, info->name);
+	bool diff = (info->flags & OPF_DIFF) && rg_in;
+	if (out.tag == VAL_TENSOR) {
+		tensor *t = val_as_tensor(out);
+		bool rg = t->requires_grad || (diff && dtype_is_float(t->dt));
+		set_meta(&node, t, rg);
+		int idx = graph_add(st->g, &node);
+		return tensor_result(st, idx, t, rg);
+	}
+	if (out.tag == VAL_TUPLE) {
+		struct tuple *tp = val_tuple(out);
+		node.nouts = (int)tp->len;
+		int idx = graph_add(st->g, &node);
+		struct var **items = aalloc(&st->arena, sizeof(struct var *) * (tp->len ? tp->len : 1));
+		for (size_t k = 0; k < tp->len; k++) {
+			tensor *t = val_as_tensor(tp->items[k]);
+			bool rg = k == 0 && diff && dtype_is_float(t->dt);
+			struct gnode gi;
+			memset(&gi, 0, sizeof gi);
+			gi.kind = GN_GETITEM;
+			gi.index = (int)k;
+			gi.nargs = 1;
+			gi.args = xcalloc(1, sizeof *gi.args);
+			gi.args[0].kind = GARG_NODE;
+			gi.args[0].node = idx;
+			gi.name = graph_fresh_name(st->g, "getitem");
+			node_stack(st, &gi);
+			set_meta(&gi, t, rg);
+			int gidx = graph_add(st->g, &gi);
+			items[k] = tensor_result(st, gidx, t, rg);
+		}
+		return tuple_var(st, (int)tp->len, items);
+	}
+	fail(st, "unreachable");
+}
+
+/* ---- binding arguments to an op's signature (ops_normalize's rules) ---- */
+
+struct opsig {
+	int n, vararg, nrequired;
+	char names[8][64];
+	value defaults[8];
+};
+
+static value parse_default(const char *s)
+{
+	if (strcmp(s, "None") == 0)
+		return val_none();
+	if (strcmp(s, "True") == 0)
+		return val_bool(true);
+	if (strcmp(s, "False") == 0)
+		return val_bool(false);
+	if (strpbrk(s, ".eE"))
+		return val_float(strtod(s, NULL));
+	return val_int(strtoll(s, NULL, 10));
+}
+
+static const struct opsig *opsig_of(int op)
+{
+	static struct opsig sigs[OPS_COUNT];
+	static bool ready[OPS_COUNT];
+	struct opsig *s = &sigs[op];
+	if (ready[op])
+		return s;
+	s->vararg = -1;
+	bool seen_default = false;
+	const char *p = ops_table[op].params;
+	while (*p && s->n < 8) {
+		while (*p == ' ' || *p == ',')
+			p++;
+		if (!*p)
+			break;
+		const char *start = p;
+		while (*p && *p != ',')
+			p++;
+		size_t len = (size_t)(p - start);
+		char item[64];
+		if (len >= sizeof item)
+			len = sizeof item - 1;
+		memcpy(item, start, len);
+		item[len] = '\0';
+		int i = s->n++;
+		s->defaults[i] = val_none();
+		char *name = item;
+		char *eq = strchr(item, '=');
+		if (*name == '*') {
+			s->vararg = i;
+			name++;
+			seen_default = true;
+		} else if (eq) {
+			*eq = '\0';
+			s->defaults[i] = parse_default(eq + 1);
+			seen_default = true;
+		} else if (!seen_default) {
+			s->nrequired++;
+		}
+		snprintf(s->names[i], sizeof s->names[i], "%s", name);
+	}
+	ready[op] = true;
+	return s;
+}
+
+static int nkw_of(value kwnames)
+{
+	return kwnames.tag == VAL_TUPLE ? (int)val_tuple(kwnames)->len : 0;
+}
+
+/* Fills out[ops_nparams(op)] from a Python-style call; a binding error
+ * ends the trace (the VM raises it). */
+static void bind_op(struct tstate *st, int op, struct var **args, int nargs, value kwnames, struct var **out)
+{
+	const struct opsig *s = opsig_of(op);
+	int nkw = nkw_of(kwnames), npos = nargs - nkw;
+	if (npos < 0)
+		fail(st, "bad call");
+	for (int i = 0; i < s->n; i++)
+		out[i] = NULL;
+	int v = s->vararg;
+	int head = v < 0 ? npos : (npos < v ? npos : v);
+	if (v < 0 && npos > s->n)
+		fail(st, "%s() takes too many arguments", ops_table[op].name);
+	for (int i = 0; i < head; i++)
+		out[i] = args[i];
+	if (v >= 0) {
+		int nv = npos - head;
+		struct var *tv;
+		if (nv == 1 && (R(st, args[v])->kind == VK_TUPLE || R(st, args[v])->kind == VK_LIST)) {
+			struct var *a = R(st, args[v]);
+			tv = a->kind == VK_TUPLE ? a : tuple_var(st, rec_read(st, a->rec)->n, a->rec->items);
+		} else {
+			tv = tuple_var(st, nv, args + head);
+		}
+		out[v] = tv;
+	}
+	for (int k = 0; k < nkw; k++) {
+		value kn = val_tuple(kwnames)->items[k];
+		int j = -1;
+		for (int i = 0; i < s->n && kn.tag == VAL_STR; i++)
+			if (i != v && str_eq_cstr(val_str(kn), s->names[i]))
+				j = i;
+		if (j < 0 || out[j])
+			fail(st, "%s(): bad keyword argument", ops_table[op].name);
+		out[j] = args[npos + k];
+	}
+	for (int i = 0; i < s->n; i++) {
+		if (out[i])
+			continue;
+		if (i < s->nrequired)
+			fail(st, "%s() missing required argument '%s'", ops_table[op].name, s->names[i]);
+		out[i] = const_var(st, s->defaults[i]);
+	}
+}
+
+static struct var *call_op(struct tstate *st, int op, struct var **args, int nargs, value kwnames)
+{
+	struct var *norm[8];
+	if (ops_nparams(op) > 8)
+		fail(st, "too many parameters");
+	bind_op(st, op, args, nargs, kwnames, norm);
+	return emit_op(st, op, norm);
+}
+
+/* ---- Python values ---- */
+
+/* whether v is made of constants only (lists and tuples of them) */
+static bool all_const(struct tstate *st, struct var *v, int depth)
+{
+	v = R(st, v);
+	if (v->kind == VK_CONST)
+		return true;
+	if ((v->kind == VK_LIST || v->kind == VK_TUPLE) && depth < TRACE_MAX_NEST) {
+		int n = v->kind == VK_LIST ? rec_read(st, v->rec)->n : v->n;
+		struct var **items = v->kind == VK_LIST ? v->rec->items : v->items;
+		for (int i = 0; i < n; i++)
+			if (!all_const(st, items[i], depth + 1))
+				return false;
+		return true;
+	}
+	return false;
+}
+
+/* the real value of an all_const variable (guards for every constant) */
+static value deep_value(struct tstate *st, struct var *v, int depth)
+{
+	v = R(st, v);
+	if (v->kind == VK_CONST)
+		return cval(st, v);
+	int n = v->kind == VK_LIST ? rec_read(st, v->rec)->n : v->n;
+	struct var **items = v->kind == VK_LIST ? v->rec->items : v->items;
+	value c = v->kind == VK_LIST ? list_new((size_t)n) : tuple_new((size_t)n);
+	hold(st, c);
+	value *dst = v->kind == VK_LIST ? val_list(c)->items : val_tuple(c)->items;
+	for (int i = 0; i < n; i++) {
+		dst[i] = deep_value(st, items[i], depth + 1);
+		val_incref(dst[i]);
+	}
+	if (v->kind == VK_LIST)
+		val_list(c)->len = (size_t)n;
+	return c;
+}
+
+/* a variable for the result of a pure computation: lists become records */
+static struct var *from_result_at(struct tstate *st, value r, int depth);
+
+static struct var *from_result(struct tstate *st, value r)
+{
+	return from_result_at(st, r, 0);
+}
+
+static struct var *from_result_at(struct tstate *st, value r, int depth)
+{
+	if (val_is_err(r))
+		fail_pending(st);
+	hold(st, r);
+	if (depth > TRACE_MAX_NEST)
+		brk(st, BRK_UNSUPPORTED, "a value nested more than %d deep", TRACE_MAX_NEST);
+	if (r.tag == VAL_LIST || r.tag == VAL_TUPLE) {
+		size_t n = r.tag == VAL_LIST ? val_list(r)->len : val_tuple(r)->len;
+		const value *items = r.tag == VAL_LIST ? val_list(r)->items : val_tuple(r)->items;
+		struct var **iv = aalloc(&st->arena, sizeof(struct var *) * (n ? n : 1));
+		for (size_t i = 0; i < n; i++)
+			iv[i] = from_result_at(st, (val_incref(items[i]), items[i]), depth + 1);
+		return r.tag == VAL_LIST ? list_var(st, (int)n, iv) : tuple_var(st, (int)n, iv);
+	}
+	if (r.tag == VAL_TENSOR)
+		brk(st, BRK_UNSUPPORTED, "a tensor made outside the graph");
+	struct var *c = new_var(st, VK_CONST);
+	c->v = r;
+	return c;
+}
+
+/* the items of a list or tuple variable (the trace now depends on them) */
+static int seq_n_of(struct tstate *st, struct var *v) { return v->kind == VK_LIST ? rec_read(st, v->rec)->n : v->n; }
+static struct var **seq_items_of(struct tstate *st, struct var *v)
+{
+	return v->kind == VK_LIST ? rec_read(st, v->rec)->items : v->items;
+}
+#define seq_n(v) seq_n_of(st, (v))
+#define seq_items(v) seq_items_of(st, (v))
+static bool is_seq(struct var *v) { return v->kind == VK_LIST || v->kind == VK_TUPLE; }
+
+static bool operand_ok(struct tstate *st, struct var *v)
+{
+	v = R(st, v);
+	return v->kind == VK_TENSOR ||
+	       (v->kind == VK_CONST && (v->v.tag == VAL_INT || v->v.tag == VAL_FLOAT || v->v.tag == VAL_BOOL));
+}
+
+static struct var *binary(struct tstate *st, enum vm_binop op, struct var *a, struct var *b)
+{
+	struct var *ra = R(st, a), *rb = R(st, b);
+	if (ra->kind == VK_TENSOR || rb->kind == VK_TENSOR) {
+		if (!operand_ok(st, ra) || !operand_ok(st, rb) ||
+		    (op == VB_MATMUL && (ra->kind != VK_TENSOR || rb->kind != VK_TENSOR)))
+			fail(st, "unsupported operand types");
+		struct var *args[2] = {ra, rb};
+		return emit_op(st, ops_of_binop(op), args);
+	}
+	if (ra->kind == VK_CONST && rb->kind == VK_CONST)
+		return from_result(st, vm_binary(op, cval(st, ra), cval(st, rb)));
+	/* sequences: concatenation and repetition */
+	if (op == VB_ADD && is_seq(ra) && is_seq(rb) && ra->kind == rb->kind) {
+		int n = seq_n(ra) + seq_n(rb);
+		struct var **items = aalloc(&st->arena, sizeof(struct var *) * (size_t)(n ? n : 1));
+		memcpy(items, seq_items(ra), sizeof(struct var *) * (size_t)seq_n(ra));
+		memcpy(items + seq_n(ra), seq_items(rb), sizeof(struct var *) * (size_t)seq_n(rb));
+		return ra->kind == VK_LIST ? list_var(st, n, items) : tuple_var(st, n, items);
+	}
+	if (op == VB_MUL && ((is_seq(ra) && rb->kind == VK_CONST) || (is_seq(rb) && ra->kind == VK_CONST))) {
+		struct var *s = is_seq(ra) ? ra : rb;
+		value k = cval(st, is_seq(ra) ? rb : ra);
+		if (k.tag != VAL_INT && k.tag != VAL_BOOL)
+			fail(st, "can't multiply sequence by non-int");
+		int64_t times = k.tag == VAL_BOOL ? k.b : k.i;
+		if (times < 0)
+			times = 0;
+		int64_t n = (int64_t)seq_n(s) * times;
+		if (n > 100000)
+			brk(st, BRK_UNSUPPORTED, "a sequence of %lld items", (long long)n);
+		struct var **items = aalloc(&st->arena, sizeof(struct var *) * (size_t)(n ? n : 1));
+		for (int64_t i = 0; i < n; i++)
+			items[i] = seq_items(s)[i % seq_n(s)];
+		return s->kind == VK_LIST ? list_var(st, (int)n, items) : tuple_var(st, (int)n, items);
+	}
+	if (all_const(st, ra, 0) && all_const(st, rb, 0))
+		return from_result(st, vm_binary(op, deep_value(st, ra, 0), deep_value(st, rb, 0)));
+	brk(st, BRK_UNSUPPORTED, "%s %s %s", kind_name(st, ra), code_binop_symbol(op), kind_name(st, rb));
+}
+
+/* a is b: what the trace knows about identity */
+static struct var *identity(struct tstate *st, enum vm_cmpop op, struct var *a, struct var *b)
+{
+	struct var *ra = R(st, a), *rb = R(st, b);
+	bool same;
+	if (ra == rb) {
+		same = true;
+	} else if (ra->kind == VK_CONST && rb->kind == VK_CONST) {
+		value r = vm_compare(VC_IS, cval(st, ra), cval(st, rb));
+		if (val_is_err(r))
+			fail_pending(st);
+		same = r.b;
+	} else if (ra->kind == VK_CONST || rb->kind == VK_CONST) {
+		/* a constant and something that is not (None, numbers, ... vs a tensor or list) */
+		struct var *c = ra->kind == VK_CONST ? ra : rb;
+		need_value(st, c->src, c->v);
+		struct var *o = ra->kind == VK_CONST ? rb : ra;
+		if (o->kind == VK_OPAQUE)
+			brk(st, BRK_UNSUPPORTED, "'is' on a %s", kind_name(st, o));
+		same = false;
+	} else if (ra->kind == VK_TENSOR && rb->kind == VK_TENSOR) {
+		if (ra->src >= 0 && rb->src >= 0 && ra->ex == rb->ex)
+			brk(st, BRK_UNSUPPORTED, "'is' between two inputs that are the same tensor");
+		same = false;
+	} else if (ra->kind == VK_LIST && rb->kind == VK_LIST) {
+		same = ra->rec == rb->rec;
+		if (!same && ra->rec->src >= 0 && rb->rec->src >= 0)
+			brk(st, BRK_UNSUPPORTED, "'is' between two lists from outside");
+	} else if (ra->kind != rb->kind) {
+		same = false;
+	} else {
+		brk(st, BRK_UNSUPPORTED, "'is' between two %ss", kind_name(st, ra));
+	}
+	return const_var(st, val_bool(op == VC_IS ? same : !same));
+}
+
+static struct var *compare(struct tstate *st, enum vm_cmpop op, struct var *a, struct var *b)
+{
+	if (op == VC_IS || op == VC_IS_NOT)
+		return identity(st, op, a, b);
+	struct var *ra = R(st, a), *rb = R(st, b);
+	if (ra->kind == VK_TENSOR || rb->kind == VK_TENSOR) {
+		if (op == VC_IN || op == VC_NOT_IN) {
+			if (rb->kind == VK_TENSOR && operand_ok(st, ra))
+				brk(st, BRK_TENSOR_DATA, "'in' on a tensor");
+			if (is_seq(rb) || rb->kind == VK_CONST)
+				brk(st, BRK_UNSUPPORTED, "'in' with a tensor and a %s", kind_name(st, rb));
+			fail(st, "unsupported 'in'");
+		}
+		if (!operand_ok(st, ra) || !operand_ok(st, rb)) {
+			if (op == VC_EQ || op == VC_NE) {
+				struct var *o = ra->kind == VK_TENSOR ? rb : ra;
+				if (o->kind == VK_CONST)
+					need_type(st, o->src, o->v);
+				return const_var(st, val_bool(op == VC_NE));
+			}
+			fail(st, "unsupported comparison");
+		}
+		struct var *args[2] = {ra, rb};
+		return emit_op(st, ops_of_cmpop(op), args);
+	}
+	if (ra->kind == VK_CONST && rb->kind == VK_CONST)
+		return from_result(st, vm_compare(op, cval(st, ra), cval(st, rb)));
+	if (all_const(st, ra, 0) && all_const(st, rb, 0))
+		return from_result(st, vm_compare(op, deep_value(st, ra, 0), deep_value(st, rb, 0)));
+	/* x in a list of constants and tensors: equality with each item */
+	if ((op == VC_IN || op == VC_NOT_IN) && is_seq(rb) && ra->kind == VK_CONST) {
+		bool found = false;
+		for (int i = 0; i < seq_n(rb) && !found; i++) {
+			struct var *it = R(st, seq_items(rb)[i]);
+			if (it->kind == VK_CONST) {
+				value r = vm_compare(VC_EQ, cval(st, ra), cval(st, it));
+				if (val_is_err(r))
+					fail_pending(st);
+				found = r.tag == VAL_BOOL && r.b;
+				val_decref(r);
+			} else if (it->kind != VK_TENSOR) {
+				brk(st, BRK_UNSUPPORTED, "'in' on a list of %ss", kind_name(st, it));
+			} else {
+				brk(st, BRK_TENSOR_DATA, "'in' on a list of tensors");
+			}
+		}
+		return const_var(st, val_bool(op == VC_IN ? found : !found));
+	}
+	brk(st, BRK_UNSUPPORTED, "%s %s %s", kind_name(st, ra), code_cmpop_symbol(op), kind_name(st, rb));
+}
+
+/* truth of a value for a jump: a tensor breaks with code */
+static bool truth(struct tstate *st, struct var *v, int code, const char *what)
+{
+	v = R(st, v);
+	switch ((enum vkind)v->kind) {
+	case VK_TENSOR:
+		tmeta(st, v);
+		if (v->ex->numel != 1)
+			fail(st, "ambiguous truth value");
+		brk(st, code, "%s", what);
+	case VK_CONST: {
+		bool t;
+		if (vm_truth(cval(st, v), &t) < 0)
+			fail_pending(st);
+		return t;
+	}
+	case VK_LIST:
+		return rec_read(st, v->rec)->n != 0;
+	case VK_TUPLE:
+		return v->n != 0;
+	case VK_OPAQUE:
+		brk(st, BRK_UNSUPPORTED, "the truth of a %s", kind_name(st, v));
+	default:
+		return true;
+	}
+}
+
+static struct var *unary_neg(struct tstate *st, struct var *a)
+{
+	a = R(st, a);
+	if (a->kind == VK_TENSOR) {
+		struct var *args[1] = {a};
+		return emit_op(st, OPS_neg, args);
+	}
+	if (a->kind == VK_CONST)
+		return from_result(st, vm_unary_neg(cval(st, a)));
+	fail(st, "bad operand type for unary -");
+}
+
+/* an index that is an int, with its guard */
+static int64_t int_arg(struct tstate *st, struct var *v)
+{
+	value x = cval(st, v);
+	if (x.tag == VAL_INT)
+		return x.i;
+	if (x.tag == VAL_BOOL)
+		return x.b;
+	fail(st, "not an integer");
+}
+
+static struct var *subscr(struct tstate *st, struct var *obj, struct var *idx)
+{
+	struct var *o = R(st, obj), *i = R(st, idx);
+	if (o->kind == VK_TENSOR) {
+		struct var *args[2] = {o, i};
+		return emit_op(st, OPS_getitem, args);
+	}
+	if (is_seq(o)) {
+		if (i->kind != VK_CONST)
+			brk(st, BRK_UNSUPPORTED, "indexing a %s with a %s", kind_name(st, o), kind_name(st, i));
+		value x = cval(st, i);
+		int n = seq_n(o);
+		if (x.tag == VAL_INT || x.tag == VAL_BOOL) {
+			int64_t k = x.tag == VAL_BOOL ? x.b : x.i;
+			if (k < 0)
+				k += n;
+			if (k < 0 || k >= n)
+				fail(st, "index out of range");
+			return seq_items(o)[k];
+		}
+		if (x.tag == VAL_SLICE) {
+			int64_t start, stop, step, count;
+			if (slice_indices(val_slice(x), n, &start, &stop, &step, &count) < 0)
+				fail_pending(st);
+			struct var **items = aalloc(&st->arena, sizeof(struct var *) * (size_t)(count ? count : 1));
+			for (int64_t k = 0; k < count; k++)
+				items[k] = seq_items(o)[start + k * step];
+			return o->kind == VK_LIST ? list_var(st, (int)count, items) : tuple_var(st, (int)count, items);
+		}
+		fail(st, "bad index");
+	}
+	if (o->kind == VK_CONST && i->kind == VK_CONST)
+		return from_result(st, vm_subscript(cval(st, o), cval(st, i)));
+	brk(st, BRK_UNSUPPORTED, "indexing a %s", kind_name(st, o));
+}
+
+static void store_subscr(struct tstate *st, struct var *obj, struct var *idx, struct var *v)
+{
+	struct var *o = R(st, obj);
+	if (o->kind != VK_LIST) {
+		if (o->kind == VK_TENSOR || o->kind == VK_CONST || o->kind == VK_TUPLE)
+			fail(st, "item assignment");
+		brk(st, BRK_UNSUPPORTED, "item assignment to a %s", kind_name(st, o));
+	}
+	struct var *i = R(st, idx);
+	if (i->kind != VK_CONST)
+		brk(st, BRK_UNSUPPORTED, "list item assignment with a %s index", kind_name(st, i));
+	value x = cval(st, i);
+	if (x.tag != VAL_INT && x.tag != VAL_BOOL)
+		brk(st, BRK_UNSUPPORTED, "list assignment to a %s index", val_type_name(x));
+	int64_t k = x.tag == VAL_BOOL ? x.b : x.i;
+	struct seqrec *r = rec_read(st, o->rec);
+	if (k < 0)
+		k += r->n;
+	if (k < 0 || k >= r->n)
+		fail(st, "list assignment index out of range");
+	r->items[k] = v;
+	r->mutated = true;
+	r->prefix_dirty = true;
+}
+
+/* ---- iteration ---- */
+
+static struct var *iter_var(struct tstate *st, int kind, struct var *seq, int64_t i, int64_t n, int64_t step)
+{
+	struct var *v = new_var(st, VK_ITER);
+	v->it = aalloc(&st->arena, sizeof *v->it);
+	v->it->kind = kind;
+	v->it->seq = seq;
+	v->it->i = i;
+	v->it->n = n;
+	v->it->step = step;
+	return v;
+}
+
+static struct var *get_iter(struct tstate *st, struct var *v)
+{
+	v = R(st, v);
+	switch ((enum vkind)v->kind) {
+	case VK_ITER:
+		return v;
+	case VK_LIST:
+		return iter_var(st, ITER_LIST, v, 0, 0, 0);
+	case VK_TUPLE:
+		return iter_var(st, ITER_TUPLE, v, 0, v->n, 0);
+	case VK_TENSOR: {
+		tensor *t = tmeta(st, v);
+		if (t->ndim == 0)
+			fail(st, "iteration over a 0-d tensor");
+		return iter_var(st, ITER_TENSOR, v, 0, t->shape[0], 0);
+	}
+	case VK_CONST: {
+		value x = cval(st, v);
+		if (x.tag == VAL_RANGE) {
+			const struct range *r = val_range(x);
+			return iter_var(st, ITER_RANGE, NULL, r->start, r->len, r->step);
+		}
+		if (x.tag == VAL_STR) {
+			value l = vm_sequence_to_list(x);
+			struct var *lv = from_result(st, l);
+			return iter_var(st, ITER_LIST, lv, 0, 0, 0);
+		}
+		fail(st, "not iterable");
+	}
+	case VK_OPAQUE:
+		if (v->v.tag == VAL_ITER)
+			return v;
+		break;
+	default:
+		break;
+	}
+	fail(st, "'%s' object is not iterable", kind_name(st, v));
+}
+
+/* the next item of an iterator variable, or NULL when it is exhausted */
+static struct var *iter_next(struct tstate *st, struct var *itv)
+{
+	struct iterrec *it = itv->it;
+	switch (it->kind) {
+	case ITER_RANGE: {
+		if (it->n <= 0)
+			return NULL;
+		int64_t v = it->i;
+		it->i = (int64_t)((uint64_t)it->i + (uint64_t)it->step);
+		it->n--;
+		return const_var(st, val_int(v));
+	}
+	case ITER_LIST: {
+		struct var *l = R(st, it->seq);
+		if (it->i >= rec_read(st, l->rec)->n)
+			return NULL;
+		return l->rec->items[it->i++];
+	}
+	case ITER_TUPLE: {
+		struct var *t = R(st, it->seq);
+		if (it->i >= t->n)
+			return NULL;
+		return t->items[it->i++];
+	}
+	case ITER_TENSOR: {
+		if (it->i >= it->n)
+			return NULL;
+		struct var *args[2] = {R(st, it->seq), const_var(st, val_int(it->i))};
+		it->i++;
+		return emit_op(st, OPS_getitem, args);
+	}
+	case ITER_ENUMERATE: {
+		struct var *x = iter_next(st, it->seq);
+		if (!x)
+			return NULL;
+		struct var *pair[2] = {const_var(st, val_int(it->count++)), x};
+		return tuple_var(st, 2, pair);
+	}
+	case ITER_ZIP: {
+		if (it->nsub == 0)
+			return NULL;
+		struct var **items = aalloc(&st->arena, sizeof(struct var *) * (size_t)it->nsub);
+		for (int k = 0; k < it->nsub; k++) {
+			items[k] = iter_next(st, it->subs[k]);
+			if (!items[k])
+				return NULL;
+		}
+		return tuple_var(st, it->nsub, items);
+	}
+	default:
+		fail(st, "unsupported iterator");
+	}
+}
+
+/* every item of an iterable (a bounded iterator), as a new list of variables */
+static struct var **drain(struct tstate *st, struct var *v, int *n)
+{
+	struct var *it = get_iter(st, v);
+	if (it->kind != VK_ITER)
+		brk(st, BRK_UNSUPPORTED, "iterating a %s", kind_name(st, it));
+	int cap = 8, k = 0;
+	struct var **items = aalloc(&st->arena, sizeof(struct var *) * (size_t)cap);
+	struct var *x;
+	while ((x = iter_next(st, it)) != NULL) {
+		if (k == cap) {
+			struct var **ni = aalloc(&st->arena, sizeof(struct var *) * (size_t)cap * 2);
+			memcpy(ni, items, sizeof(struct var *) * (size_t)k);
+			items = ni;
+			cap *= 2;
+		}
+		if (k >= 100000)
+			brk(st, BRK_UNSUPPORTED, "iterating more than 100000 items");
+		items[k++] = x;
+	}
+	*n = k;
+	return items;
+}
+
+/* ---- attributes ---- */
+
+static const char *const list_method_names[] = {
+	"append", "pop", "extend", "insert", "index", "count", "reverse", "remove", "copy", "clear", "sort", NULL,
+};
+
+static struct var *getattr(struct tstate *st, struct var *obj, struct str *name)
+{
+	struct var *o = R(st, obj);
+	switch ((enum vkind)o->kind) {
+	case VK_TENSOR: {
+		int op = ops_find(name->data, OPK_METH | OPK_ATTR);
+		if (op < 0)
+			fail(st, "no attribute");
+		if (ops_table[op].kind & OPK_ATTR) {
+			struct var *args[1] = {o};
+			return emit_op(st, op, args);
+		}
+		struct var *m = new_var(st, VK_METHOD);
+		m->op = op;
+		m->self = o;
+		return m;
+	}
+	case VK_LIST:
+		for (int i = 0; list_method_names[i]; i++) {
+			if (str_eq_cstr(name, list_method_names[i])) {
+				struct var *m = new_var(st, VK_LISTMETH);
+				m->v = keep(st, val_obj(VAL_STR, name));
+				m->self = o;
+				return m;
+			}
+		}
+		fail(st, "no attribute");
+	case VK_CONST: {
+		value x = o->v;
+		/* the attributes of a function or a type do not depend on more than its identity */
+		need_value(st, o->src, x);
+		return from_result(st, vm_getattr(st->vm, x, name));
+	}
+	default:
+		break;
+	}
+	brk(st, BRK_UNSUPPORTED, "attribute %s of a %s", name->data, kind_name(st, o));
+}
+
+/* ---- calls ---- */
+
+static struct var *run_frame(struct tstate *st, struct tframe *fr);
+
+static struct cellrec *new_cellrec(struct tstate *st, struct var *content)
+{
+	struct cellrec *c = aalloc(&st->arena, sizeof *c);
+	c->content = content;
+	c->root_index = -1;
+	c->real = val_none();
+	c->memo = -1;
+	return c;
+}
+
+/* the record of a real cell object of a function's closure: the traced
+ * frame's own cells are shared with it */
+static struct cellrec *real_cellrec(struct tstate *st, value cell, int fsrc, int i)
+{
+	struct frame *f = st->f;
+	int ncells = f->code->ncellvars + f->code->nfreevars;
+	for (int k = 0; k < ncells; k++)
+		if (f->cells[k].tag == VAL_CELL && f->cells[k].o == cell.o)
+			return st->rootcells[k];
+	value content = val_cell(cell)->v;
+	struct var *cv = NULL;
+	if (!val_is_err(content))
+		cv = lazy_var(st, content, fsrc >= 0 ? guards_source(st->gs, SRC_CLOSURE, fsrc, i, NULL) : -1);
+	struct cellrec *c = new_cellrec(st, cv);
+	c->real = keep(st, cell);
+	return c;
+}
+
+/* Inlines a call of code: binds the arguments as the VM does (an error
+ * ends the trace, the VM raises it), then runs the callee's bytecode. */
+static struct var *inline_call(struct tstate *st, struct code *co, value defaults, struct var *dvar,
+			       struct cellrec **closure, int nclosure, struct var **args, int nargs, value kwnames)
+{
+	if (st->cur->depth + 1 >= TRACE_MAX_DEPTH)
+		brk(st, BRK_INLINE_DEPTH, "%s called at depth %d", co->name, TRACE_MAX_DEPTH);
+	if (co->is_module || co->nfreevars != nclosure)
+		fail(st, "bad call");
+	struct tframe *nf = aalloc(&st->arena, sizeof *nf);
+	nf->code = co;
+	nf->parent = st->cur;
+	nf->depth = st->cur->depth + 1;
+	nf->locals = aalloc(&st->arena, sizeof(struct var *) * (size_t)(co->nlocals ? co->nlocals : 1));
+	int ncells = co->ncellvars + co->nfreevars;
+	nf->cells = aalloc(&st->arena, sizeof(struct cellrec *) * (size_t)(ncells ? ncells : 1));
+	nf->stack = aalloc(&st->arena, sizeof(struct var *) * (size_t)(co->max_stack > 0 ? co->max_stack : 1));
+	int nkw = nkw_of(kwnames), npos = nargs - nkw;
+	int nparams = co->nparams;
+	if (npos < 0 || npos > nparams || nparams > co->nlocals)
+		fail(st, "%s(): bad arguments", co->name);
+	for (int i = 0; i < npos; i++)
+		nf->locals[i] = args[i];
+	for (int k = 0; k < nkw; k++) {
+		value kn = val_tuple(kwnames)->items[k];
+		int j;
+		for (j = 0; j < nparams; j++)
+			if (kn.tag == VAL_STR && str_eq_cstr(val_str(kn), co->local_names[j]))
+				break;
+		if (j == nparams || nf->locals[j])
+			fail(st, "%s(): bad keyword argument", co->name);
+		nf->locals[j] = args[npos + k];
+	}
+	int ndef = 0;
+	if (dvar)
+		ndef = seq_n(dvar);
+	else if (defaults.tag == VAL_TUPLE)
+		ndef = (int)val_tuple(defaults)->len;
+	if (ndef > nparams)
+		ndef = nparams;
+	for (int j = nparams - ndef; j < nparams; j++) {
+		if (nf->locals[j])
+			continue;
+		int d = j - (nparams - ndef);
+		nf->locals[j] = dvar ? seq_items(dvar)[d] : const_var(st, val_tuple(defaults)->items[d]);
+	}
+	for (int j = 0; j < nparams; j++)
+		if (!nf->locals[j])
+			fail(st, "%s() missing an argument", co->name);
+	for (int i = 0; i < co->ncellvars; i++) {
+		int p = co->cellvar_param ? co->cellvar_param[i] : -1;
+		struct var *content = NULL;
+		if (p >= 0 && p < co->nlocals) {
+			content = nf->locals[p];
+			nf->locals[p] = NULL;
+		}
+		nf->cells[i] = new_cellrec(st, content);
+	}
+	for (int i = 0; i < nclosure; i++)
+		nf->cells[co->ncellvars + i] = closure[i];
+	struct tframe *saved = st->cur;
+	st->cur = nf;
+	struct var *r = run_frame(st, nf);
+	st->cur = saved;
+	return r;
+}
+
+static struct var *call_user_function(struct tstate *st, struct var *fv, value fn, struct var **args, int nargs,
+				      value kwnames)
+{
+	struct func *f = val_func(fn);
+	need_func(st, fv ? fv->src : -1, fn);
+	int nfree = f->code->nfreevars;
+	struct cellrec **closure = aalloc(&st->arena, sizeof(struct cellrec *) * (size_t)(nfree ? nfree : 1));
+	for (int i = 0; i < nfree; i++) {
+		if (f->closure.tag != VAL_TUPLE || (size_t)i >= val_tuple(f->closure)->len ||
+		    val_tuple(f->closure)->items[i].tag != VAL_CELL)
+			fail(st, "bad closure");
+		closure[i] = real_cellrec(st, val_tuple(f->closure)->items[i], fv ? fv->src : -1, i);
+	}
+	return inline_call(st, f->code, f->defaults, NULL, closure, nfree, args, nargs, kwnames);
+}
+
+/* a placeholder of the same type as v, for type() and isinstance() */
+static value type_example(struct tstate *st, struct var *v)
+{
+	v = R(st, v);
+	switch ((enum vkind)v->kind) {
+	case VK_TENSOR:
+		return val_tensor(v->ex);
+	case VK_CONST:
+		need_type(st, v->src, v->v);
+		return v->v;
+	case VK_LIST: /* a list from outside has its type guarded already */
+		return hold(st, list_new(0));
+	case VK_TUPLE:
+		return hold(st, tuple_new(0));
+	case VK_OPAQUE:
+		return v->v;
+	default:
+		brk(st, BRK_UNSUPPORTED, "type of a %s", kind_name(st, v));
+	}
+}
+
+static struct var *call_real_pure(struct tstate *st, value fn, struct var **args, int nargs, value kwnames)
+{
+	value *vals = aalloc(&st->arena, sizeof(value) * (size_t)(nargs ? nargs : 1));
+	for (int i = 0; i < nargs; i++)
+		vals[i] = deep_value(st, args[i], 0);
+	return from_result(st, vm_call(st->vm, fn, vals, nargs, kwnames));
+}
+
+static bool args_all_const(struct tstate *st, struct var **args, int nargs)
+{
+	for (int i = 0; i < nargs; i++)
+		if (!all_const(st, args[i], 0))
+			return false;
+	return true;
+}
+
+/* sum(iterable, start=0) over variables: the same additions as Python's */
+static struct var *builtin_sum(struct tstate *st, struct var **args, int nargs, value kwnames)
+{
+	int nkw = nkw_of(kwnames), npos = nargs - nkw;
+	struct var *start = NULL;
+	for (int k = 0; k < nkw; k++) {
+		value kn = val_tuple(kwnames)->items[k];
+		if (kn.tag == VAL_STR && str_eq_cstr(val_str(kn), "start"))
+			start = args[npos + k];
+		else
+			fail(st, "bad keyword");
+	}
+	if (npos < 1 || npos > 2)
+		fail(st, "sum() arguments");
+	if (npos == 2)
+		start = args[1];
+	if (!start)
+		start = const_var(st, val_int(0));
+	int n;
+	struct var **items = drain(st, args[0], &n);
+	struct var *acc = start;
+	for (int i = 0; i < n; i++)
+		acc = binary(st, VB_ADD, acc, items[i]);
+	return acc;
+}
+
+static struct var *call_builtin(struct tstate *st, struct var *fv, value fn, struct var **args, int nargs,
+				value kwnames)
+{
+	struct builtin *b = (struct builtin *)fn.o;
+	need_id(st, fv ? fv->src : -1, fn);
+	int nkw = nkw_of(kwnames), npos = nargs - nkw;
+	struct var *first = npos > 0 ? R(st, args[0]) : NULL;
+	bool tfirst = first && first->kind == VK_TENSOR;
+	const char *name = b->name;
+
+	value inner;
+	switch (compile_api_classify(fn, &inner)) {
+	case API_IS_COMPILING:
+		return const_var(st, val_bool(true));
+	case API_GRAPH_BREAK:
+		brk(st, BRK_USER_BREAK, NULL);
+	case API_CONTROL:
+		brk(st, BRK_CONTROL_API, "%s()", name);
+	default:
+		break;
+	}
+	int op = ops_of_builtin(b->fn);
+	if (op >= 0)
+		return call_op(st, op, args, nargs, kwnames);
+	if (strcmp(name, "print") == 0)
+		brk(st, BRK_PRINT, NULL);
+	if (strcmp(name, "time") == 0)
+		brk(st, BRK_TIME, NULL);
+	if (strcmp(name, "len") == 0 && nargs == 1 && nkw == 0) {
+		if (first->kind == VK_TENSOR) {
+			tensor *t = tmeta(st, first);
+			if (t->ndim == 0)
+				fail(st, "len() of a 0-d tensor");
+			return const_var(st, val_int(t->shape[0]));
+		}
+		if (is_seq(first))
+			return const_var(st, val_int(seq_n(first)));
+	}
+	if ((strcmp(name, "abs") == 0 || strcmp(name, "round") == 0) && tfirst) {
+		if (nargs != 1)
+			fail(st, "%s() of a tensor", name);
+		struct var *a[1] = {first};
+		return emit_op(st, name[0] == 'a' ? OPS_abs : OPS_round, a);
+	}
+	if ((strcmp(name, "max") == 0 || strcmp(name, "min") == 0) && tfirst)
+		return call_op(st, name[1] == 'a' ? OPS_max : OPS_min, args, nargs, kwnames);
+	if (strcmp(name, "sum") == 0) {
+		if (tfirst)
+			return call_op(st, OPS_sum, args, nargs, kwnames);
+		if (!args_all_const(st, args, nargs))
+			return builtin_sum(st, args, nargs, kwnames);
+	}
+	if (strcmp(name, "enumerate") == 0 && npos >= 1 && npos <= 2 && nkw <= 1) {
+		struct var *inner_it = get_iter(st, args[0]);
+		if (inner_it->kind != VK_ITER)
+			brk(st, BRK_UNSUPPORTED, "enumerate() of a %s", kind_name(st, inner_it));
+		int64_t start = 0;
+		if (nargs == 2)
+			start = int_arg(st, args[1]);
+		if (nkw == 1 && !str_eq_cstr(val_str(val_tuple(kwnames)->items[0]), "start"))
+			fail(st, "bad keyword");
+		struct var *e = iter_var(st, ITER_ENUMERATE, inner_it, 0, 0, 0);
+		e->it->count = start;
+		return e;
+	}
+	if (strcmp(name, "zip") == 0 && nkw == 0) {
+		struct var *z = iter_var(st, ITER_ZIP, NULL, 0, 0, 0);
+		z->it->nsub = nargs;
+		z->it->subs = aalloc(&st->arena, sizeof(struct var *) * (size_t)(nargs ? nargs : 1));
+		for (int i = 0; i < nargs; i++) {
+			z->it->subs[i] = get_iter(st, args[i]);
+			if (z->it->subs[i]->kind != VK_ITER)
+				brk(st, BRK_UNSUPPORTED, "zip() of a %s", kind_name(st, z->it->subs[i]));
+		}
+		return z;
+	}
+	if ((strcmp(name, "isinstance") == 0 || strcmp(name, "type") == 0) && nkw == 0 && nargs >= 1) {
+		value *vals = aalloc(&st->arena, sizeof(value) * (size_t)nargs);
+		vals[0] = type_example(st, args[0]);
+		for (int i = 1; i < nargs; i++)
+			vals[i] = deep_value(st, args[i], 0);
+		return from_result(st, vm_call(st->vm, fn, vals, nargs, kwnames));
+	}
+	static const char *const pure[] = {"len", "repr", "abs", "min", "max", "sum", "round", "sorted",
+					   "isinstance", "type", NULL};
+	for (int i = 0; pure[i]; i++) {
+		if (strcmp(name, pure[i]) != 0)
+			continue;
+		if (args_all_const(st, args, nargs))
+			return call_real_pure(st, fn, args, nargs, kwnames);
+		for (int k = 0; k < nargs; k++)
+			if (R(st, args[k])->kind == VK_TENSOR && strcmp(name, "repr") == 0)
+				brk(st, BRK_TENSOR_DATA, "repr() of a tensor");
+		brk(st, BRK_UNSUPPORTED, "%s() of a %s", name, first ? kind_name(st, first) : "nothing");
+	}
+	/* a method of a constant string */
+	if (strncmp(name, "str.", 4) == 0 && args_all_const(st, args, nargs))
+		return call_real_pure(st, fn, args, nargs, kwnames);
+	brk(st, BRK_UNSUPPORTED, "call to builtin %s", name);
+}
+
+/* int(x), float(x), bool(x), str(x), list(x), tuple(x), range(...), type(x) */
+static struct var *call_type(struct tstate *st, value t, struct var **args, int nargs, value kwnames)
+{
+	value_tag tag = (value_tag)t.i;
+	int nkw = nkw_of(kwnames);
+	if (nargs >= 1 && nkw == 0) {
+		struct var *a = R(st, args[0]);
+		if (a->kind == VK_TENSOR) {
+			switch (tag) {
+			case VAL_INT: brk(st, BRK_TENSOR_DATA, "int(t)");
+			case VAL_FLOAT: brk(st, BRK_TENSOR_DATA, "float(t)");
+			case VAL_BOOL: brk(st, BRK_TENSOR_DATA, "bool(t)");
+			case VAL_STR: brk(st, BRK_TENSOR_DATA, "str(t)");
+			default: break;
+			}
+		}
+		if (nargs == 1 && (tag == VAL_LIST || tag == VAL_TUPLE) && !all_const(st, a, 0)) {
+			int n;
+			struct var **items = drain(st, a, &n);
+			return tag == VAL_LIST ? list_var(st, n, items) : tuple_var(st, n, items);
+		}
+		if (nargs == 1 && tag == VAL_TYPE)
+			return from_result(st, vm_call(st->vm, t, (value[]){type_example(st, a)}, 1, kwnames));
+	}
+	if (args_all_const(st, args, nargs))
+		return call_real_pure(st, t, args, nargs, kwnames);
+	brk(st, BRK_UNSUPPORTED, "%s() of a %s", type_tag_name(tag), nargs ? kind_name(st, args[0]) : "nothing");
+}
+
+static struct var *none_var(struct tstate *st) { return const_var(st, val_none()); }
+
+static struct var *call_list_method(struct tstate *st, struct var *m, struct var **args, int nargs, value kwnames)
+{
+	struct var *l = R(st, m->self);
+	struct seqrec *r = l->rec;
+	struct str *name = val_str(m->v);
+	int nkw = nkw_of(kwnames);
+	if (nkw && !str_eq_cstr(name, "sort"))
+		fail(st, "list method keywords");
+	if (str_eq_cstr(name, "append")) {
+		if (nargs != 1)
+			fail(st, "append() arguments");
+		rec_insert(st, r, r->n, args[0]);
+		r->mutated = true;
+		return none_var(st);
+	}
+	if (str_eq_cstr(name, "extend")) {
+		if (nargs != 1)
+			fail(st, "extend() arguments");
+		int n;
+		struct var **items = drain(st, args[0], &n);
+		for (int i = 0; i < n; i++)
+			rec_insert(st, r, r->n, items[i]);
+		r->mutated = true;
+		return none_var(st);
+	}
+	/* the other methods read the list (and all but copy change its prefix) */
+	rec_read(st, r);
+	if (!str_eq_cstr(name, "copy") && !str_eq_cstr(name, "index") && !str_eq_cstr(name, "count"))
+		r->prefix_dirty = true;
+	if (str_eq_cstr(name, "insert")) {
+		if (nargs != 2)
+			fail(st, "insert() arguments");
+		int64_t i = int_arg(st, args[0]);
+		if (i < 0)
+			i += r->n;
+		if (i < 0)
+			i = 0;
+		if (i > r->n)
+			i = r->n;
+		rec_insert(st, r, (int)i, args[1]);
+		r->mutated = true;
+		return none_var(st);
+	}
+	if (str_eq_cstr(name, "pop")) {
+		if (nargs > 1)
+			fail(st, "pop() arguments");
+		int64_t i = nargs ? int_arg(st, args[0]) : -1;
+		if (i < 0)
+			i += r->n;
+		if (i < 0 || i >= r->n)
+			fail(st, "pop index out of range");
+		struct var *x = r->items[i];
+		memmove(r->items + i, r->items + i + 1, sizeof(struct var *) * (size_t)(r->n - i - 1));
+		r->n--;
+		r->mutated = true;
+		return x;
+	}
+	if (str_eq_cstr(name, "clear")) {
+		if (nargs)
+			fail(st, "clear() arguments");
+		r->n = 0;
+		r->mutated = true;
+		return none_var(st);
+	}
+	if (str_eq_cstr(name, "reverse")) {
+		if (nargs)
+			fail(st, "reverse() arguments");
+		for (int i = 0, j = r->n - 1; i < j; i++, j--) {
+			struct var *t = r->items[i];
+			r->items[i] = r->items[j];
+			r->items[j] = t;
+		}
+		r->mutated = true;
+		return none_var(st);
+	}
+	if (str_eq_cstr(name, "copy")) {
+		if (nargs)
+			fail(st, "copy() arguments");
+		return list_var(st, r->n, r->items);
+	}
+	/* index, count, remove, sort: on constants only */
+	if (!all_const(st, l, 0) || !args_all_const(st, args, nargs))
+		brk(st, BRK_UNSUPPORTED, "list.%s() on a list of non-constants", name->data);
+	value real = deep_value(st, l, 0);
+	value meth = vm_getattr(st->vm, real, name);
+	if (val_is_err(meth))
+		fail_pending(st);
+	hold(st, meth);
+	struct var *res = call_real_pure(st, meth, args, nargs, kwnames);
+	if (str_eq_cstr(name, "remove") || str_eq_cstr(name, "sort")) {
+		struct var *nl = from_result(st, (val_incref(real), real));
+		r->n = 0;
+		for (int i = 0; i < nl->rec->n; i++)
+			rec_insert(st, r, r->n, nl->rec->items[i]);
+		r->mutated = true;
+	}
+	return res;
+}
+
+/* allow_in_graph(f): one opaque node that calls f */
+static struct var *call_allowed(struct tstate *st, value fn, struct var **args, int nargs, value kwnames)
+{
+	if (nkw_of(kwnames))
+		brk(st, BRK_UNSUPPORTED, "keyword arguments to an allow_in_graph function");
+	const char *fname = fn.tag == VAL_FUNC ? val_func(fn)->code->name : "allowed";
+	check_graph_size(st);
+	struct garg *made = aalloc(&st->arena, sizeof *made * (size_t)(nargs ? nargs : 1));
+	value *ex = aalloc(&st->arena, sizeof(value) * (size_t)(nargs ? nargs : 1));
+	for (int i = 0; i < nargs; i++)
+		mkgarg(st, args[i], &made[i], fname, 0);
+	for (int i = 0; i < nargs; i++)
+		ex[i] = exval(st, args[i], 0);
+	void *ctx;
+	vm_eval_frame_fn hook = vm_get_eval_frame(st->vm, &ctx);
+	vm_set_eval_frame(st->vm, NULL, NULL);
+	bool prev = ag_set_grad_enabled(false);
+	value out = vm_call(st->vm, fn, ex, nargs, val_none());
+	ag_set_grad_enabled(prev);
+	vm_set_eval_frame(st->vm, hook, ctx);
+	if (val_is_err(out))
+		fail_pending(st);
+	hold(st, out);
+	if (out.tag != VAL_TENSOR)
+		brk(st, BRK_ALLOWED_NONTENSOR, "%s", fname);
+	struct gnode node;
+	memset(&node, 0, sizeof node);
+	node.kind = GN_CALL;
+	node.callee = fn;
+	val_incref(fn);
+	node.nargs = nargs;
+	node.args = xcalloc((size_t)(nargs ? nargs : 1), sizeof *node.args);
+	for (int i = 0; i < nargs; i++)
+		garg_dup(&made[i], &node.args[i]);
+	node_stack(st, &node);
+	node.name = graph_fresh_name(st->g, fname);
+	tensor *t = val_as_tensor(out);
+	bool rg = t->requires_grad;
+	for (int i = 0; i < nargs; i++)
+		rg = rg || any_rg(st, args[i], 0);
+	rg = rg && dtype_is_float(t->dt);
+	set_meta(&node, t, rg);
+	int idx = graph_add(st->g, &node);
+	st->has_call = true;
+	return tensor_result(st, idx, t, rg);
+}
+
+static struct var *call(struct tstate *st, struct var *callee, struct var **args, int nargs, value kwnames)
+{
+	struct var *c = R(st, callee);
+	switch ((enum vkind)c->kind) {
+	case VK_CONST: {
+		value fn = c->v;
+		switch ((value_tag)fn.tag) {
+		case VAL_FUNC:
+			return call_user_function(st, c, fn, args, nargs, kwnames);
+		case VAL_BUILTIN:
+			return call_builtin(st, c, fn, args, nargs, kwnames);
+		case VAL_TYPE:
+			need_value(st, c->src, fn);
+			return call_type(st, fn, args, nargs, kwnames);
+		case VAL_OBJECT: {
+			value inner;
+			enum api_kind k = compile_api_classify(fn, &inner);
+			need_id(st, c->src, fn);
+			switch (k) {
+			case API_COMPILED:
+				if (inner.tag == VAL_FUNC)
+					return call_user_function(st, NULL, inner, args, nargs, kwnames);
+				return call(st, const_var(st, inner), args, nargs, kwnames);
+			case API_DISABLED:
+				brk(st, BRK_DISABLED, "%s",
+				    inner.tag == VAL_FUNC ? val_func(inner)->code->name : val_type_name(inner));
+			case API_ALLOWED:
+				return call_allowed(st, inner, args, nargs, kwnames);
+			default:
+				break;
+			}
+			brk(st, BRK_UNSUPPORTED, "call of a %s object", val_type_name(fn));
+		}
+		default:
+			fail(st, "'%s' object is not callable", val_type_name(fn));
+		}
+	}
+	case VK_METHOD: {
+		struct var **a = aalloc(&st->arena, sizeof(struct var *) * (size_t)(nargs + 1));
+		a[0] = c->self;
+		memcpy(a + 1, args, sizeof(struct var *) * (size_t)nargs);
+		return call_op(st, c->op, a, nargs + 1, kwnames);
+	}
+	case VK_LISTMETH:
+		return call_list_method(st, c, args, nargs, kwnames);
+	case VK_NESTED:
+		return inline_call(st, val_code(c->v), val_none(), c->defaults, c->cells, c->ncells, args, nargs,
+				   kwnames);
+	case VK_OPAQUE:
+		if (c->v.tag == VAL_BOUND)
+			brk(st, BRK_UNSUPPORTED, "call of a method bound before the graph break");
+		break;
+	default:
+		break;
+	}
+	fail(st, "'%s' object is not callable", kind_name(st, c));
+}
+
+static struct var *make_function(struct tstate *st, int flags, struct var *codev, struct var *defaults,
+				 struct var *closure)
+{
+	struct var *cv = R(st, codev);
+	if (cv->kind != VK_CONST || cv->v.tag != VAL_CODE)
+		fail(st, "MAKE_FUNCTION without a code object");
+	struct code *co = val_code(cv->v);
+	struct var *n = new_var(st, VK_NESTED);
+	n->v = cv->v;
+	if (flags & 1) {
+		struct var *d = R(st, defaults);
+		if (d->kind == VK_CONST && d->v.tag == VAL_NONE)
+			d = NULL;
+		else if (d->kind != VK_TUPLE)
+			fail(st, "defaults are not a tuple");
+		n->defaults = d;
+	}
+	int nfree = 0;
+	if (flags & 2) {
+		struct var *cl = R(st, closure);
+		if (cl->kind != VK_TUPLE)
+			fail(st, "closure is not a tuple");
+		nfree = cl->n;
+		n->cells = aalloc(&st->arena, sizeof(struct cellrec *) * (size_t)(nfree ? nfree : 1));
+		for (int i = 0; i < nfree; i++) {
+			struct var *c = R(st, cl->items[i]);
+			if (c->kind != VK_CELLREF)
+				fail(st, "closure holds a non-cell");
+			n->cells[i] = c->cell;
+		}
+	}
+	if (nfree != co->nfreevars)
+		fail(st, "closure does not match");
+	n->ncells = nfree;
+	return n;
+}
+
+/* ---- the interpreter loop ---- */
+
+
+static void push(struct tstate *st, struct tframe *fr, struct var *v)
+{
+	if (fr->sp >= fr->code->max_stack)
+		fail(st, "operand stack overflow");
+	fr->stack[fr->sp++] = v;
+}
+
+static struct var *pop(struct tstate *st, struct tframe *fr)
+{
+	if (fr->sp <= 0)
+		fail(st, "operand stack underflow");
+	return fr->stack[--fr->sp];
+}
+
+static struct var *top(struct tstate *st, struct tframe *fr, int k)
+{
+	if (fr->sp <= k)
+		fail(st, "operand stack underflow");
+	return fr->stack[fr->sp - 1 - k];
+}
+
+static struct cellrec *frame_cell(struct tstate *st, struct tframe *fr, int i)
+{
+	if (i < 0 || i >= fr->code->ncellvars + fr->code->nfreevars)
+		fail(st, "bad cell index");
+	return fr->cells[i];
+}
+
+static struct var *load_global(struct tstate *st, struct str *name)
+{
+	for (int i = 0; i < st->nglobals; i++)
+		if (str_eq(st->globals[i].name, name))
+			return st->globals[i].var;
+	value v = vm_lookup_name(st->vm, name);
+	if (val_is_err(v))
+		fail(st, "name '%s' is not defined", name->data);
+	struct var *r = lazy_var(st, v, guards_source(st->gs, SRC_GLOBAL, -1, -1, name->data));
+	if (st->nglobals == st->globcap) {
+		st->globcap = st->globcap ? st->globcap * 2 : 16;
+		st->globals = realloc(st->globals, sizeof *st->globals * (size_t)st->globcap);
+		if (!st->globals)
+			oom();
+	}
+	st->globals[st->nglobals++] = (struct overlay){name, r, false};
+	return r;
+}
+
+static void store_global(struct tstate *st, struct str *name, struct var *v)
+{
+	for (int i = 0; i < st->nglobals; i++) {
+		if (str_eq(st->globals[i].name, name)) {
+			st->globals[i].var = v;
+			st->globals[i].dirty = true;
+			return;
+		}
+	}
+	if (st->nglobals == st->globcap) {
+		st->globcap = st->globcap ? st->globcap * 2 : 16;
+		st->globals = realloc(st->globals, sizeof *st->globals * (size_t)st->globcap);
+		if (!st->globals)
+			oom();
+	}
+	st->globals[st->nglobals++] = (struct overlay){name, v, true};
+}
+
+static struct str *name_arg(struct tstate *st, struct code *co, int a)
+{
+	if (a < 0 || a >= co->nnames || co->names[a].tag != VAL_STR)
+		fail(st, "bad name index");
+	return val_str(co->names[a]);
+}
+
+static int jump_target(struct tstate *st, struct code *co, int a)
+{
+	if (a < 0 || a >= co->ninsns)
+		fail(st, "bad jump target");
+	return a;
+}
+
+/* Runs fr from fr->pc until it returns; the value it returns. */
+static struct var *run_frame(struct tstate *st, struct tframe *fr)
+{
+	struct code *co = fr->code;
+	int pc = fr->pc;
+	bool is_root = fr == st->root;
+	for (;;) {
+		if (pc < 0 || pc >= co->ninsns)
+			fail(st, "pc out of range");
+		fr->pc = pc;
+		if (is_root) {
+			st->snap.sp = fr->sp;
+			memcpy(st->snap.stack, fr->stack, sizeof(struct var *) * (size_t)fr->sp);
+			st->snap.nnodes = st->g->nnodes;
+			st->snap.ninsrc = st->ninsrc;
+			st->snap.nguards = st->gs->nguards;
+		}
+		if (++st->ninsns > TRACE_MAX_INSNS)
+			brk(st, BRK_TRACE_TOO_LONG, "more than %d instructions", TRACE_MAX_INSNS);
+		uint32_t w = co->insns[pc];
+		int a = (int)INSN_A(w);
+		int next = pc + 1;
+		struct var *x, *y, *z;
+		switch (INSN_OP(w)) {
+		case OP_NOP:
+			break;
+		case OP_LOAD_CONST:
+			if (a >= co->nconsts)
+				fail(st, "bad constant index");
+			push(st, fr, const_var(st, co->consts[a]));
+			break;
+		case OP_LOAD_FAST:
+			if (a >= co->nlocals || !fr->locals[a])
+				fail(st, "unbound local");
+			push(st, fr, fr->locals[a]);
+			break;
+		case OP_STORE_FAST:
+			if (a >= co->nlocals)
+				fail(st, "bad local index");
+			fr->locals[a] = pop(st, fr);
+			break;
+		case OP_LOAD_GLOBAL:
+			push(st, fr, load_global(st, name_arg(st, co, a)));
+			break;
+		case OP_STORE_GLOBAL:
+			store_global(st, name_arg(st, co, a), pop(st, fr));
+			break;
+		case OP_LOAD_DEREF: {
+			struct cellrec *c = frame_cell(st, fr, a);
+			if (!c->content)
+				fail(st, "empty cell");
+			push(st, fr, c->content);
+			break;
+		}
+		case OP_STORE_DEREF: {
+			struct cellrec *c = frame_cell(st, fr, a);
+			c->content = pop(st, fr);
+			c->dirty = true;
+			break;
+		}
+		case OP_LOAD_CLOSURE: {
+			struct var *c = new_var(st, VK_CELLREF);
+			c->cell = frame_cell(st, fr, a);
+			push(st, fr, c);
+			break;
+		}
+		case OP_LOAD_ATTR:
+			x = getattr(st, top(st, fr, 0), name_arg(st, co, a));
+			fr->stack[fr->sp - 1] = x;
+			break;
+		case OP_POP_TOP:
+			pop(st, fr);
+			break;
+		case OP_DUP_TOP:
+			push(st, fr, top(st, fr, 0));
+			break;
+		case OP_DUP_TOP_TWO:
+			x = top(st, fr, 1);
+			y = top(st, fr, 0);
+			push(st, fr, x);
+			push(st, fr, y);
+			break;
+		case OP_ROT_TWO:
+			x = pop(st, fr);
+			y = pop(st, fr);
+			push(st, fr, x);
+			push(st, fr, y);
+			break;
+		case OP_ROT_THREE:
+			x = pop(st, fr);
+			y = pop(st, fr);
+			z = pop(st, fr);
+			push(st, fr, x);
+			push(st, fr, z);
+			push(st, fr, y);
+			break;
+		case OP_UNARY_NEG:
+			x = unary_neg(st, top(st, fr, 0));
+			fr->stack[fr->sp - 1] = x;
+			break;
+		case OP_UNARY_POS: {
+			x = R(st, top(st, fr, 0));
+			if (x->kind == VK_CONST && x->v.tag == VAL_BOOL)
+				x = const_var(st, val_int(cval(st, x).b));
+			else if (!(x->kind == VK_TENSOR ||
+				   (x->kind == VK_CONST && (x->v.tag == VAL_INT || x->v.tag == VAL_FLOAT))))
+				fail(st, "bad operand type for unary +");
+			else if (x->kind == VK_CONST)
+				need_type(st, x->src, x->v);
+			fr->stack[fr->sp - 1] = x;
+			break;
+		}
+		case OP_UNARY_NOT:
+			x = const_var(st, val_bool(!truth(st, top(st, fr, 0), BRK_TENSOR_BOOLOP, "'not'")));
+			fr->stack[fr->sp - 1] = x;
+			break;
+		case OP_BINARY_OP:
+			if (a >= VB_COUNT)
+				fail(st, "bad binary operator");
+			y = pop(st, fr);
+			x = pop(st, fr);
+			push(st, fr, binary(st, (enum vm_binop)a, x, y));
+			break;
+		case OP_COMPARE_OP:
+			if (a >= VC_COUNT)
+				fail(st, "bad comparison");
+			y = pop(st, fr);
+			x = pop(st, fr);
+			push(st, fr, compare(st, (enum vm_cmpop)a, x, y));
+			break;
+		case OP_BINARY_SUBSCR:
+			y = pop(st, fr);
+			x = pop(st, fr);
+			push(st, fr, subscr(st, x, y));
+			break;
+		case OP_STORE_SUBSCR:
+			y = pop(st, fr);
+			x = pop(st, fr);
+			z = pop(st, fr);
+			store_subscr(st, x, y, z);
+			break;
+		case OP_BUILD_SLICE: {
+			if (a != 2 && a != 3)
+				fail(st, "bad slice");
+			struct var *step = a == 3 ? pop(st, fr) : NULL;
+			y = pop(st, fr);
+			x = pop(st, fr);
+			struct var *parts[3] = {x, y, step};
+			value pv[3] = {val_none(), val_none(), val_none()};
+			for (int i = 0; i < 3; i++) {
+				if (!parts[i])
+					continue;
+				if (!is_const(st, parts[i]))
+					brk(st, BRK_UNSUPPORTED, "a slice bound that is a %s", kind_name(st, parts[i]));
+				pv[i] = cval(st, parts[i]);
+			}
+			push(st, fr, const_owned(st, slice_new(pv[0], pv[1], pv[2])));
+			break;
+		}
+		case OP_BUILD_LIST:
+		case OP_BUILD_TUPLE: {
+			if (a > fr->sp)
+				fail(st, "operand stack underflow");
+			fr->sp -= a;
+			struct var **items = fr->stack + fr->sp;
+			x = INSN_OP(w) == OP_BUILD_LIST ? list_var(st, a, items) : tuple_var(st, a, items);
+			push(st, fr, x);
+			break;
+		}
+		case OP_UNPACK_SEQUENCE: {
+			x = R(st, pop(st, fr));
+			struct var **items;
+			int n;
+			if (is_seq(x)) {
+				n = seq_n(x);
+				items = seq_items(x);
+			} else if (x->kind == VK_TENSOR) {
+				tensor *t = tmeta(st, x);
+				if (t->ndim == 0 || t->shape[0] != a)
+					fail(st, "cannot unpack");
+				n = a;
+				items = aalloc(&st->arena, sizeof(struct var *) * (size_t)(a ? a : 1));
+				for (int i = 0; i < a; i++) {
+					struct var *args[2] = {x, const_var(st, val_int(i))};
+					items[i] = emit_op(st, OPS_getitem, args);
+				}
+			} else {
+				items = drain(st, x, &n);
+			}
+			if (n != a)
+				fail(st, "cannot unpack %d values into %d", n, a);
+			for (int i = a - 1; i >= 0; i--)
+				push(st, fr, items[i]);
+			break;
+		}
+		case OP_JUMP:
+			next = jump_target(st, co, a);
+			break;
+		case OP_POP_JUMP_IF_FALSE:
+		case OP_POP_JUMP_IF_TRUE: {
+			bool t = truth(st, top(st, fr, 0), BRK_TENSOR_BRANCH, NULL);
+			pop(st, fr);
+			if (t == (INSN_OP(w) == OP_POP_JUMP_IF_TRUE))
+				next = jump_target(st, co, a);
+			break;
+		}
+		case OP_JUMP_IF_FALSE_OR_POP:
+		case OP_JUMP_IF_TRUE_OR_POP: {
+			bool on_true = INSN_OP(w) == OP_JUMP_IF_TRUE_OR_POP;
+			bool t = truth(st, top(st, fr, 0), BRK_TENSOR_BOOLOP, on_true ? "'or'" : "'and'");
+			if (t == on_true)
+				next = jump_target(st, co, a);
+			else
+				pop(st, fr);
+			break;
+		}
+		case OP_GET_ITER:
+			x = get_iter(st, top(st, fr, 0));
+			fr->stack[fr->sp - 1] = x;
+			break;
+		case OP_FOR_ITER: {
+			x = R(st, top(st, fr, 0));
+			if (x->kind == VK_OPAQUE) {
+				if (is_root) {
+					st->abort = ABORT_SPLIT;
+					longjmp(st->jb, 1);
+				}
+				brk(st, BRK_UNSUPPORTED, "iterating an iterator made before a graph break");
+			}
+			if (x->kind != VK_ITER)
+				fail(st, "FOR_ITER without an iterator");
+			y = iter_next(st, x);
+			if (y) {
+				push(st, fr, y);
+			} else {
+				pop(st, fr);
+				next = jump_target(st, co, a);
+			}
+			break;
+		}
+		case OP_CALL:
+		case OP_CALL_KW: {
+			value kwnames = val_none();
+			int extra = 0;
+			if (INSN_OP(w) == OP_CALL_KW) {
+				struct var *k = R(st, top(st, fr, 0));
+				if (k->kind != VK_CONST || k->v.tag != VAL_TUPLE || (int)val_tuple(k->v)->len > a)
+					fail(st, "CALL_KW without keyword names");
+				kwnames = k->v;
+				extra = 1;
+			}
+			if (fr->sp < a + 1 + extra)
+				fail(st, "operand stack underflow");
+			if (is_root) {
+				for (int i = 0; i < st->nforced; i++) {
+					if (st->forced[i].pc == pc) {
+						st->brk = break_copy(st->forced[i].brk);
+						st->abort = ABORT_BREAK;
+						longjmp(st->jb, 1);
+					}
+				}
+			}
+			int base = fr->sp - extra - a - 1;
+			x = call(st, fr->stack[base], fr->stack + base + 1, a, kwnames);
+			fr->sp = base;
+			push(st, fr, x);
+			break;
+		}
+		case OP_MAKE_FUNCTION: {
+			x = pop(st, fr);
+			y = (a & 1) ? pop(st, fr) : NULL;
+			z = (a & 2) ? pop(st, fr) : NULL;
+			push(st, fr, make_function(st, a, x, y, z));
+			break;
+		}
+		case OP_RETURN_VALUE:
+			return pop(st, fr);
+		default:
+			fail(st, "unknown opcode %d", (int)INSN_OP(w));
+		}
+		pc = next;
+	}
+}
+
+/* ---- the plan ---- */
+
+struct planner {
+	struct tstate *st;
+	int *out_of_node;         /* graph node -> output index, -1 */
+	int nout;
+	int *outs;
+	int nmemo;
+	bool too_deep;            /* a value nested too deep to rebuild: the trace fails */
+};
+
+static void recipe_of(struct planner *p, struct var *v, struct recipe *r, int depth);
+
+static struct recipe *recipe_items(int n)
+{
+	return xcalloc((size_t)(n ? n : 1), sizeof(struct recipe));
+}
+
+static void recipe_const(struct recipe *r, value v)
+{
+	r->kind = RC_CONST;
+	r->v = v;
+	val_incref(v);
+}
+
+static void cell_recipe(struct planner *p, struct cellrec *c, struct recipe *r, int depth)
+{
+	if (c->root_index >= 0) {
+		r->kind = RC_CELL;
+		r->index = c->root_index;
+	} else if (c->real.tag == VAL_CELL) {
+		recipe_const(r, c->real);
+	} else if (c->memo >= 0) {
+		r->kind = RC_MEMO;
+		r->index = c->memo;
+	} else {
+		c->memo = p->nmemo++;
+		r->kind = RC_NEWCELL;
+		r->index = c->memo;
+		r->n = 1;
+		r->items = recipe_items(1);
+		recipe_of(p, c->content, &r->items[0], depth + 1);
+	}
+}
+
+static void recipe_of(struct planner *p, struct var *v, struct recipe *r, int depth)
+{
+	struct tstate *st = p->st;
+	memset(r, 0, sizeof *r);
+	r->v = val_none();
+	if (!v) {
+		r->kind = RC_UNBOUND;
+		return;
+	}
+	if (depth > 4 * TRACE_MAX_NEST) {
+		p->too_deep = true;
+		recipe_const(r, val_none());
+		return;
+	}
+	if (v->kind == VK_LAZY) {
+		if (var_src(st, v) >= 0) {
+			r->kind = RC_SOURCE;
+			r->index = v->src;
+			return;
+		}
+		if (!v->real) {
+			recipe_const(r, v->v);
+			return;
+		}
+		v = v->real;
+	}
+	switch ((enum vkind)v->kind) {
+	case VK_TENSOR:
+		if (v->src >= 0) {
+			r->kind = RC_SOURCE;
+			r->index = v->src;
+		} else if (v->node >= 0 && v->node < st->g->nnodes && st->g->nodes[v->node].kind != GN_INPUT) {
+			if (p->out_of_node[v->node] < 0) {
+				p->out_of_node[v->node] = p->nout;
+				p->outs[p->nout++] = v->node;
+			}
+			r->kind = RC_OUTPUT;
+			r->index = p->out_of_node[v->node];
+		} else {
+			recipe_const(r, val_tensor(v->ex));
+		}
+		return;
+	case VK_CONST:
+	case VK_OPAQUE:
+		if (v->src >= 0) {
+			r->kind = RC_SOURCE;
+			r->index = v->src;
+		} else {
+			recipe_const(r, v->v);
+		}
+		return;
+	case VK_LIST: {
+		struct seqrec *rec = v->rec;
+		if (rec->src >= 0) {
+			r->kind = RC_SOURCE;
+			r->index = rec->src;
+		} else if (rec->obj.tag == VAL_LIST) {
+			recipe_const(r, rec->obj);
+		} else if (rec->memo >= 0) {
+			r->kind = RC_MEMO;
+			r->index = rec->memo;
+		} else {
+			rec->memo = p->nmemo++;
+			r->kind = RC_LIST;
+			r->index = rec->memo;
+			r->n = rec->n;
+			r->items = recipe_items(rec->n);
+			for (int i = 0; i < rec->n; i++)
+				recipe_of(p, rec->items[i], &r->items[i], depth + 1);
+		}
+		return;
+	}
+	case VK_TUPLE:
+		if (v->src >= 0) {
+			r->kind = RC_SOURCE;
+			r->index = v->src;
+			return;
+		}
+		r->kind = RC_TUPLE;
+		r->n = v->n;
+		r->items = recipe_items(v->n);
+		for (int i = 0; i < v->n; i++)
+			recipe_of(p, v->items[i], &r->items[i], depth + 1);
+		return;
+	case VK_ITER: {
+		struct iterrec *it = v->it;
+		r->kind = RC_ITER;
+		r->index = it->kind;
+		r->n = 1;
+		r->items = recipe_items(1);
+		r->a = it->i;
+		r->b = it->n;
+		r->c = it->step;
+		if (it->kind == ITER_RANGE) {
+			recipe_const(&r->items[0], val_none());
+		} else if (it->kind == ITER_ZIP) {
+			struct recipe *t = &r->items[0];
+			t->kind = RC_TUPLE;
+			t->v = val_none();
+			t->n = it->nsub;
+			t->items = recipe_items(it->nsub);
+			for (int i = 0; i < it->nsub; i++)
+				recipe_of(p, it->subs[i], &t->items[i], depth + 1);
+		} else {
+			if (it->kind == ITER_ENUMERATE)
+				r->a = it->count;
+			recipe_of(p, it->seq, &r->items[0], depth + 1);
+		}
+		return;
+	}
+	case VK_METHOD:
+	case VK_LISTMETH:
+		r->kind = RC_GETATTR;
+		if (v->kind == VK_METHOD)
+			r->v = str_intern(ops_table[v->op].name, strlen(ops_table[v->op].name));
+		else
+			recipe_const(r, v->v), r->kind = RC_GETATTR;
+		r->n = 1;
+		r->items = recipe_items(1);
+		recipe_of(p, v->self, &r->items[0], depth + 1);
+		return;
+	case VK_NESTED: {
+		/* one function object however many places refer to it (node: its memo slot) */
+		if (v->node >= 0) {
+			r->kind = RC_MEMO;
+			r->index = v->node;
+			return;
+		}
+		v->node = p->nmemo++;
+		r->kind = RC_FUNC;
+		r->index = v->node;
+		r->v = v->v;
+		val_incref(r->v);
+		r->n = 2;
+		r->items = recipe_items(2);
+		if (v->defaults)
+			recipe_of(p, v->defaults, &r->items[0], depth + 1);
+		else
+			recipe_const(&r->items[0], val_none());
+		if (v->ncells) {
+			struct recipe *t = &r->items[1];
+			t->kind = RC_TUPLE;
+			t->v = val_none();
+			t->n = v->ncells;
+			t->items = recipe_items(v->ncells);
+			for (int i = 0; i < v->ncells; i++)
+				cell_recipe(p, v->cells[i], &t->items[i], depth + 1);
+		} else {
+			recipe_const(&r->items[1], val_none());
+		}
+		return;
+	}
+	case VK_CELLREF:
+		cell_recipe(p, v->cell, r, depth);
+		return;
+	case VK_LAZY:
+		break;
+	}
+	recipe_const(r, val_none());
+}
+
+static void recipe_release(struct recipe *r)
+{
+	val_decref(r->v);
+	for (int i = 0; i < r->n; i++)
+		recipe_release(&r->items[i]);
+	free(r->items);
+}
+
+static void effects_of(struct planner *p, struct trace_result *res)
+{
+	struct tstate *st = p->st;
+	int cap = st->nglobals + (st->f->code->ncellvars + st->f->code->nfreevars) + st->nrecs;
+	res->effects = xcalloc((size_t)(cap ? cap : 1), sizeof *res->effects);
+	for (int i = 0; i < st->nglobals; i++) {
+		if (!st->globals[i].dirty)
+			continue;
+		struct effect *e = &res->effects[res->neffects++];
+		e->kind = EF_GLOBAL;
+		e->name = str_intern(st->globals[i].name->data, st->globals[i].name->len);
+		recipe_of(p, st->globals[i].var, &e->value, 0);
+	}
+	int ncells = st->f->code->ncellvars + st->f->code->nfreevars;
+	for (int i = 0; i < ncells; i++) {
+		struct cellrec *c = st->rootcells[i];
+		if (!c->dirty)
+			continue;
+		struct effect *e = &res->effects[res->neffects++];
+		e->kind = EF_CELL;
+		e->name = val_none();
+		e->index = i;
+		recipe_of(p, c->content, &e->value, 0);
+	}
+	for (int i = 0; i < st->nrecs; i++) {
+		struct seqrec *rec = st->recs[i];
+		if (!rec->mutated || (rec->src < 0 && rec->obj.tag != VAL_LIST))
+			continue;
+		struct effect *e = &res->effects[res->neffects++];
+		e->kind = EF_LIST;
+		e->name = val_none();
+		if (!rec->prefix_dirty && rec->n >= rec->orig_n) {
+			/* appends only: the list gets the new items, whatever its length */
+			e->kind = EF_LIST_APPEND;
+			if (rec->src >= 0) {
+				memset(&e->value, 0, sizeof e->value);
+				e->value.kind = RC_SOURCE;
+				e->value.v = val_none();
+				e->value.index = rec->src;
+			} else {
+				recipe_const(&e->value, rec->obj);
+			}
+			e->n = rec->n - rec->orig_n;
+			e->items = recipe_items(e->n);
+			for (int k = 0; k < e->n; k++)
+				recipe_of(p, rec->items[rec->orig_n + k], &e->items[k], 1);
+			continue;
+		}
+		rec_read(st, rec);
+		if (rec->src >= 0) {
+			memset(&e->value, 0, sizeof e->value);
+			e->value.kind = RC_SOURCE;
+			e->value.v = val_none();
+			e->value.index = rec->src;
+		} else {
+			recipe_const(&e->value, rec->obj);
+		}
+		e->n = rec->n;
+		e->items = recipe_items(rec->n);
+		for (int k = 0; k < rec->n; k++)
+			recipe_of(p, rec->items[k], &e->items[k], 1);
+	}
+}
+
+/* Lists from outside that the trace took for different objects stay
+ * different, when one of them changed or was read after a change. */
+static void distinct_lists(struct tstate *st)
+{
+	for (int i = 0; i < st->nrecs; i++) {
+		struct seqrec *a = st->recs[i];
+		if (!a->mutated || a->src < 0)
+			continue;
+		for (int k = 0; k < st->nrecs; k++) {
+			struct seqrec *b = st->recs[k];
+			if (k == i || b->src < 0 || b->real.tag != VAL_LIST || (b->mutated && k < i))
+				continue;
+			struct guard g = {.kind = GK_ALIAS, .source = a->src, .expect = val_bool(false), .n = b->src};
+			add_guard(st, &g);
+		}
+	}
+}
+
+/* Builds the plan of how the trace ended (the root frame's state or its
+ * return value) and sets the graph's outputs. */
+static void make_plan(struct tstate *st, struct trace_result *res)
+{
+	distinct_lists(st);
+	struct planner p = {st, NULL, 0, NULL, 0, false};
+	p.out_of_node = xmalloc(sizeof(int) * (size_t)(st->g->nnodes ? st->g->nnodes : 1));
+	for (int i = 0; i < st->g->nnodes; i++)
+		p.out_of_node[i] = -1;
+	p.outs = xmalloc(sizeof(int) * (size_t)(st->g->nnodes ? st->g->nnodes : 1));
+	res->ret.v = val_none();
+	if (res->end == TRACE_RETURN) {
+		recipe_of(&p, st->ret, &res->ret, 0);
+	} else {
+		struct tframe *fr = st->root;
+		res->nlocals = fr->code->nlocals;
+		res->locals = recipe_items(res->nlocals);
+		for (int i = 0; i < res->nlocals; i++)
+			recipe_of(&p, fr->locals[i], &res->locals[i], 0);
+		res->nstack = fr->sp;
+		res->stack = recipe_items(fr->sp);
+		for (int i = 0; i < fr->sp; i++)
+			recipe_of(&p, fr->stack[i], &res->stack[i], 0);
+	}
+	effects_of(&p, res);
+	res->nmemo = p.nmemo;
+	st->g->noutputs = p.nout;
+	st->g->outputs = p.outs;
+	free(p.out_of_node);
+	if (p.too_deep) {
+		res->end = TRACE_FAILED;
+		st->error = xstrdup("a value nested too deep to rebuild");
+	}
+}
+
+/* ---- the protected call ---- */
+
+static void attempt_init(struct tstate *st)
+{
+	struct frame *f = st->f;
+	struct code *co = f->code;
+	st->g = graph_new(co->name, st->compile_id, co->src, co->firstline, STAGE_CAPTURED);
+	st->gs = guards_new();
+	struct guard bg = {.kind = GK_BACKEND, .source = -1, .expect = val_none(), .backend = st->cfg->backend};
+	guards_add(st->gs, &bg);
+	struct tframe *root = aalloc(&st->arena, sizeof *root);
+	root->code = co;
+	root->locals = aalloc(&st->arena, sizeof(struct var *) * (size_t)(co->nlocals ? co->nlocals : 1));
+	for (int i = 0; i < co->nlocals; i++) {
+		if (val_is_err(f->locals[i]))
+			continue;
+		struct var *v = new_var(st, VK_LAZY);
+		v->v = keep(st, f->locals[i]);
+		v->skind = SRC_LOCAL;
+		v->sidx = i;
+		v->sname = co->local_names[i];
+		root->locals[i] = v;
+	}
+	int ncells = co->ncellvars + co->nfreevars;
+	root->cells = aalloc(&st->arena, sizeof(struct cellrec *) * (size_t)(ncells ? ncells : 1));
+	st->rootcells = root->cells;
+	for (int i = 0; i < ncells; i++) {
+		value cell = f->cells[i];
+		struct var *content = NULL;
+		if (cell.tag == VAL_CELL && !val_is_err(val_cell(cell)->v)) {
+			content = new_var(st, VK_LAZY);
+			content->v = keep(st, val_cell(cell)->v);
+			content->skind = SRC_CELL;
+			content->sidx = i;
+			content->sname = i < co->ncellvars ? co->cellvar_names[i] : co->freevar_names[i - co->ncellvars];
+		}
+		root->cells[i] = new_cellrec(st, content);
+		root->cells[i]->root_index = i;
+		if (cell.tag == VAL_CELL)
+			root->cells[i]->real = keep(st, cell);
+	}
+	int nstack = (int)(f->sp - f->stack);
+	int maxs = co->max_stack > nstack ? co->max_stack : nstack;
+	root->stack = aalloc(&st->arena, sizeof(struct var *) * (size_t)(maxs ? maxs : 1));
+	for (int i = 0; i < nstack; i++) {
+		struct var *v = new_var(st, VK_LAZY);
+		v->v = keep(st, f->stack[i]);
+		v->skind = SRC_STACK;
+		v->sidx = i;
+		root->stack[i] = v;
+	}
+	root->sp = nstack;
+	root->pc = (int)f->pc;
+	st->root = st->cur = root;
+	st->snap.stack = aalloc(&st->arena, sizeof(struct var *) * (size_t)(maxs ? maxs : 1));
+	st->ninsns = 0;
+	st->has_call = false;
+}
+
+static void attempt_release(struct tstate *st)
+{
+	for (int i = 0; i < st->nheld; i++)
+		val_decref(st->held[i]);
+	st->nheld = 0;
+	arena_free(&st->arena);
+	graph_free(st->g);
+	st->g = NULL;
+	guards_free(st->gs);
+	st->gs = NULL;
+	free(st->guarded);
+	st->guarded = NULL;
+	st->nguarded = 0;
+	st->ninsrc = 0;
+	st->nglobals = 0;
+	st->nrecs = 0;
+	st->root = st->cur = NULL;
+	st->ret = NULL;
+	trace_break_free(st->brk);
+	st->brk = NULL;
+}
+
+/* the traced frame as it was at the start of the breaking instruction */
+static void restore_root(struct tstate *st)
+{
+	struct tframe *root = st->root;
+	root->sp = st->snap.sp;
+	memcpy(root->stack, st->snap.stack, sizeof(struct var *) * (size_t)st->snap.sp);
+	graph_truncate(st->g, st->snap.nnodes);
+	st->ninsrc = st->snap.ninsrc;
+	guards_truncate(st->gs, st->snap.nguards);
+	st->cur = root;
+}
+
+struct trace_result *trace_frame(struct vm *vm, struct frame *f, const struct trace_config *cfg,
+				 const char *compile_id)
+{
+	struct trace_result *res = xcalloc(1, sizeof *res);
+	res->ret.v = val_none();
+	double t0 = now_ms();
+	struct tstate *st = xcalloc(1, sizeof *st);
+	st->vm = vm;
+	st->f = f;
+	st->cfg = cfg;
+	st->compile_id = compile_id;
+	rng_get_state(&st->rng_seed, &st->rng_offset);
+	tracing++;
+	for (int attempt = 0;; attempt++) {
+		rng_set_state(st->rng_seed, st->rng_offset);
+		attempt_init(st);
+		st->abort = ABORT_NONE;
+		if (setjmp(st->jb) == 0) {
+			st->ret = run_frame(st, st->root);
+			res->end = TRACE_RETURN;
+			break;
+		}
+		if (st->abort == ABORT_FAIL) {
+			res->end = TRACE_FAILED;
+			break;
+		}
+		if (st->abort == ABORT_SPLIT) {
+			restore_root(st);
+			res->end = TRACE_SPLIT;
+			res->pc = st->root->pc;
+			break;
+		}
+		/* a break */
+		if (cfg->fullgraph) {
+			res->end = TRACE_FULLGRAPH;
+			break;
+		}
+		if (st->cur == st->root) {
+			restore_root(st);
+			res->end = TRACE_BREAK;
+			res->pc = st->root->pc;
+			break;
+		}
+		if (attempt + 1 >= TRACE_MAX_RESTARTS) {
+			st->error = xstrdup("too many graph breaks inside inlined calls");
+			res->end = TRACE_FAILED;
+			break;
+		}
+		/* a break inside an inlined call: again, breaking at the call */
+		st->forced = realloc(st->forced, sizeof *st->forced * (size_t)(st->nforced + 1));
+		if (!st->forced)
+			oom();
+		st->forced[st->nforced].pc = st->root->pc;
+		st->forced[st->nforced].brk = st->brk;
+		st->nforced++;
+		st->brk = NULL;
+		attempt_release(st);
+	}
+	rng_set_state(st->rng_seed, st->rng_offset);
+	tracing--;
+	double t1 = now_ms();
+	res->trace_ms = t1 - t0;
+	if (res->end == TRACE_FAILED) {
+		res->error = st->error ? st->error : xstrdup("trace failed");
+		st->error = NULL;
+	} else {
+		if (res->end != TRACE_RETURN && res->end != TRACE_SPLIT) {
+			res->brk = st->brk;
+			st->brk = NULL;
+		}
+		if (res->end != TRACE_FULLGRAPH)
+			make_plan(st, res);
+		if (res->end == TRACE_FAILED) {
+			res->error = st->error;
+			st->error = NULL;
+		}
+	}
+	if (res->end != TRACE_FAILED && res->end != TRACE_FULLGRAPH) {
+		res->graph = st->g;
+		st->g = NULL;
+		res->guards = st->gs;
+		st->gs = NULL;
+		guards_finish(res->guards);
+		res->ninputs = st->ninsrc;
+		res->input_sources = st->insrc;
+		st->insrc = NULL;
+		res->graph_calls_user = st->has_call;
+	}
+	res->guard_ms = now_ms() - t1;
+	attempt_release(st);
+	for (int i = 0; i < st->nforced; i++)
+		trace_break_free(st->forced[i].brk);
+	free(st->forced);
+	free(st->insrc);
+	free(st->held);
+	free(st->globals);
+	free(st->recs);
+	free(st->error);
+	free(st);
+	return res;
+}
+
+void trace_result_free(struct trace_result *r)
+{
+	if (!r)
+		return;
+	graph_free(r->graph);
+	free(r->input_sources);
+	guards_free(r->guards);
+	trace_break_free(r->brk);
+	free(r->error);
+	for (int i = 0; i < r->nlocals; i++)
+		recipe_release(&r->locals[i]);
+	free(r->locals);
+	for (int i = 0; i < r->nstack; i++)
+		recipe_release(&r->stack[i]);
+	free(r->stack);
+	recipe_release(&r->ret);
+	for (int i = 0; i < r->neffects; i++) {
+		struct effect *e = &r->effects[i];
+		val_decref(e->name);
+		recipe_release(&e->value);
+		for (int k = 0; k < e->n; k++)
+			recipe_release(&e->items[k]);
+		free(e->items);
+	}
+	free(r->effects);
+	free(r);
+}
+
+/* ---- carrying out a plan ---- */
+
+struct builder {
+	struct vm *vm;
+	struct frame *f;
+	const value *sources;
+	const value *outputs;
+	value *memo;
+};
+
+/* a new reference, or val_err() after tj_error_set(); an RC_UNBOUND gives
+ * val_err() with no error set (*unbound) */
+static value build(struct builder *b, const struct recipe *r, bool *unbound)
+{
+	if (unbound)
+		*unbound = false;
+	switch ((enum recipe_kind)r->kind) {
+	case RC_UNBOUND:
+		if (unbound)
+			*unbound = true;
+		return val_err();
+	case RC_CONST:
+		val_incref(r->v);
+		return r->v;
+	case RC_SOURCE: {
+		value v = b->sources[r->index];
+		if (val_is_err(v)) {
+			tj_error_set("a frame input went missing");
+			return v;
+		}
+		val_incref(v);
+		return v;
+	}
+	case RC_OUTPUT:
+		val_incref(b->outputs[r->index]);
+		return b->outputs[r->index];
+	case RC_MEMO: {
+		value v = b->memo[r->index];
+		if (val_is_err(v)) {
+			tj_error_set("a list refers to itself");
+			return v;
+		}
+		val_incref(v);
+		return v;
+	}
+	case RC_LIST: {
+		value l = list_new((size_t)r->n);
+		val_incref(l);
+		b->memo[r->index] = l;
+		for (int i = 0; i < r->n; i++) {
+			value x = build(b, &r->items[i], NULL);
+			if (val_is_err(x)) {
+				val_decref(l);
+				return x;
+			}
+			list_append(val_list(l), x);
+		}
+		return l;
+	}
+	case RC_TUPLE: {
+		value t = tuple_new((size_t)r->n);
+		for (int i = 0; i < r->n; i++) {
+			value x = build(b, &r->items[i], NULL);
+			if (val_is_err(x)) {
+				val_decref(t);
+				return x;
+			}
+			val_tuple(t)->items[i] = x;
+		}
+		return t;
+	}
+	case RC_ITER: {
+		value seq = build(b, &r->items[0], NULL);
+		if (val_is_err(seq))
+			return seq;
+		value it = iter_new((enum iter_kind)r->index, seq);
+		val_decref(seq);
+		struct iter *ip = val_iter(it);
+		ip->i = r->a;
+		ip->n = r->b;
+		ip->step = r->c;
+		return it;
+	}
+	case RC_GETATTR: {
+		value base = build(b, &r->items[0], NULL);
+		if (val_is_err(base))
+			return base;
+		value m = vm_getattr(b->vm, base, val_str(r->v));
+		val_decref(base);
+		return m;
+	}
+	case RC_FUNC: {
+		value d = build(b, &r->items[0], NULL);
+		if (val_is_err(d))
+			return d;
+		value c = build(b, &r->items[1], NULL);
+		if (val_is_err(c)) {
+			val_decref(d);
+			return c;
+		}
+		value fn = func_new(val_code(r->v), d, c);
+		val_decref(d);
+		val_decref(c);
+		val_incref(fn);
+		b->memo[r->index] = fn;
+		return fn;
+	}
+	case RC_CELL:
+		val_incref(b->f->cells[r->index]);
+		return b->f->cells[r->index];
+	case RC_NEWCELL: {
+		bool ub;
+		value content = build(b, &r->items[0], &ub);
+		if (val_is_err(content) && !ub)
+			return content;
+		value c = cell_new(content);
+		val_decref(content);
+		val_incref(c);
+		b->memo[r->index] = c;
+		return c;
+	}
+	}
+	tj_error_set("bad recipe");
+	return val_err();
+}
+
+int trace_rebuild(const struct trace_result *r, struct vm *vm, struct frame *f, const value *sources,
+		  const value *outputs, value *ret)
+{
+	/* the hit path of most functions: return a value, nothing else */
+	if (r->end == TRACE_RETURN && r->neffects == 0) {
+		const struct recipe *rr = &r->ret;
+		value v;
+		switch (rr->kind) {
+		case RC_OUTPUT:
+			v = outputs[rr->index];
+			break;
+		case RC_CONST:
+			v = rr->v;
+			break;
+		case RC_SOURCE:
+			v = sources[rr->index];
+			if (val_is_err(v))
+				goto general;
+			break;
+		default:
+			goto general;
+		}
+		val_incref(v);
+		*ret = v;
+		return 0;
+	}
+general:;
+	value small_memo[8];
+	value *memo = r->nmemo <= 8 ? small_memo : xmalloc(sizeof(value) * (size_t)r->nmemo);
+	for (int i = 0; i < r->nmemo; i++)
+		memo[i] = val_err();
+	struct builder b = {vm, f, sources, outputs, memo};
+	int nvals = r->nlocals + r->nstack + 1;
+	for (int i = 0; i < r->neffects; i++)
+		nvals += 1 + r->effects[i].n;
+	value small[32];
+	value *vals = nvals <= 32 ? small : xmalloc(sizeof(value) * (size_t)nvals);
+	for (int i = 0; i < nvals; i++)
+		vals[i] = val_none();
+	int k = 0, rc = 0;
+	bool ub;
+	/* 1. every value, before anything changes */
+	for (int i = 0; i < r->neffects && rc == 0; i++) {
+		const struct effect *e = &r->effects[i];
+		vals[k] = build(&b, &e->value, NULL);
+		if (val_is_err(vals[k]))
+			rc = -1;
+		k++;
+		for (int j = 0; j < e->n && rc == 0; j++, k++) {
+			vals[k] = build(&b, &e->items[j], NULL);
+			if (val_is_err(vals[k]))
+				rc = -1;
+		}
+		if (rc == 0 && (e->kind == EF_LIST || e->kind == EF_LIST_APPEND) && vals[k - 1 - e->n].tag != VAL_LIST) {
+			tj_error_set("a list went missing");
+			rc = -1;
+		}
+	}
+	int first_frame = k;
+	if (rc == 0 && r->end == TRACE_RETURN) {
+		vals[k] = build(&b, &r->ret, NULL);
+		if (val_is_err(vals[k]))
+			rc = -1;
+		k++;
+	} else if (rc == 0) {
+		for (int i = 0; i < r->nlocals && rc == 0; i++, k++) {
+			vals[k] = build(&b, &r->locals[i], &ub);
+			if (val_is_err(vals[k]) && !ub)
+				rc = -1;
+		}
+		for (int i = 0; i < r->nstack && rc == 0; i++, k++) {
+			vals[k] = build(&b, &r->stack[i], &ub);
+			if (val_is_err(vals[k]))
+				rc = -1;
+		}
+	}
+	if (rc < 0) {
+		for (int i = 0; i < nvals; i++)
+			val_decref(vals[i]);
+		goto out;
+	}
+	/* 2. the side effects */
+	k = 0;
+	for (int i = 0; i < r->neffects; i++) {
+		const struct effect *e = &r->effects[i];
+		value target = vals[k++];
+		switch ((enum effect_kind)e->kind) {
+		case EF_GLOBAL:
+			vm_set_global(vm, val_str(e->name)->data, target);
+			val_decref(target);
+			break;
+		case EF_CELL: {
+			struct cell *c = val_cell(f->cells[e->index]);
+			value old = c->v;
+			c->v = target;
+			val_decref(old);
+			break;
+		}
+		case EF_LIST_APPEND: {
+			struct list *l = val_list(target);
+			for (int j = 0; j < e->n; j++)
+				list_append(l, vals[k + j]);
+			val_decref(target);
+			break;
+		}
+		case EF_LIST: {
+			struct list *l = val_list(target);
+			size_t oldn = l->len;
+			value *olditems = xmalloc(sizeof(value) * (oldn ? oldn : 1));
+			if (oldn)
+				memcpy(olditems, l->items, sizeof(value) * oldn);
+			l->len = 0;
+			for (int j = 0; j < e->n; j++)
+				list_append(l, vals[k + j]);
+			for (size_t j = 0; j < oldn; j++)
+				val_decref(olditems[j]);
+			free(olditems);
+			val_decref(target);
+			break;
+		}
+		}
+		k += e->n;
+	}
+	/* 3. the frame */
+	if (r->end == TRACE_RETURN) {
+		*ret = vals[first_frame];
+	} else {
+		for (int i = 0; i < r->nlocals; i++) {
+			value old = f->locals[i];
+			f->locals[i] = vals[first_frame + i];
+			val_decref(old);
+		}
+		for (value *p = f->stack; p < f->sp; p++)
+			val_decref(*p);
+		for (int i = 0; i < r->nstack; i++)
+			f->stack[i] = vals[first_frame + r->nlocals + i];
+		f->sp = f->stack + r->nstack;
+		f->pc = (uint32_t)r->pc;
+	}
+out:
+	for (int i = 0; i < r->nmemo; i++)
+		val_decref(memo[i]);
+	if (memo != small_memo)
+		free(memo);
+	if (vals != small)
+		free(vals);
+	return rc;
+}

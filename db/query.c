@@ -1,0 +1,773 @@
+/* query.c - the tools' read queries (query.h).
+ *
+ * One read-only connection per struct dbq. Each statement is prepared
+ * when it is first used and kept; all of them are in the table stmt_sql[]
+ * below, so that a test checks the plan of every one (no SCAN: each finds
+ * its rows through an index of db/schema.sql or a primary key). Only the
+ * run count in the message of an unknown RUN reads the runs table whole.
+ */
+#include "query.h"
+
+#include <errno.h>
+#include <sqlite3.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+
+#include "db.h"
+
+#define BUSY_TIMEOUT_MS 5000
+
+enum stmt {
+	Q_RUN,
+	Q_RUN_OF,
+	Q_RUN_LATEST,
+	Q_RUN_BEFORE,
+	Q_RUN_COUNT,
+	Q_FRAMES,
+	Q_FRAME_COMPILES,
+	Q_BREAKS,
+	Q_FAILURES,
+	Q_GUARDS,
+	Q_COUNT
+};
+
+static const char *const stmt_sql[Q_COUNT] = {
+	[Q_RUN] = "SELECT r.id, r.tool, r.command, r.program, r.backend, r.config, r.pid, r.started_at,"
+		  " r.ended_at, r.exit_status, s.text"
+		  " FROM runs r LEFT JOIN sources s ON s.hash = r.source_hash WHERE r.id = ?1",
+	[Q_RUN_OF] = "SELECT pid, tool FROM runs WHERE id = ?1",
+	[Q_RUN_LATEST] = "SELECT max(id) FROM runs",
+	[Q_RUN_BEFORE] = "SELECT max(id) FROM runs WHERE id < ?1",
+	[Q_RUN_COUNT] = "SELECT count(*) FROM runs",
+	[Q_FRAMES] = "SELECT id, frame_index, function, file, line, resume_pc, resume_line, calls, cache_hits,"
+		     " eager_calls, eager_reason FROM frames WHERE run_id = ?1 ORDER BY frame_index",
+	[Q_FRAME_COMPILES] =
+		"SELECT frame_id, count(*), sum(reason = 'recompile'),"
+		" sum(reason IN ('first', 'recompile') AND outcome IN ('ok', 'graph_break')),"
+		" sum(reason = 'cache_limit'), sum(reason = 'frozen_miss'), sum(outcome = 'error'),"
+		" sum(op_count > 0), sum(op_count), sum(trace_ms), sum(guard_ms), sum(backend_ms), sum(total_ms)"
+		" FROM compiles WHERE run_id = ?1 GROUP BY frame_id",
+	/* min(id) is the only min/max aggregate: SQLite takes the bare
+	 * columns (col, category, message, user_stack) from that row. The
+	 * hits of a place are those of its breaks in the frame itself (a
+	 * one-line user stack) when there are some: a break inside an inlined
+	 * call also breaks the caller at the call, whose row counts the same
+	 * executions again. */
+	[Q_BREAKS] = "SELECT code, file, line, col, category, message, user_stack, count(*),"
+		     " coalesce(sum(CASE WHEN instr(user_stack, char(10)) = 0 THEN hits END), sum(hits)) AS h,"
+		     " min(id)"
+		     " FROM graph_breaks WHERE run_id = ?1 GROUP BY code, file, line"
+		     " ORDER BY h DESC, count(*) DESC, file, line, code",
+	[Q_FAILURES] = "SELECT g.compile_id, c.frame_id, g.failed_label, g.guard_text, g.value_seen"
+		       " FROM guard_failures g JOIN compiles c ON c.id = g.compile_id"
+		       " WHERE g.run_id = ?1 ORDER BY g.compile_id, g.id",
+	/* a label F/N is compile N of frame F: both keys are indexed */
+	[Q_GUARDS] = "SELECT gd.idx, gd.kind, gd.text, gd.file, gd.line, gd.col"
+		     " FROM frames f JOIN compiles c ON c.frame_id = f.id AND c.compile_index = ?3"
+		     " JOIN guards gd ON gd.compile_id = c.id"
+		     " WHERE f.run_id = ?1 AND f.frame_index = ?2 ORDER BY gd.idx",
+};
+
+struct dbq {
+	sqlite3 *db;
+	char *path;
+	sqlite3_stmt *stmt[Q_COUNT];
+};
+
+/* ---- helpers ---- */
+
+static char *xvasprintf(const char *fmt, va_list ap)
+{
+	va_list ap2;
+	va_copy(ap2, ap);
+	int n = vsnprintf(NULL, 0, fmt, ap2);
+	va_end(ap2);
+	if (n < 0)
+		return NULL;
+	char *s = malloc((size_t)n + 1);
+	if (s)
+		vsnprintf(s, (size_t)n + 1, fmt, ap);
+	return s;
+}
+
+__attribute__((format(printf, 2, 3))) static int set_err(char **err, const char *fmt, ...)
+{
+	if (err) {
+		va_list ap;
+		va_start(ap, fmt);
+		*err = xvasprintf(fmt, ap);
+		va_end(ap);
+	}
+	return -1;
+}
+
+static int sql_err(struct dbq *q, char **err)
+{
+	return set_err(err, "database %s: %s", q->path, sqlite3_errmsg(q->db));
+}
+
+static char *dup_col(sqlite3_stmt *st, int i)
+{
+	const unsigned char *s = sqlite3_column_text(st, i);
+	if (!s)
+		return NULL;
+	return strdup((const char *)s);
+}
+
+/* never NULL (malloc failure aside): NULL columns read as "" */
+static char *dup_text(sqlite3_stmt *st, int i)
+{
+	char *s = dup_col(st, i);
+	return s ? s : strdup("");
+}
+
+static sqlite3_stmt *stmt(struct dbq *q, enum stmt s, char **err)
+{
+	if (!q->stmt[s]) {
+		if (sqlite3_prepare_v2(q->db, stmt_sql[s], -1, &q->stmt[s], NULL) != SQLITE_OK) {
+			sql_err(q, err);
+			sqlite3_finalize(q->stmt[s]);
+			q->stmt[s] = NULL;
+			return NULL;
+		}
+	}
+	sqlite3_reset(q->stmt[s]);
+	sqlite3_clear_bindings(q->stmt[s]);
+	return q->stmt[s];
+}
+
+/* One integer (or NULL: *present false) from a one-row statement. */
+static int one_int(struct dbq *q, sqlite3_stmt *st, int64_t *v, bool *present, char **err)
+{
+	int rc = sqlite3_step(st);
+	*present = false;
+	*v = 0;
+	if (rc == SQLITE_ROW) {
+		*present = sqlite3_column_type(st, 0) != SQLITE_NULL;
+		*v = sqlite3_column_int64(st, 0);
+		rc = sqlite3_step(st);
+	}
+	if (rc != SQLITE_DONE) {
+		sql_err(q, err);
+		sqlite3_reset(st);
+		return -1;
+	}
+	sqlite3_reset(st);
+	return 0;
+}
+
+/* "file:" URI of path, percent-encoding what a URI would read otherwise */
+static char *uri_of(const char *path)
+{
+	size_t n = strlen(path);
+	char *u = malloc(n * 3 + 32);
+	if (!u)
+		return NULL;
+	char *p = u;
+	p += sprintf(p, "file:");
+	for (const unsigned char *s = (const unsigned char *)path; *s; s++) {
+		if (*s == '%' || *s == '?' || *s == '#' || *s <= ' ' || *s >= 0x7f)
+			p += sprintf(p, "%%%02X", *s);
+		else
+			*p++ = (char)*s;
+	}
+	strcpy(p, "?mode=ro");
+	return u;
+}
+
+/* ---- opening ---- */
+
+struct dbq *dbq_open(const char *path, char **err)
+{
+	if (err)
+		*err = NULL;
+	struct stat sb;
+	if (stat(path, &sb) != 0) {
+		if (errno == ENOENT || errno == ENOTDIR)
+			set_err(err, "no database at '%s'", path);
+		else
+			set_err(err, "cannot open '%s': %s", path, strerror(errno));
+		return NULL;
+	}
+	if (S_ISDIR(sb.st_mode)) {
+		set_err(err, "cannot open '%s': %s", path, strerror(EISDIR));
+		return NULL;
+	}
+	struct dbq *q = calloc(1, sizeof *q);
+	char *uri = uri_of(path);
+	if (!q || !uri || !(q->path = strdup(path))) {
+		free(uri);
+		free(q);
+		set_err(err, "out of memory");
+		return NULL;
+	}
+	int rc = sqlite3_open_v2(uri, &q->db, SQLITE_OPEN_READONLY | SQLITE_OPEN_URI | SQLITE_OPEN_NOMUTEX, NULL);
+	free(uri);
+	if (rc != SQLITE_OK) {
+		set_err(err, "cannot open '%s': %s", path, q->db ? sqlite3_errmsg(q->db) : sqlite3_errstr(rc));
+		dbq_close(q);
+		return NULL;
+	}
+	sqlite3_busy_timeout(q->db, BUSY_TIMEOUT_MS);
+	sqlite3_stmt *st = NULL;
+	int64_t version = -1, tables = 0;
+	rc = sqlite3_prepare_v2(q->db, "PRAGMA user_version", -1, &st, NULL);
+	if (rc == SQLITE_OK && sqlite3_step(st) == SQLITE_ROW)
+		version = sqlite3_column_int64(st, 0);
+	sqlite3_finalize(st);
+	st = NULL;
+	if (version >= 0 &&
+	    sqlite3_prepare_v2(q->db, "SELECT count(*) FROM sqlite_master WHERE type = 'table' AND name = 'runs'", -1,
+			       &st, NULL) == SQLITE_OK &&
+	    sqlite3_step(st) == SQLITE_ROW)
+		tables = sqlite3_column_int64(st, 0);
+	sqlite3_finalize(st);
+	if (version < 0) {
+		rc = sqlite3_errcode(q->db);
+		if (rc == SQLITE_NOTADB)
+			set_err(err, "'%s' is not a tjit database", path);
+		else
+			set_err(err, "cannot read '%s': %s", path, sqlite3_errmsg(q->db));
+		dbq_close(q);
+		return NULL;
+	}
+	if (version > DB_SCHEMA_VERSION) {
+		set_err(err, "database %s has schema version %lld, this build understands up to %d", path,
+			(long long)version, DB_SCHEMA_VERSION);
+		dbq_close(q);
+		return NULL;
+	}
+	if (version == 0 || tables == 0) {
+		set_err(err, "'%s' is not a tjit database", path);
+		dbq_close(q);
+		return NULL;
+	}
+	if (version < DB_SCHEMA_VERSION) {
+		set_err(err, "database %s has the old schema version %lld: run tjit on it once to migrate it", path,
+			(long long)version);
+		dbq_close(q);
+		return NULL;
+	}
+	return q;
+}
+
+void dbq_close(struct dbq *q)
+{
+	if (!q)
+		return;
+	for (int i = 0; i < Q_COUNT; i++)
+		sqlite3_finalize(q->stmt[i]);
+	sqlite3_close(q->db);
+	free(q->path);
+	free(q);
+}
+
+const char *dbq_path(const struct dbq *q)
+{
+	return q ? q->path : NULL;
+}
+
+/* ---- runs ---- */
+
+static bool parse_count(const char *s, int64_t *out)
+{
+	if (!*s)
+		return false;
+	int64_t v = 0;
+	for (; *s; s++) {
+		if (*s < '0' || *s > '9' || v > (INT64_MAX - 9) / 10)
+			return false;
+		v = v * 10 + (*s - '0');
+	}
+	*out = v;
+	return true;
+}
+
+static int run_count(struct dbq *q, int64_t *n, char **err)
+{
+	sqlite3_stmt *st = stmt(q, Q_RUN_COUNT, err);
+	bool present;
+	return st ? one_int(q, st, n, &present, err) : -1;
+}
+
+static int no_run(struct dbq *q, const char *spec, char **err)
+{
+	int64_t n = 0;
+	if (run_count(q, &n, err) < 0)
+		return -1;
+	if (n == 0)
+		return set_err(err, "no run '%s' in %s (it has no runs)", spec, q->path);
+	return set_err(err, "no run '%s' in %s (it has %lld run%s)", spec, q->path, (long long)n, n == 1 ? "" : "s");
+}
+
+int dbq_resolve_run(struct dbq *q, const char *spec, int64_t *id, char **err)
+{
+	if (err)
+		*err = NULL;
+	int64_t back = 0, v = 0;
+	bool present = false;
+	if (strncmp(spec, "latest", 6) == 0 && (spec[6] == 0 || spec[6] == '~')) {
+		if (spec[6] == '~' && !parse_count(spec + 7, &back))
+			return set_err(err, "bad run '%s': expected a run id, latest or latest~N", spec);
+		sqlite3_stmt *st = stmt(q, Q_RUN_LATEST, err);
+		if (!st || one_int(q, st, &v, &present, err) < 0)
+			return -1;
+		/* each step back is one search of the primary key */
+		while (present && back > 0) {
+			st = stmt(q, Q_RUN_BEFORE, err);
+			if (!st)
+				return -1;
+			sqlite3_bind_int64(st, 1, v);
+			if (one_int(q, st, &v, &present, err) < 0)
+				return -1;
+			back--;
+		}
+		if (!present)
+			return no_run(q, spec, err);
+		*id = v;
+		return 0;
+	}
+	if (!parse_count(spec, &v) || v == 0)
+		return set_err(err, "bad run '%s': expected a run id, latest or latest~N", spec);
+	sqlite3_stmt *st = stmt(q, Q_RUN_OF, err);
+	if (!st)
+		return -1;
+	sqlite3_bind_int64(st, 1, v);
+	int rc = sqlite3_step(st);
+	sqlite3_reset(st);
+	if (rc == SQLITE_DONE)
+		return no_run(q, spec, err);
+	if (rc != SQLITE_ROW)
+		return sql_err(q, err);
+	*id = v;
+	return 0;
+}
+
+/* 1: run id has pid and tool, 0: not (or no such run), -1: error */
+static int run_is(struct dbq *q, int64_t id, int64_t pid, const char *tool)
+{
+	sqlite3_stmt *st = stmt(q, Q_RUN_OF, NULL);
+	if (!st)
+		return -1;
+	sqlite3_bind_int64(st, 1, id);
+	int rc = sqlite3_step(st), is = 0;
+	if (rc == SQLITE_ROW) {
+		const unsigned char *t = sqlite3_column_text(st, 1);
+		is = sqlite3_column_int64(st, 0) == pid && t && strcmp((const char *)t, tool) == 0;
+	} else if (rc != SQLITE_DONE) {
+		is = -1;
+	}
+	sqlite3_reset(st);
+	return is;
+}
+
+int64_t dbq_find_run(struct dbq *q, int64_t handle, int64_t pid, const char *tool)
+{
+	if (handle > 0 && run_is(q, handle, pid, tool) == 1)
+		return handle;
+	/* another process logged meanwhile: walk back from the latest run */
+	int64_t v = 0;
+	bool present = false;
+	sqlite3_stmt *st = stmt(q, Q_RUN_LATEST, NULL);
+	if (!st || one_int(q, st, &v, &present, NULL) < 0)
+		return 0;
+	while (present) {
+		int is = run_is(q, v, pid, tool);
+		if (is < 0)
+			return 0;
+		if (is)
+			return v;
+		st = stmt(q, Q_RUN_BEFORE, NULL);
+		if (!st)
+			return 0;
+		sqlite3_bind_int64(st, 1, v);
+		if (one_int(q, st, &v, &present, NULL) < 0)
+			return 0;
+	}
+	return 0;
+}
+
+int dbq_run_get(struct dbq *q, int64_t id, struct dbq_run *out, char **err)
+{
+	if (err)
+		*err = NULL;
+	memset(out, 0, sizeof *out);
+	sqlite3_stmt *st = stmt(q, Q_RUN, err);
+	if (!st)
+		return -1;
+	sqlite3_bind_int64(st, 1, id);
+	int rc = sqlite3_step(st);
+	if (rc == SQLITE_DONE) {
+		sqlite3_reset(st);
+		return set_err(err, "no run %lld in %s", (long long)id, q->path);
+	}
+	if (rc != SQLITE_ROW) {
+		sqlite3_reset(st);
+		return sql_err(q, err);
+	}
+	out->id = sqlite3_column_int64(st, 0);
+	out->tool = dup_text(st, 1);
+	out->command = dup_text(st, 2);
+	out->program = dup_text(st, 3);
+	out->backend = dup_col(st, 4);
+	out->config = dup_text(st, 5);
+	out->pid = sqlite3_column_int64(st, 6);
+	out->started_at = sqlite3_column_double(st, 7);
+	out->finished = sqlite3_column_type(st, 8) != SQLITE_NULL;
+	out->ended_at = sqlite3_column_double(st, 8);
+	out->exit_status = sqlite3_column_type(st, 9) != SQLITE_NULL ? sqlite3_column_int(st, 9) : -1;
+	out->source_text = dup_col(st, 10);
+	sqlite3_reset(st);
+	if (!out->tool || !out->command || !out->program || !out->config) {
+		dbq_run_release(out);
+		return set_err(err, "out of memory");
+	}
+	return 0;
+}
+
+void dbq_run_release(struct dbq_run *r)
+{
+	if (!r)
+		return;
+	free(r->tool);
+	free(r->command);
+	free(r->program);
+	free(r->backend);
+	free(r->config);
+	free(r->source_text);
+	memset(r, 0, sizeof *r);
+}
+
+/* ---- growable arrays ---- */
+
+static void *grow(void *arr, int n, int *cap, size_t size)
+{
+	if (n < *cap)
+		return arr;
+	int c = *cap ? *cap * 2 : 16;
+	void *bigger = realloc(arr, (size_t)c * size);
+	if (bigger)
+		*cap = c;
+	return bigger;
+}
+
+/* ---- frames ---- */
+
+static struct dbq_frame *frame_by_id(struct dbq_frame *f, int n, int64_t id)
+{
+	/* frames come in frame_index order, which is also id order within a
+	 * run as long as one process logs it; search, then fall back */
+	int lo = 0, hi = n - 1;
+	while (lo <= hi) {
+		int mid = lo + (hi - lo) / 2;
+		if (f[mid].id == id)
+			return &f[mid];
+		if (f[mid].id < id)
+			lo = mid + 1;
+		else
+			hi = mid - 1;
+	}
+	for (int i = 0; i < n; i++)
+		if (f[i].id == id)
+			return &f[i];
+	return NULL;
+}
+
+int dbq_frames(struct dbq *q, int64_t run_id, struct dbq_frame **out, int *nout, char **err)
+{
+	if (err)
+		*err = NULL;
+	*out = NULL;
+	*nout = 0;
+	struct dbq_frame *f = NULL;
+	int n = 0, cap = 0, rc;
+	sqlite3_stmt *st = stmt(q, Q_FRAMES, err);
+	if (!st)
+		return -1;
+	sqlite3_bind_int64(st, 1, run_id);
+	while ((rc = sqlite3_step(st)) == SQLITE_ROW) {
+		struct dbq_frame *bigger = grow(f, n, &cap, sizeof *f);
+		if (!bigger)
+			goto oom;
+		f = bigger;
+		struct dbq_frame *r = &f[n];
+		memset(r, 0, sizeof *r);
+		r->id = sqlite3_column_int64(st, 0);
+		r->frame_index = sqlite3_column_int(st, 1);
+		r->function = dup_text(st, 2);
+		r->file = dup_text(st, 3);
+		n++;
+		r->line = sqlite3_column_int(st, 4);
+		r->resume_pc = sqlite3_column_int(st, 5);
+		r->resume_line = sqlite3_column_int(st, 6);
+		r->calls = sqlite3_column_int64(st, 7);
+		r->cache_hits = sqlite3_column_int64(st, 8);
+		r->eager_calls = sqlite3_column_int64(st, 9);
+		r->eager_reason = dup_col(st, 10);
+		if (!r->function || !r->file)
+			goto oom;
+	}
+	sqlite3_reset(st);
+	if (rc != SQLITE_DONE)
+		goto fail;
+	st = stmt(q, Q_FRAME_COMPILES, err);
+	if (!st)
+		goto out;
+	sqlite3_bind_int64(st, 1, run_id);
+	while ((rc = sqlite3_step(st)) == SQLITE_ROW) {
+		struct dbq_frame *r = frame_by_id(f, n, sqlite3_column_int64(st, 0));
+		if (!r)
+			continue;
+		r->compiles = sqlite3_column_int64(st, 1);
+		r->recompiles = sqlite3_column_int64(st, 2);
+		r->entries = sqlite3_column_int64(st, 3);
+		r->cache_limit = sqlite3_column_int64(st, 4);
+		r->frozen_miss = sqlite3_column_int64(st, 5);
+		r->errors = sqlite3_column_int64(st, 6);
+		r->graphs = sqlite3_column_int64(st, 7);
+		r->ops = sqlite3_column_int64(st, 8);
+		r->trace_ms = sqlite3_column_double(st, 9);
+		r->guard_ms = sqlite3_column_double(st, 10);
+		r->backend_ms = sqlite3_column_double(st, 11);
+		r->total_ms = sqlite3_column_double(st, 12);
+	}
+	sqlite3_reset(st);
+	if (rc != SQLITE_DONE)
+		goto fail;
+	*out = f;
+	*nout = n;
+	return 0;
+oom:
+	sqlite3_reset(st);
+	set_err(err, "out of memory");
+	goto out;
+fail:
+	sql_err(q, err);
+out:
+	dbq_frames_free(f, n);
+	return -1;
+}
+
+void dbq_frames_free(struct dbq_frame *f, int n)
+{
+	for (int i = 0; i < n; i++) {
+		free(f[i].function);
+		free(f[i].file);
+		free(f[i].eager_reason);
+	}
+	free(f);
+}
+
+/* ---- graph breaks ---- */
+
+int dbq_breaks(struct dbq *q, int64_t run_id, struct dbq_break **out, int *nout, char **err)
+{
+	if (err)
+		*err = NULL;
+	*out = NULL;
+	*nout = 0;
+	struct dbq_break *b = NULL;
+	int n = 0, cap = 0, rc;
+	sqlite3_stmt *st = stmt(q, Q_BREAKS, err);
+	if (!st)
+		return -1;
+	sqlite3_bind_int64(st, 1, run_id);
+	while ((rc = sqlite3_step(st)) == SQLITE_ROW) {
+		struct dbq_break *bigger = grow(b, n, &cap, sizeof *b);
+		if (!bigger)
+			goto oom;
+		b = bigger;
+		struct dbq_break *r = &b[n++];
+		memset(r, 0, sizeof *r);
+		r->code = dup_text(st, 0);
+		r->file = dup_text(st, 1);
+		r->line = sqlite3_column_int(st, 2);
+		r->col = sqlite3_column_int(st, 3);
+		r->category = dup_text(st, 4);
+		r->message = dup_text(st, 5);
+		r->user_stack = dup_text(st, 6);
+		r->compiles = sqlite3_column_int64(st, 7);
+		r->hits = sqlite3_column_int64(st, 8);
+		if (!r->code || !r->file || !r->category || !r->message || !r->user_stack)
+			goto oom;
+	}
+	sqlite3_reset(st);
+	if (rc != SQLITE_DONE) {
+		sql_err(q, err);
+		dbq_breaks_free(b, n);
+		return -1;
+	}
+	*out = b;
+	*nout = n;
+	return 0;
+oom:
+	sqlite3_reset(st);
+	dbq_breaks_free(b, n);
+	return set_err(err, "out of memory");
+}
+
+void dbq_breaks_free(struct dbq_break *b, int n)
+{
+	for (int i = 0; i < n; i++) {
+		free(b[i].code);
+		free(b[i].category);
+		free(b[i].message);
+		free(b[i].file);
+		free(b[i].user_stack);
+	}
+	free(b);
+}
+
+/* ---- guard failures ---- */
+
+static const char *col_str(sqlite3_stmt *st, int i)
+{
+	const unsigned char *s = sqlite3_column_text(st, i);
+	return s ? (const char *)s : "";
+}
+
+int dbq_each_failure(struct dbq *q, int64_t run_id, int (*fn)(void *ctx, const struct dbq_failure *f), void *ctx,
+		     char **err)
+{
+	if (err)
+		*err = NULL;
+	sqlite3_stmt *st = stmt(q, Q_FAILURES, err);
+	if (!st)
+		return -1;
+	sqlite3_bind_int64(st, 1, run_id);
+	int rc, stop = 0;
+	while ((rc = sqlite3_step(st)) == SQLITE_ROW) {
+		struct dbq_failure f = {
+			.compile_id = sqlite3_column_int64(st, 0),
+			.frame_id = sqlite3_column_int64(st, 1),
+			.failed_label = col_str(st, 2),
+			.guard_text = col_str(st, 3),
+			.value_seen = col_str(st, 4),
+		};
+		stop = fn(ctx, &f);
+		if (stop)
+			break;
+	}
+	sqlite3_reset(st);
+	if (!stop && rc != SQLITE_DONE)
+		return sql_err(q, err);
+	return stop;
+}
+
+/* ---- guards ---- */
+
+int dbq_guards(struct dbq *q, int64_t run_id, const char *label, struct dbq_guard **out, int *nout, char **err)
+{
+	if (err)
+		*err = NULL;
+	*out = NULL;
+	*nout = 0;
+	int frame = -1, index = -1, used = 0;
+	if (sscanf(label, "%d/%d%n", &frame, &index, &used) != 2 || label[used] || frame < 0 || index < 0)
+		return 0; /* not a compile id: no guards */
+	sqlite3_stmt *st = stmt(q, Q_GUARDS, err);
+	if (!st)
+		return -1;
+	sqlite3_bind_int64(st, 1, run_id);
+	sqlite3_bind_int(st, 2, frame);
+	sqlite3_bind_int(st, 3, index);
+	struct dbq_guard *g = NULL;
+	int n = 0, cap = 0, rc;
+	while ((rc = sqlite3_step(st)) == SQLITE_ROW) {
+		struct dbq_guard *bigger = grow(g, n, &cap, sizeof *g);
+		if (!bigger)
+			goto oom;
+		g = bigger;
+		struct dbq_guard *r = &g[n++];
+		memset(r, 0, sizeof *r);
+		r->idx = sqlite3_column_int(st, 0);
+		r->kind = dup_text(st, 1);
+		r->text = dup_text(st, 2);
+		r->file = dup_col(st, 3);
+		r->line = sqlite3_column_int(st, 4);
+		r->col = sqlite3_column_int(st, 5);
+		if (!r->kind || !r->text)
+			goto oom;
+	}
+	sqlite3_reset(st);
+	if (rc != SQLITE_DONE) {
+		sql_err(q, err);
+		dbq_guards_free(g, n);
+		return -1;
+	}
+	*out = g;
+	*nout = n;
+	return 0;
+oom:
+	sqlite3_reset(st);
+	dbq_guards_free(g, n);
+	return set_err(err, "out of memory");
+}
+
+void dbq_guards_free(struct dbq_guard *g, int n)
+{
+	for (int i = 0; i < n; i++) {
+		free(g[i].kind);
+		free(g[i].text);
+		free(g[i].file);
+	}
+	free(g);
+}
+
+/* ---- tests ---- */
+
+const char *dbq_statement(int i, bool *may_scan_runs)
+{
+	if (i < 0 || i >= Q_COUNT)
+		return NULL;
+	if (may_scan_runs)
+		*may_scan_runs = i == Q_RUN_COUNT;
+	return stmt_sql[i];
+}
+
+char *dbq_explain(struct dbq *q, int i, char **err)
+{
+	if (err)
+		*err = NULL;
+	if (i < 0 || i >= Q_COUNT) {
+		set_err(err, "no statement %d", i);
+		return NULL;
+	}
+	size_t len = strlen(stmt_sql[i]) + 32;
+	char *sql = malloc(len);
+	if (!sql) {
+		set_err(err, "out of memory");
+		return NULL;
+	}
+	snprintf(sql, len, "EXPLAIN QUERY PLAN %s", stmt_sql[i]);
+	sqlite3_stmt *st = NULL;
+	int rc = sqlite3_prepare_v2(q->db, sql, -1, &st, NULL);
+	free(sql);
+	if (rc != SQLITE_OK) {
+		sql_err(q, err);
+		return NULL;
+	}
+	char *out = NULL;
+	size_t n = 0;
+	while (sqlite3_step(st) == SQLITE_ROW) {
+		const char *d = col_str(st, 3);
+		size_t dl = strlen(d);
+		char *bigger = realloc(out, n + dl + 2);
+		if (!bigger) {
+			free(out);
+			sqlite3_finalize(st);
+			set_err(err, "out of memory");
+			return NULL;
+		}
+		out = bigger;
+		memcpy(out + n, d, dl);
+		n += dl;
+		out[n++] = '\n';
+		out[n] = 0;
+	}
+	sqlite3_finalize(st);
+	return out ? out : strdup("");
+}

@@ -1,0 +1,134 @@
+/* query.h - the tools' read queries over the compile log (db/schema.sql).
+ *
+ * db/ is the only place that includes sqlite3.h: the tools get plain
+ * structs and strings from here. A struct dbq is one read-only connection
+ * (a "file:PATH?mode=ro" URI, with a busy timeout, so that a report never
+ * blocks, or is blocked by, a program logging into the same file).
+ *
+ * Every query filters by an indexed key (a run id, a compile id, a hash):
+ * a report costs the same on a database of one run or of thousands. The
+ * statements are listed in dbq_statement() so that tests/unit/check_query.c
+ * can check each one's EXPLAIN QUERY PLAN.
+ *
+ * Errors: each function that can fail returns -1 (or NULL) with *err set
+ * to a malloc'd message (no "tool: " prefix, lowercase, no period), e.g.
+ * "no database at 'x.db'" or "no run 'latest~5' in x.db (it has 3 runs)".
+ * err may be NULL. Strings in the structs are malloc'd and owned by them;
+ * the *_free functions free an array with its strings.
+ */
+#ifndef TJ_QUERY_H
+#define TJ_QUERY_H
+
+#include <stdbool.h>
+#include <stdint.h>
+
+struct dbq;   /* opaque: a read-only connection */
+
+/* Opens the database at path for reading. Refuses a missing file ("no
+ * database at 'x.db'"), a file that is not a tjit database, and a newer
+ * schema version than this build knows. */
+struct dbq *dbq_open(const char *path, char **err);
+void dbq_close(struct dbq *q);
+const char *dbq_path(const struct dbq *q);
+
+/* A RUN as the tools take it: a run id ("12"), "latest", or "latest~N"
+ * (the Nth run before the latest, as in git; "latest~0" is "latest").
+ * 0 with *id, or -1 with *err ("no run 'latest~5' in x.db (it has 3
+ * runs)", "bad run 'x': expected a run id, latest or latest~N"). */
+int dbq_resolve_run(struct dbq *q, const char *spec, int64_t *id, char **err);
+
+/* The run a process logged: handle (what db_begin_run returned) when that
+ * row has this pid and tool, else the newest run with them (another
+ * process logged into the file meanwhile); 0 when there is none. */
+int64_t dbq_find_run(struct dbq *q, int64_t handle, int64_t pid, const char *tool);
+
+struct dbq_run {
+	int64_t id;
+	char *tool, *command, *program;
+	char *backend;        /* NULL: no --backend override */
+	char *config;         /* "fullgraph=0 cache_size_limit=8 eager=0" */
+	int64_t pid;
+	double started_at;    /* seconds since the epoch */
+	double ended_at;      /* valid when finished */
+	bool finished;        /* ended_at is set: the run ended (else running or killed) */
+	int exit_status;      /* valid when finished */
+	char *source_text;    /* the program's text by hash; NULL when not stored */
+};
+/* 0, or -1 with *err ("no run 12 in x.db"). */
+int dbq_run_get(struct dbq *q, int64_t id, struct dbq_run *out, char **err);
+void dbq_run_release(struct dbq_run *r);
+
+/* A frame of a run with its counters and the sums of its compiles. */
+struct dbq_frame {
+	int64_t id;
+	int frame_index;
+	char *function, *file;
+	int line;             /* def line */
+	int resume_pc;        /* 0: the function's entry */
+	int resume_line;      /* 0: none */
+	int64_t calls, cache_hits, eager_calls;
+	char *eager_reason;   /* NULL when none ran eagerly, or when not known */
+	/* from its compiles */
+	int64_t compiles;     /* rows, every reason */
+	int64_t recompiles;   /* reason 'recompile' */
+	int64_t entries;      /* first or recompile that made an entry (outcome ok or graph_break) */
+	int64_t cache_limit;  /* reason 'cache_limit' rows (0 or 1) */
+	int64_t frozen_miss;  /* reason 'frozen_miss' rows */
+	int64_t errors;       /* outcome 'error' */
+	int64_t graphs;       /* compiles whose captured graph has ops */
+	int64_t ops;          /* their ops */
+	double trace_ms, guard_ms, backend_ms, total_ms;
+};
+/* The frames of a run in frame_index order. */
+int dbq_frames(struct dbq *q, int64_t run_id, struct dbq_frame **out, int *n, char **err);
+void dbq_frames_free(struct dbq_frame *f, int n);
+
+/* The graph breaks of a run, one per (code, file, line), ranked by hits,
+ * then by the compiles that broke there, then by place. */
+struct dbq_break {
+	char *code, *category;
+	char *message;        /* of the first break at the place */
+	char *file;
+	int line, col;
+	char *user_stack;     /* of the first break: "file:line in function" lines */
+	int64_t compiles;     /* compiles whose trace broke here */
+	int64_t hits;         /* times the breaking instruction ran: graph_breaks.hits summed over
+	                         the breaks in the frame itself (a one-line user_stack), or over
+	                         all when none is (an inlined callee's break also breaks its
+	                         caller at the call, which would count the same runs twice) */
+};
+int dbq_breaks(struct dbq *q, int64_t run_id, struct dbq_break **out, int *n, char **err);
+void dbq_breaks_free(struct dbq_break *b, int n);
+
+/* The guard failures of a run by compile, each compile's in their order
+ * (newest entry first), streamed: there is one per existing
+ * entry per recompile. The strings live until fn returns; fn returns 0 to
+ * go on, else the walk stops and returns that value. -1 on an error. */
+struct dbq_failure {
+	int64_t compile_id;   /* the recompile it triggered */
+	int64_t frame_id;
+	const char *failed_label;  /* "0/3": the entry whose guard failed */
+	const char *guard_text;
+	const char *value_seen;
+};
+int dbq_each_failure(struct dbq *q, int64_t run_id, int (*fn)(void *ctx, const struct dbq_failure *f),
+		     void *ctx, char **err);
+
+/* The guards of the compile labelled label ("0/3") in a run, in check order. */
+struct dbq_guard {
+	int idx;
+	char *kind, *text;
+	char *file;           /* NULL: no user line */
+	int line, col;
+};
+int dbq_guards(struct dbq *q, int64_t run_id, const char *label, struct dbq_guard **out, int *n, char **err);
+void dbq_guards_free(struct dbq_guard *g, int n);
+
+/* ---- for tests/unit/check_query.c ---- */
+/* The SQL of statement i (NULL past the last), and whether it may scan the
+ * runs table (only the run count of an error message does). */
+const char *dbq_statement(int i, bool *may_scan_runs);
+/* EXPLAIN QUERY PLAN of statement i, one "detail" a line (malloc'd). */
+char *dbq_explain(struct dbq *q, int i, char **err);
+
+#endif

@@ -1,0 +1,181 @@
+#!/bin/sh
+# tests/e2e/db/check.sh - what `tjit run` writes into its database, queried
+# with the sqlite3 command-line shell (the Debian package sqlite3, which
+# scripts/install-deps installs; without it the test is skipped).
+#
+# Each case runs tjit on a program of this folder with --db on a fresh file
+# (or TJIT_DB, or the default ./tjit.db) and compares query results with
+# what the program must have logged: the run row (command, program, source
+# text by hash, config, start, end, exit status), frames and their
+# counters, compiles with their ids and reasons, guards, guard failures,
+# graph breaks with their codes and hit counts, graphs and nodes. A
+# program killed by SIGKILL keeps its rows, with ended_at NULL.
+#
+# Environment: TJIT (the binary; default ./tjit), TJ_SRCDIR (the top
+# source folder; default: three levels above this script).
+set -u
+
+top=${TJ_SRCDIR:-$(cd "$(dirname "$0")/../../.." && pwd)}
+top=$(cd "$top" && pwd) || exit 99
+tjit=${TJIT:-./tjit}
+case $tjit in /*) ;; *) tjit=$(pwd)/$tjit ;; esac
+[ -x "$tjit" ] || { echo "check.sh: no tjit binary at $tjit (set TJIT)" >&2; exit 99; }
+if ! command -v sqlite3 >/dev/null 2>&1; then
+	echo "SKIP: no sqlite3 command-line shell (scripts/install-deps installs it)"
+	exit 77
+fi
+
+work=$(mktemp -d "${TMPDIR:-/tmp}/tjit-db.XXXXXX") || exit 99
+trap 'rm -rf "$work"' EXIT
+trap 'exit 130' INT TERM
+ln -s "$top/tests" "$work/tests"
+unset TJIT_LOGS TJIT_DB
+LC_ALL=C
+export LC_ALL
+cd "$work" || exit 99
+
+fail=0
+pass=0
+# check NAME DB SQL EXPECTED: the query's output (sqlite3's default list
+# mode, '|' between columns, a line a row) must be EXPECTED
+check() {
+	got=$(sqlite3 "$2" "$3" 2>&1)
+	if [ "$got" = "$4" ]; then
+		pass=$((pass + 1))
+	else
+		fail=$((fail + 1))
+		echo "FAIL: $1"
+		echo "  query:    $3"
+		echo "  expected: $(printf '%s' "$4" | sed '2,$s/^/            /')"
+		echo "  got:      $(printf '%s' "$got" | sed '2,$s/^/            /')"
+	fi
+}
+# run EXPECTED_STATUS ARGS...: runs tjit, output discarded
+run() {
+	want=$1
+	shift
+	"$tjit" "$@" >"$work/out" 2>"$work/err"
+	st=$?
+	if [ "$st" -ne "$want" ]; then
+		fail=$((fail + 1))
+		echo "FAIL: tjit $*: exit status $st, expected $want"
+		sed 's/^/  stderr: /' "$work/err"
+	fi
+}
+
+prog=tests/e2e/db/breaks.tj
+db=$work/breaks.db
+run 0 run --db "$db" "$prog"
+check "one run row, finished with status 0" "$db" \
+	"SELECT id, tool, command, program, exit_status, ended_at >= started_at, pid > 0 FROM runs" \
+	"1|tjit run|tjit run --db $db $prog|$prog|0|1|1"
+check "the program's text by hash" "$db" \
+	"SELECT s.path, s.text = CAST(readfile('$prog') AS TEXT) FROM runs r JOIN sources s ON s.hash = r.source_hash" \
+	"$prog|1"
+check "the config" "$db" "SELECT backend IS NULL, config FROM runs" \
+	"1|fullgraph=0 cache_size_limit=8 eager=0"
+check "frames: the function and its resume point after print" "$db" \
+	"SELECT frame_index, function, file, line, resume_pc > 0, resume_line FROM frames ORDER BY frame_index" \
+	"0|f|$prog|3|0|
+1|f|$prog|3|1|5"
+check "frame counters: the entry missed twice, the resume point once" "$db" \
+	"SELECT frame_index, calls, cache_hits, eager_calls FROM frames ORDER BY frame_index" \
+	"0|4|2|0
+1|4|3|0"
+check "compiles: ids, reasons, outcomes" "$db" \
+	"SELECT c.label, c.compile_index, c.reason, c.backend, c.outcome, c.op_count FROM compiles c ORDER BY c.id" \
+	"0/0|0|first|eager|graph_break|1
+1/0|0|first|eager|ok|1
+0/1|1|recompile|eager|graph_break|1"
+check "compile times are recorded" "$db" \
+	"SELECT count(*) FROM compiles WHERE total_ms > 0 AND total_ms >= trace_ms AND started_at > 0" "3"
+check "guard failures of the recompiles" "$db" \
+	"SELECT c.label, g.failed_label, g.guard_text, g.value_seen FROM guard_failures g JOIN compiles c ON c.id = g.compile_id ORDER BY g.id" \
+	"0/1|0/0|L['n'] == 2|3"
+check "graph breaks: code, place, hits" "$db" \
+	"SELECT c.label, b.code, b.category, b.message, b.file, b.line, b.user_stack, b.hits FROM graph_breaks b JOIN compiles c ON c.id = b.compile_id ORDER BY b.id" \
+	"0/0|TJB001|side_effect|call to print (side effect)|$prog|5|$prog:5 in f|3
+0/1|TJB001|side_effect|call to print (side effect)|$prog|5|$prog:5 in f|1"
+check "guards with their lines" "$db" \
+	"SELECT DISTINCT g.text, g.line FROM guards g JOIN compiles c ON c.id = g.compile_id WHERE c.label = '0/0' AND g.text LIKE 'L[''n'']%'" \
+	"L['n'] == 2|4"
+check "graphs and their nodes" "$db" \
+	"SELECT c.label, gr.stage, gr.name, gr.op_count, n.idx, n.kind, n.op, n.args, n.dtype, n.shape, n.line FROM graphs gr JOIN compiles c ON c.id = gr.compile_id JOIN nodes n ON n.graph_id = gr.id WHERE c.label = '0/0' ORDER BY n.idx" \
+	"0/0|captured|f|1|0|input||L['x']|float32|[2]|
+0/0|captured|f|1|1|op|mul|x, 2|float32|[2]|4
+0/0|captured|f|1|2|output||mul|||"
+check "a graph's listing is LANGUAGE.md section 7's" "$db" \
+	"SELECT substr(listing, 1, instr(listing, char(10)) - 1) FROM graphs gr JOIN compiles c ON c.id = gr.compile_id WHERE c.label = '0/0'" \
+	"graph 0/0 f ($prog:3) · 1 op"
+
+# a second run appends to the same file
+run 0 run --db "$db" --backend eager --fullgraph --cache-size-limit 3 tests/e2e/db/limit.tj
+check "a second run, with its flags" "$db" \
+	"SELECT id, program, backend, config, exit_status FROM runs ORDER BY id" \
+	"1|$prog||fullgraph=0 cache_size_limit=8 eager=0|0
+2|tests/e2e/db/limit.tj|eager|fullgraph=1 cache_size_limit=3 eager=0|0"
+check "the cache limit is a compile row" "$db" \
+	"SELECT c.label, c.reason, c.outcome FROM compiles c WHERE c.run_id = 2 ORDER BY c.id" \
+	"0/0|first|ok
+0/1|recompile|ok
+0/2|recompile|ok
+0/3|cache_limit|skipped"
+check "the frame ran eagerly from the limit on" "$db" \
+	"SELECT calls, cache_hits, eager_calls, eager_reason FROM frames WHERE run_id = 2" \
+	"5|0|2|cache_limit"
+
+# TJIT_DB names the file; --db wins over it; --no-db writes nothing
+TJIT_DB=$work/env.db run 0 run tests/e2e/db/limit.tj
+check "TJIT_DB selects the file" "$work/env.db" "SELECT count(*), max(exit_status) FROM runs" "1|0"
+TJIT_DB=$work/env.db run 0 run --db "$work/flag.db" tests/e2e/db/limit.tj
+check "--db overrides TJIT_DB" "$work/env.db" "SELECT count(*) FROM runs" "1"
+check "... and writes its own file" "$work/flag.db" "SELECT count(*) FROM runs" "1"
+mkdir "$work/quiet"
+(cd "$work/quiet" && ln -s "$top/tests" tests && TJIT_DB= "$tjit" run --no-db tests/e2e/db/limit.tj >/dev/null 2>&1)
+if [ -n "$(ls "$work/quiet" | grep -v '^tests$')" ]; then
+	fail=$((fail + 1))
+	echo "FAIL: --no-db wrote files: $(ls "$work/quiet")"
+else
+	pass=$((pass + 1))
+fi
+mkdir "$work/default"
+(cd "$work/default" && ln -s "$top/tests" tests && "$tjit" run tests/e2e/db/limit.tj >/dev/null 2>&1)
+check "the default database is ./tjit.db" "$work/default/tjit.db" "SELECT count(*) FROM runs" "1"
+
+# failures end the run too
+db=$work/fails.db
+run 1 run --db "$db" tests/e2e/db/fails.tj
+run 2 run --db "$db" tests/e2e/db/no_such_file.tj
+run 1 explain --db "$db" tests/e2e/db/fails.tj
+check "runs that fail have their status" "$db" \
+	"SELECT tool, program, source_hash IS NULL, exit_status, ended_at IS NOT NULL FROM runs ORDER BY id" \
+	"tjit run|tests/e2e/db/fails.tj|0|1|1
+tjit run|tests/e2e/db/no_such_file.tj|1|2|1
+tjit explain|tests/e2e/db/fails.tj|0|1|1"
+
+# a killed run keeps its rows and no end
+db=$work/killed.db
+cat >"$work/forever.tj" <<'TJ'
+def f(x):
+    return x + 1
+
+cf = compile(f)
+print(cf(ones(2)))
+while True:
+    pass
+TJ
+"$tjit" run --db "$db" "$work/forever.tj" >"$work/out" 2>"$work/err" &
+pid=$!
+i=0   # wait for the compile to be logged (stdout is buffered: no use)
+while [ "$(sqlite3 "$db" 'SELECT count(*) FROM compiles' 2>/dev/null)" != 1 ] && [ $i -lt 400 ]; do
+	sleep 0.05
+	i=$((i + 1))
+done
+kill -9 $pid
+wait $pid 2>/dev/null
+check "a killed run: no end, its compile kept" "$db" \
+	"SELECT r.ended_at IS NULL, r.exit_status IS NULL, count(c.id) FROM runs r LEFT JOIN compiles c ON c.run_id = r.id" \
+	"1|1|1"
+
+echo "$pass passed, $fail failed"
+[ $fail -eq 0 ]

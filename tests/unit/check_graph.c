@@ -1,0 +1,352 @@
+/* check_graph.c - the graph IR: node names as FX makes them, types and
+ * arguments as text, the listing of LANGUAGE.md §7 to the byte, copies,
+ * and the interpreter that the eager backend runs. */
+#include <check.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "backend.h"
+#include "graph.h"
+#include "ops.h"
+#include "vm.h"
+
+static struct source *toy;
+
+static void setup(void)
+{
+	const char *text = "def toy_example(a, b):\n"
+			   "    x = a / (abs(a) + 1)\n"
+			   "    print(\"woo\")\n";
+	toy = source_from_string("toy.tj", text, strlen(text));
+}
+
+static void teardown(void)
+{
+	source_free(toy);
+	toy = NULL;
+}
+
+static struct user_frame *at(int line, int col)
+{
+	struct user_frame *f = calloc(1, sizeof *f);
+	f->src = toy;
+	f->line = line;
+	f->col = col;
+	f->function = "toy_example";
+	return f;
+}
+
+static int add_input(struct graph *g, const char *name, const char *source, int64_t n)
+{
+	struct gnode nd;
+	memset(&nd, 0, sizeof nd);
+	nd.kind = GN_INPUT;
+	nd.name = graph_fresh_name(g, name);
+	nd.source = strdup(source);
+	nd.is_tensor = true;
+	nd.dt = DT_FLOAT32;
+	nd.ndim = 1;
+	nd.shape[0].value = n;
+	nd.shape[0].sym = -1;
+	return graph_add(g, &nd);
+}
+
+static struct garg node_arg(int i)
+{
+	struct garg a;
+	memset(&a, 0, sizeof a);
+	a.kind = GARG_NODE;
+	a.node = i;
+	return a;
+}
+
+static struct garg const_arg(value v)
+{
+	struct garg a;
+	memset(&a, 0, sizeof a);
+	a.kind = GARG_CONST;
+	a.constant = v;
+	return a;
+}
+
+static int add_op(struct graph *g, int op, int nargs, const struct garg *args, int line, int64_t n)
+{
+	struct gnode nd;
+	memset(&nd, 0, sizeof nd);
+	nd.kind = GN_OP;
+	nd.op = op;
+	nd.name = graph_fresh_name(g, ops_table[op].name);
+	nd.nargs = nargs;
+	nd.args = calloc((size_t)nargs, sizeof *nd.args);
+	memcpy(nd.args, args, sizeof *nd.args * (size_t)nargs);
+	nd.is_tensor = true;
+	nd.dt = DT_FLOAT32;
+	nd.ndim = n >= 0 ? 1 : 0;
+	nd.shape[0].value = n;
+	nd.shape[0].sym = -1;
+	nd.nstack = 1;
+	nd.stack = at(line, 9);
+	return graph_add(g, &nd);
+}
+
+/* the graph of LANGUAGE.md §7 */
+static struct graph *toy_graph(void)
+{
+	struct graph *g = graph_new("toy_example", "0/0", toy, 1, STAGE_CAPTURED);
+	int a = add_input(g, "a", "L['a']", 10);
+	struct garg x1[1] = {node_arg(a)};
+	int abs1 = add_op(g, OPS_abs, 1, x1, 2, 10);
+	struct garg x2[2] = {node_arg(abs1), const_arg(val_int(1))};
+	int add = add_op(g, OPS_add, 2, x2, 2, 10);
+	struct garg x3[2] = {node_arg(a), node_arg(add)};
+	int div = add_op(g, OPS_div, 2, x3, 2, 10);
+	g->noutputs = 1;
+	g->outputs = malloc(sizeof(int));
+	g->outputs[0] = div;
+	return g;
+}
+
+START_TEST(test_print_language_section_7)
+{
+	struct graph *g = toy_graph();
+	struct strbuf sb = STRBUF_INIT;
+	graph_print(g, &sb);
+	ck_assert_str_eq(sb.buf, "graph 0/0 toy_example (toy.tj:1) \xc2\xb7 3 ops\n"
+				 "  a: f32[10] = input L['a']\n"
+				 "  abs_1: f32[10] = abs(a)                  # toy.tj:2  x = a / (abs(a) + 1)\n"
+				 "  add: f32[10] = add(abs_1, 1)             # toy.tj:2\n"
+				 "  div: f32[10] = div(a, add)               # toy.tj:2\n"
+				 "  return (div,)\n");
+	ck_assert_int_eq(graph_op_count(g), 3);
+	sb_release(&sb);
+	graph_free(g);
+}
+END_TEST
+
+START_TEST(test_fresh_names)
+{
+	struct graph *g = graph_new("f", "0/0", NULL, 1, STAGE_CAPTURED);
+	const char *bases[] = {"abs", "abs", "add", "add", "add", "x_1", "x", "x", "sum", "2d", "a-b", "max"};
+	const char *want[] = {"abs_1", "abs_2", "add", "add_1", "add_2", "x_1", "x", "x_2", "sum_1", "_2d", "a_b", "max_1"};
+	for (size_t i = 0; i < sizeof bases / sizeof bases[0]; i++) {
+		char *n = graph_fresh_name(g, bases[i]);
+		ck_assert_msg(strcmp(n, want[i]) == 0, "%s: got %s, want %s", bases[i], n, want[i]);
+		free(n);
+	}
+	graph_free(g);
+}
+END_TEST
+
+START_TEST(test_types_and_args)
+{
+	struct gnode n;
+	memset(&n, 0, sizeof n);
+	struct strbuf sb = STRBUF_INIT;
+	n.is_tensor = true;
+	n.dt = DT_INT64;
+	graph_format_type(&n, &sb);
+	ck_assert_str_eq(sb.buf, "i64[]");
+	sb.len = 0;
+	n.dt = DT_BOOL;
+	n.ndim = 2;
+	n.shape[0] = (struct sym_size){2, -1};
+	n.shape[1] = (struct sym_size){3, -1};
+	graph_format_type(&n, &sb);
+	ck_assert_str_eq(sb.buf, "b8[2, 3]");
+	sb.len = 0;
+	n.dt = DT_FLOAT64;
+	n.shape[0] = (struct sym_size){7, 0};
+	graph_format_type(&n, &sb);
+	ck_assert_str_eq(sb.buf, "f64[s0, 3]");
+
+	/* defaults are left out; what follows a left-out argument goes by name */
+	struct graph *g = graph_new("f", "0/0", toy, 1, STAGE_CAPTURED);
+	int x = add_input(g, "x", "L['x']", 4);
+	struct garg s1[4] = {node_arg(x), const_arg(val_none()), const_arg(val_bool(false)), const_arg(val_none())};
+	int sum = add_op(g, OPS_sum, 4, s1, 2, -1);
+	struct garg s2[4] = {node_arg(x), const_arg(val_int(0)), const_arg(val_bool(true)), const_arg(val_none())};
+	int sum2 = add_op(g, OPS_sum, 4, s2, 2, -1);
+	struct garg s3[4] = {node_arg(x), const_arg(val_none()), const_arg(val_bool(true)), const_arg(val_none())};
+	int sum3 = add_op(g, OPS_sum, 4, s3, 2, -1);
+	struct garg cat[2];
+	memset(cat, 0, sizeof cat);
+	cat[0].kind = GARG_LIST;
+	cat[0].n = 2;
+	cat[0].items = calloc(2, sizeof *cat[0].items);
+	cat[0].items[0] = node_arg(x);
+	cat[0].items[1] = node_arg(sum);
+	cat[1] = const_arg(val_int(0));
+	int c = add_op(g, OPS_cat, 2, cat, 2, 8);
+	const char *want[] = {"x", "x, 0, True", "x, keepdim=True", "[x, sum_1]"};
+	int nodes[] = {sum, sum2, sum3, c};
+	for (int i = 0; i < 4; i++) {
+		sb.len = 0;
+		graph_format_args(g, &g->nodes[nodes[i]], &sb);
+		ck_assert_str_eq(sb.buf, want[i]);
+	}
+	sb_release(&sb);
+	graph_free(g);
+}
+END_TEST
+
+START_TEST(test_copy_and_truncate)
+{
+	struct graph *g = toy_graph();
+	struct graph *c = graph_copy(g);
+	graph_truncate(g, 2);
+	ck_assert_int_eq(g->nnodes, 2);
+	struct strbuf a = STRBUF_INIT;
+	graph_print(c, &a);
+	ck_assert_ptr_nonnull(strstr(a.buf, "div: f32[10] = div(a, add)"));
+	/* names stay taken in the copy */
+	char *n = graph_fresh_name(c, "add");
+	ck_assert_str_eq(n, "add_1");
+	free(n);
+	sb_release(&a);
+	graph_free(g);
+	graph_free(c);
+}
+END_TEST
+
+START_TEST(test_interpret)
+{
+	struct vm *vm = vm_new();
+	struct graph *g = toy_graph();
+	tensor *a = tensor_arange(-2, 8, 1, DT_FLOAT32);
+	value out;
+	ck_assert_int_eq(graph_interpret(vm, g, &a, &out), 0);
+	ck_assert_int_eq(out.tag, VAL_TENSOR);
+	tensor *r = val_as_tensor(out);
+	ck_assert_int_eq(r->numel, 10);
+	for (int i = 0; i < 10; i++) {
+		double x = i - 2;
+		ck_assert_double_eq_tol(tensor_get_double(r, i), x / (abs((int)x) + 1), 1e-6);
+	}
+	val_decref(out);
+
+	/* a shape error in a node is reported, nothing leaks */
+	tensor *b = tensor_arange(0, 3, 1, DT_FLOAT32);
+	struct graph *h = graph_new("h", "1/0", toy, 1, STAGE_CAPTURED);
+	int x = add_input(h, "x", "L['x']", 3);
+	struct garg bad[2] = {node_arg(x), const_arg(val_tensor(tensor_zeros(DT_FLOAT32, 1, (int64_t[]){4})))};
+	int add = add_op(h, OPS_add, 2, bad, 2, 3);
+	h->noutputs = 1;
+	h->outputs = malloc(sizeof(int));
+	h->outputs[0] = add;
+	ck_assert_int_eq(graph_interpret(vm, h, &b, &out), -1);
+	char *msg = tj_error_take();
+	ck_assert_ptr_nonnull(strstr(msg, "broadcast"));
+	free(msg);
+
+	/* max with a dim: a tuple, its items by GN_GETITEM */
+	struct graph *m = graph_new("m", "2/0", toy, 1, STAGE_CAPTURED);
+	x = add_input(m, "x", "L['x']", 3);
+	struct garg mx[3] = {node_arg(x), const_arg(val_int(0)), const_arg(val_bool(false))};
+	int t = add_op(m, OPS_max, 3, mx, 2, 3);
+	m->nodes[t].is_tensor = false;
+	m->nodes[t].nouts = 2;
+	struct gnode gi;
+	memset(&gi, 0, sizeof gi);
+	gi.kind = GN_GETITEM;
+	gi.name = graph_fresh_name(m, "getitem");
+	gi.index = 1;
+	gi.nargs = 1;
+	gi.args = calloc(1, sizeof *gi.args);
+	gi.args[0] = node_arg(t);
+	int idx = graph_add(m, &gi);
+	m->noutputs = 1;
+	m->outputs = malloc(sizeof(int));
+	m->outputs[0] = idx;
+	ck_assert_int_eq(graph_interpret(vm, m, &b, &out), 0);
+	ck_assert_int_eq(val_as_tensor(out)->dt, DT_INT64);
+	ck_assert_int_eq(tensor_get_int(val_as_tensor(out), 0), 2);
+	val_decref(out);
+	struct strbuf sb = STRBUF_INIT;
+	graph_print(m, &sb);
+	ck_assert_ptr_nonnull(strstr(sb.buf, "  max_1: tuple = max(x, 0)"));
+	ck_assert_ptr_nonnull(strstr(sb.buf, "  getitem = max_1[1]\n"));
+	sb_release(&sb);
+
+	/* the eager backend is the interpreter */
+	const struct backend *eager = backend_find("eager");
+	ck_assert_ptr_nonnull(eager);
+	void *compiled = eager->compile(g, NULL, NULL);
+	ck_assert_int_eq(eager->run(compiled, vm, &a, &out), 0);
+	val_decref(out);
+	eager->release(compiled);
+	ck_assert_ptr_null(backend_find("nope"));
+	msg = tj_error_take();
+	ck_assert_str_eq(msg, "unknown backend 'nope' (valid: eager, relu_compile_error_TESTING_ONLY, "
+			      "relu_runtime_error_TESTING_ONLY, relu_accuracy_error_TESTING_ONLY)");
+	free(msg);
+
+	tensor_decref(a);
+	tensor_decref(b);
+	graph_free(g);
+	graph_free(h);
+	graph_free(m);
+	vm_free(vm);
+}
+END_TEST
+
+START_TEST(test_testing_backends)
+{
+	struct vm *vm = vm_new();
+	struct graph *g = graph_new("r", "0/0", toy, 1, STAGE_CAPTURED);
+	int x = add_input(g, "x", "L['x']", 3);
+	struct garg r1[1] = {node_arg(x)};
+	int relu = add_op(g, OPS_relu, 1, r1, 2, 3);
+	g->noutputs = 1;
+	g->outputs = malloc(sizeof(int));
+	g->outputs[0] = relu;
+	tensor *in = tensor_arange(-1, 2, 1, DT_FLOAT32);
+	value out;
+
+	const struct backend *b = backend_find("relu_compile_error_TESTING_ONLY");
+	ck_assert_ptr_null(b->compile(g, NULL, NULL));
+	free(tj_error_take());
+
+	b = backend_find("relu_runtime_error_TESTING_ONLY");
+	void *c = b->compile(g, NULL, NULL);
+	ck_assert_ptr_nonnull(c);
+	ck_assert_int_eq(b->run(c, vm, &in, &out), -1);
+	free(tj_error_take());
+	b->release(c);
+
+	b = backend_find("relu_accuracy_error_TESTING_ONLY");
+	c = b->compile(g, NULL, NULL);
+	ck_assert_int_eq(b->run(c, vm, &in, &out), 0);
+	/* relu(-1) is 0, the broken relu says x + 1 = 0; relu(1) = 1 but 2 */
+	ck_assert_double_eq_tol(tensor_get_double(val_as_tensor(out), 2), 2.0, 1e-9);
+	val_decref(out);
+	b->release(c);
+
+	tensor_decref(in);
+	graph_free(g);
+	vm_free(vm);
+}
+END_TEST
+
+static Suite *graph_suite(void)
+{
+	Suite *s = suite_create("graph");
+	TCase *tc = tcase_create("ir");
+	tcase_add_checked_fixture(tc, setup, teardown);
+	tcase_add_test(tc, test_print_language_section_7);
+	tcase_add_test(tc, test_fresh_names);
+	tcase_add_test(tc, test_types_and_args);
+	tcase_add_test(tc, test_copy_and_truncate);
+	tcase_add_test(tc, test_interpret);
+	tcase_add_test(tc, test_testing_backends);
+	suite_add_tcase(s, tc);
+	return s;
+}
+
+int main(void)
+{
+	SRunner *sr = srunner_create(graph_suite());
+	srunner_run_all(sr, CK_NORMAL);
+	int failed = srunner_ntests_failed(sr);
+	srunner_free(sr);
+	return failed ? EXIT_FAILURE : EXIT_SUCCESS;
+}
