@@ -856,7 +856,8 @@ int profile_load(struct dbq *q, int64_t run_id, struct profile *p, char **err)
 	}
 	for (int i = 0; i < p->nfunctions; i++) {
 		struct profile_function *f = &p->functions[i];
-		qsort(f->guards, (size_t)f->nguards, sizeof *f->guards, guards_by_recompiles);
+		if (f->nguards > 1)
+			qsort(f->guards, (size_t)f->nguards, sizeof *f->guards, guards_by_recompiles);
 	}
 
 	/* rankings */
@@ -1010,7 +1011,9 @@ static void put_wrapped(struct strbuf *out, int first_w, const char *rest, const
 		while (*e && *e != ' ')
 			e++;
 		int w = width_of(s, (size_t)(e - s));
-		if (!line_start && col + 1 + w > WIDTH) {
+		if ((!line_start && col + 1 + w > WIDTH) || (line_start && col > rest_w && col + w > WIDTH)) {
+			while (out->len && out->buf[out->len - 1] == ' ')
+				out->len--;
 			sb_putc(out, '\n');
 			sb_puts(out, rest);
 			col = rest_w;
@@ -1079,10 +1082,12 @@ static char *fn_label(const char *function, const char *file, int line)
 static void put_place_lines(struct strbuf *out, const struct style *st, const struct profile_place *pl,
 			    const char *indent)
 {
-	sb_printf(out, "%s%s%s:%d", indent, st->place, pl->file, pl->line);
-	if (pl->function)
-		sb_printf(out, " in %s", pl->function);
+	char *at = pl->function ? xasprintf("%s:%d in %s", pl->file, pl->line, pl->function)
+				: xasprintf("%s:%d", pl->file, pl->line);
+	sb_printf(out, "%s%s", indent, st->place);
+	put_clipped(out, at, WIDTH - (int)strlen(indent));
 	sb_printf(out, "%s\n", st->off);
+	free(at);
 	if (pl->source && *pl->source) {
 		sb_printf(out, "%s    ", indent);
 		put_clipped(out, pl->source, WIDTH - (int)strlen(indent) - 4);
@@ -1185,9 +1190,11 @@ static void print_recompiles(const struct profile *p, struct strbuf *out, const 
 	for (int r = 0; r < p->nranked; r++) {
 		const struct profile_function *f = &p->functions[p->ranked[r]];
 		char *label = fn_label(f->function, f->file, f->line);
-		struct strbuf head = STRBUF_INIT, plain = STRBUF_INIT;
-		sb_printf(&head, "%3d. %s%s%s", r + 1, st->place, label, st->off);
-		sb_printf(&plain, "%3d. %s", r + 1, label);
+		struct strbuf head = STRBUF_INIT, plain = STRBUF_INIT, clipped = STRBUF_INIT;
+		put_clipped(&clipped, label, WIDTH - 6);
+		sb_printf(&head, "%3d. %s%s%s", r + 1, st->place, clipped.buf, st->off);
+		sb_printf(&plain, "%3d. %s", r + 1, clipped.buf);
+		sb_release(&clipped);
 		struct strbuf tail = STRBUF_INIT;
 		sb_printf(&tail, "· %lld %s", (long long)f->recompiles, plural(f->recompiles, "recompile", "recompiles"));
 		if (f->max_entries > 0)
@@ -1226,7 +1233,9 @@ static void print_recompiles(const struct profile *p, struct strbuf *out, const 
 			sb_release(&list);
 			if (g->has_place) {
 				char *at = xasprintf("%s:%d", g->place.file, g->place.line);
-				sb_printf(out, "       guard from %s%s%s", st->place, at, st->off);
+				sb_printf(out, "       guard from %s", st->place);
+				put_clipped(out, at, WIDTH - 18);
+				sb_puts(out, st->off);
 				int used = 18 + width_of(at, strlen(at)) + 2;
 				if (g->place.source && *g->place.source && used < WIDTH - 8) {
 					sb_puts(out, ": ");
@@ -1266,7 +1275,9 @@ static void print_eager(const struct profile *p, struct strbuf *out, const struc
 		const struct profile_eager *e = &p->eager[i];
 		char *label = e->file ? fn_label(e->function, e->file, e->line)
 				      : xasprintf("%s (called at %s)", e->function, e->called_at);
-		sb_printf(out, "  %s%s%s", st->place, label, st->off);
+		sb_printf(out, "  %s", st->place);
+		put_clipped(out, label, WIDTH - 30);
+		sb_puts(out, st->off);
 		if (e->resume_line > 0)
 			sb_printf(out, ", resume at line %d", e->resume_line);
 		else if (e->resume_line < 0)
@@ -1290,6 +1301,10 @@ static void print_eager(const struct profile *p, struct strbuf *out, const struc
 static void print_time(const struct profile *p, struct strbuf *out, const struct style *st)
 {
 	char title[128], t[32], a[32], b[32], c[32], d[32];
+	if (p->compiles == 0 && p->total_ms <= 0) {
+		section(out, st, "Compile time: nothing compiled");
+		return;
+	}
 	fmt_ms(t, sizeof t, p->total_ms);
 	snprintf(title, sizeof title, "Compile time: %s in %lld %s", t, (long long)p->compiles,
 		 plural(p->compiles, "compile", "compiles"));
@@ -1755,7 +1770,7 @@ static void time_row(struct strbuf *out, const char *name, double a, double b)
 	else if (b > 0)
 		snprintf(ch, sizeof ch, "new");
 	else
-		snprintf(ch, sizeof ch, "0");
+		snprintf(ch, sizeof ch, "+0%%");
 	delta_row(out, name, va, vb, ch);
 }
 

@@ -13,16 +13,18 @@
  * keeps every compile logged before it. db_flush(), db_end_run() and db_close() wait until
  * everything queued is written. A crash (SIGSEGV, SIGBUS, SIGFPE, SIGILL,
  * SIGABRT) first lets the thread finish the queue (2 s at most); SIGKILL
- * loses what is still queued, in a steady run the last event or two (in a
- * burst of compiles, the burst's tail); an exit() without db_close()
- * waits for it.
+ * loses what is still queued: in a steady run the events of the last
+ * millisecond or so (a few when every CPU is busy), in a burst of
+ * compiles the burst's tail; an exit() without db_close() waits for it.
  *
  * Ids: the calls that log a row return its handle at once, before the row
  * is written; pass it back to this writer (frame_id, break ids, session
  * ids), which maps it to the row. A handle is the row's id in the file as
  * long as no other process logs into the file meanwhile (handles count on
  * from the file's largest ids at open); with concurrent writers the rows
- * are still right, but their ids may differ from the handles.
+ * are still right, but their ids may differ from the handles. The one
+ * exception: db_begin_run as a writer's first event (before any frame or
+ * compile started the thread) writes the run at once and returns its id.
  *
  * Writers never fail the program: an SQLite error is reported once on
  * stderr ("tjit: database: ...", from the writer's thread, by the time

@@ -23,6 +23,12 @@
 # source folder; default: two levels above this script), TJ_E2E_TIMEOUT
 # (seconds per program, default 60).
 #
+# Every .tj test without a .env runs twice: as it is, and with compile()
+# switched off (`tjit run --eager`), against the same expectations, so that
+# compiled and eager runs print exactly the same (tests/e2e/compile_only,
+# logs, explain, profile, db, cli and docs print what compiling did, and run
+# once).
+#
 # Programs run in a scratch folder in which tests/ and examples/ link to the
 # source tree, so that every path that tjit prints is relative and the same
 # in every build (in-tree, VPATH, distcheck), and whatever tjit writes into
@@ -75,20 +81,14 @@ done | LC_ALL=C sort -u >"$work/list"
 pass=0
 fail=0
 failed=
-while IFS= read -r t; do
-	stem=${t%.*}
-	case $t in
-	*.tj) [ -f "$top/$stem.args" ] && continue
-	      args="run $t" ;;
-	*.args) args=$(sed 1q "$top/$t") ;;
-	*) echo "run.sh: $t: not a .tj or .args file" >&2; fail=$((fail + 1)); continue ;;
-	esac
 
-	envs=
-	[ -f "$top/$stem.env" ] && envs=$(grep -v '^#' "$top/$stem.env")
-
-	# shellcheck disable=SC2086 # the arguments are split into words
-	(cd "$work/run" && exec env $envs timeout "$timeout_s" "$tjit" $args) \
+# check LABEL ARGS...: runs tjit with ARGS (and $envs) and compares with the
+# expectations of $stem; updates them with --update (the first way only).
+check() {
+	label=$1
+	shift
+	# shellcheck disable=SC2086 # the variables are split into words
+	(cd "$work/run" && exec env $envs timeout "$timeout_s" "$tjit" "$@") \
 		>"$work/out" 2>"$work/err" </dev/null
 	status=$?
 
@@ -102,11 +102,11 @@ while IFS= read -r t; do
 		fi
 		if ! cmp -s "$exp_out" "$work/out"; then
 			echo "stdout differs:"
-			diff -u --label "$stem.out (expected)" --label "stdout (tjit $args)" "$exp_out" "$work/out"
+			diff -u --label "$stem.out (expected)" --label "stdout (tjit $*)" "$exp_out" "$work/out"
 		fi
 		if ! cmp -s "$exp_err" "$work/err"; then
 			echo "stderr differs:"
-			diff -u --label "$stem.err (expected)" --label "stderr (tjit $args)" "$exp_err" "$work/err"
+			diff -u --label "$stem.err (expected)" --label "stderr (tjit $*)" "$exp_err" "$work/err"
 		fi
 		if [ "$status" != "$exp_status" ]; then
 			if [ "$status" -eq 124 ]; then
@@ -123,20 +123,49 @@ while IFS= read -r t; do
 
 	if [ $ok -eq 1 ]; then
 		pass=$((pass + 1))
-		echo "PASS: $t"
-	elif [ $update -eq 1 ]; then
+		echo "PASS: $label"
+	elif [ $update -eq 1 ] && [ "$label" = "$t" ]; then
 		cp "$work/out" "$top/$stem.out"
 		if [ -s "$work/err" ]; then cp "$work/err" "$top/$stem.err"; else rm -f "$top/$stem.err"; fi
 		if [ $status -ne 0 ]; then echo $status >"$top/$stem.status"; else rm -f "$top/$stem.status"; fi
 		pass=$((pass + 1))
-		echo "UPDATED: $t"
+		echo "UPDATED: $label"
 		sed 's/^/    /' "$work/report"
 	else
 		fail=$((fail + 1))
-		failed="$failed $t"
-		echo "FAIL: $t"
+		failed="$failed $label"
+		echo "FAIL: $label"
 		sed 's/^/    /' "$work/report"
 	fi
+}
+
+while IFS= read -r t; do
+	stem=${t%.*}
+	case $t in
+	*.tj) [ -f "$top/$stem.args" ] && continue
+	      args="run $t" ;;
+	*.args) args=$(sed 1q "$top/$t") ;;
+	*) echo "run.sh: $t: not a .tj or .args file" >&2; fail=$((fail + 1)); continue ;;
+	esac
+
+	envs=
+	[ -f "$top/$stem.env" ] && envs=$(grep -v '^#' "$top/$stem.env")
+
+	# shellcheck disable=SC2086 # the arguments are split into words
+	check "$t" $args
+
+	# The second way: every program whose output cannot depend on compiling
+	# (no logs, no explain, not a testing-only backend) must print exactly
+	# the same with compile() switched off (--eager).
+	case $t in
+	*.tj) ;;
+	*) continue ;;
+	esac
+	[ -n "$envs" ] && continue
+	case $t in
+	tests/e2e/compile_only/*|tests/e2e/logs/*|tests/e2e/explain/*|tests/e2e/profile/*|tests/e2e/db/*|tests/e2e/cli/*|tests/e2e/docs/*) continue ;;
+	esac
+	check "$t (--eager)" run --eager "$t"
 done <"$work/list"
 
 if [ $fail -ne 0 ]; then

@@ -564,10 +564,11 @@ static struct db_compile compile_big(int64_t frame_id, int i, char id[32])
 }
 
 /* Logs a run of n compiles (compile_big), each followed by the frame's
- * counters and its break's hits (compile i: calls i + 1, hits i). */
-static void log_run(struct db_writer *w, int n)
+ * counters and its break's hits (compile i: calls i + 1, hits i); returns
+ * the run's id. */
+static int64_t log_run(struct db_writer *w, int n)
 {
-	db_begin_run(w, &run1);
+	int64_t run = db_begin_run(w, &run1);
 	int64_t f = db_log_frame(w, &frame0);
 	for (int i = 0; i < n; i++) {
 		char id[32];
@@ -577,6 +578,7 @@ static void log_run(struct db_writer *w, int n)
 		db_frame_counts(w, f, i + 1, i, 0, NULL);
 		db_break_hits(w, bid, i);
 	}
+	return run;
 }
 
 /* The rows of a run of 3 compiles that did not end. */
@@ -722,10 +724,16 @@ START_TEST(test_concurrent_writers)
 				fprintf(stderr, "writer %d: %s\n", i, err);
 				_exit(2);
 			}
-			log_run(w, NCOMPILES);
+			int64_t run = log_run(w, NCOMPILES);
 			db_end_run(w, 0);
 			int failed = db_error(w) != NULL;
 			db_close(w);
+			/* db_begin_run, the first event, gave the run's own id */
+			sqlite3 *db = open_plain();
+			char *pid = rows(db, "SELECT pid FROM runs WHERE id = %lld", (long long)run);
+			failed |= atoi(pid) != (int)getpid();
+			free(pid);
+			sqlite3_close(db);
 			_exit(failed);
 		}
 	}
