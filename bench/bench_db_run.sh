@@ -58,60 +58,39 @@ TJ
 empty=$work/empty.tj
 : >"$empty"
 
-# side by side, interleaved, so that a change of machine load hits both alike
-compare() { # label program
-	local a=() b=() i
+# the median of the arguments
+median() { printf '%s\n' "$@" | sort -g | awk '{ v[NR] = $1 } END { print (NR % 2) ? v[(NR + 1) / 2] : (v[NR / 2] + v[NR / 2 + 1]) / 2 }'; }
+# compare LABEL PROGRAM: runs it with --no-db and with a database, side by
+# side and interleaved (a change of machine load hits both alike), and
+# prints both medians and their ratio
+compare() {
+	local a=() b=() i ma mb
 	for i in $(seq "$runs"); do
 		a+=("$(bench_time "$tjit" run --cache-size-limit 1000 --no-db "$2")")
 		b+=("$(bench_time "$tjit" run --cache-size-limit 1000 --db "$work/bench.db" "$2")")
 	done
-	local ma mb
-	ma=$(printf '%s\n' "${a[@]}" | sort -g | awk '{ v[NR] = $1 } END { print (NR % 2) ? v[(NR + 1) / 2] : (v[NR / 2] + v[NR / 2 + 1]) / 2 }')
-	mb=$(printf '%s\n' "${b[@]}" | sort -g | awk '{ v[NR] = $1 } END { print (NR % 2) ? v[(NR + 1) / 2] : (v[NR / 2] + v[NR / 2 + 1]) / 2 }')
+	ma=$(median "${a[@]}")
+	mb=$(median "${b[@]}")
 	echo "db: $1   (median of $runs runs)"
 	echo "  --no-db  ${ma} s"
 	echo "  --db     ${mb} s"
 	echo "  ratio db/no-db = $(bench_ratio "$mb" "$ma")"
 }
-"$tjit" run --cache-size-limit 1000 --db "$work/count_train.db" "$train" >/dev/null
-if command -v sqlite3 >/dev/null 2>&1; then
-	n=$(sqlite3 "$work/count_train.db" "SELECT count(*) FROM compiles")
-	echo "db: training-like program: $n compiles a run"
-fi
+# compiles PROGRAM: how many compiles one run logs
+compiles() {
+	"$tjit" run --cache-size-limit 1000 --db "$work/count.db" "$1" >/dev/null
+	if command -v sqlite3 >/dev/null 2>&1; then
+		sqlite3 "$work/count.db" "SELECT count(*) FROM compiles WHERE run_id = (SELECT max(id) FROM runs)"
+	else
+		echo "?"
+	fi
+}
+
+echo "db: training-like program: $(compiles "$train") compiles a run"
 compare "training-like program, 100 compiles in 2,000 calls (target <= 1.10)" "$train"
 echo
 
-# the program must really compile 100 times
-"$tjit" run --db "$work/count.db" "$prog" >/dev/null
-if command -v sqlite3 >/dev/null 2>&1; then
-	n=$(sqlite3 "$work/count.db" "SELECT count(*) FROM compiles")
-	echo "db: recompile-heavy program: $n compiles a run"
-fi
-
-# interleaved, so that a change of machine load hits both alike
-t_nodb=()
-t_db=()
-for i in $(seq "$runs"); do
-	t_nodb+=("$(bench_time "$tjit" run --no-db "$prog")")
-	t_db+=("$(bench_time "$tjit" run --db "$work/bench.db" "$prog")")
-done
-median() { printf '%s\n' "$@" | sort -g | awk '{ v[NR] = $1 } END { print (NR % 2) ? v[(NR + 1) / 2] : (v[NR / 2] + v[NR / 2 + 1]) / 2 }'; }
-m_nodb=$(median "${t_nodb[@]}")
-m_db=$(median "${t_db[@]}")
-echo "db: 100 compiles with the database vs --no-db   (median of $runs runs)"
-echo "  --no-db  ${m_nodb} s"
-echo "  --db     ${m_db} s"
-echo "  ratio db/no-db = $(bench_ratio "$m_db" "$m_nodb")   (worst case: nothing but compiles)"
-
-e_nodb=()
-e_db=()
-for i in $(seq "$runs"); do
-	e_nodb+=("$(bench_time "$tjit" run --no-db "$empty")")
-	e_db+=("$(bench_time "$tjit" run --db "$work/bench.db" "$empty")")
-done
-m_nodb=$(median "${e_nodb[@]}")
-m_db=$(median "${e_db[@]}")
-echo "db: an empty program   (median of $runs runs; target: both < 0.005 s)"
-echo "  --no-db  ${m_nodb} s"
-echo "  --db     ${m_db} s"
-echo "  ratio db/no-db = $(bench_ratio "$m_db" "$m_nodb")"
+echo "db: recompile-heavy program: $(compiles "$prog") compiles a run"
+compare "100 compiles and nothing else (worst case: the wait for the log at exit dominates)" "$prog"
+echo
+compare "an empty program (target: both < 0.005 s)" "$empty"

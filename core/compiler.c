@@ -17,6 +17,7 @@
 #include <string.h>
 
 #include "parser.h"
+#include "util.h"
 
 /* ---- state ---- */
 
@@ -376,21 +377,6 @@ static void resolve(struct compiler *c, struct scope *s)
 
 /* ---- pass 2: code generation ---- */
 
-static bool grow_array(void **items, int *cap, int need, size_t size)
-{
-	if (need <= *cap)
-		return true;
-	int ncap = *cap ? *cap * 2 : 16;
-	while (ncap < need)
-		ncap *= 2;
-	void *p = realloc(*items, (size_t)ncap * size);
-	if (!p)
-		return false;
-	*items = p;
-	*cap = ncap;
-	return true;
-}
-
 /* Appends an instruction; returns its index (-1 after an error). */
 static int emit(struct unit *u, opcode op, int64_t a, struct src_loc loc)
 {
@@ -401,8 +387,8 @@ static int emit(struct unit *u, opcode op, int64_t a, struct src_loc loc)
 		error_at(u->c, loc, "code too large to compile");
 		return -1;
 	}
-	if (!grow_array((void **)&code->insns, &u->insns_cap, code->ninsns + 1, sizeof *code->insns) ||
-	    !grow_array((void **)&code->locs, &u->locs_cap, code->ninsns + 1, sizeof *code->locs)) {
+	if (!grow_array((void **)&code->insns, &u->insns_cap, code->ninsns + 1, sizeof *code->insns, 16) ||
+	    !grow_array((void **)&code->locs, &u->locs_cap, code->ninsns + 1, sizeof *code->locs, 16)) {
 		out_of_memory(u->c);
 		return -1;
 	}
@@ -474,7 +460,7 @@ static int add_const(struct unit *u, value v)
 			val_decref(v);
 			return i;
 		}
-	if (!grow_array((void **)&code->consts, &u->consts_cap, code->nconsts + 1, sizeof *code->consts)) {
+	if (!grow_array((void **)&code->consts, &u->consts_cap, code->nconsts + 1, sizeof *code->consts, 16)) {
 		val_decref(v);
 		out_of_memory(u->c);
 		return -1;
@@ -507,7 +493,7 @@ static int add_name(struct unit *u, const char *name)
 		out_of_memory(u->c);
 		return -1;
 	}
-	if (!grow_array((void **)&code->names, &u->names_cap, code->nnames + 1, sizeof *code->names)) {
+	if (!grow_array((void **)&code->names, &u->names_cap, code->nnames + 1, sizeof *code->names, 16)) {
 		val_decref(v);
 		out_of_memory(u->c);
 		return -1;
@@ -797,7 +783,7 @@ static void loop_add_break(struct unit *u, int pc)
 	struct loop *l = u->loop;
 	if (pc < 0)
 		return;
-	if (!grow_array((void **)&l->breaks, &l->cap, l->nbreaks + 1, sizeof *l->breaks)) {
+	if (!grow_array((void **)&l->breaks, &l->cap, l->nbreaks + 1, sizeof *l->breaks, 16)) {
 		out_of_memory(u->c);
 		return;
 	}

@@ -27,6 +27,7 @@
 #include "guards.h"
 #include "tensor.h"
 #include "tracer.h"
+#include "util.h"
 #include "vm.h"
 
 #define COUNTS_FLUSH_EVERY 65536
@@ -113,16 +114,6 @@ void frame_eval_apply_overrides(struct compile_config *cfg)
 void frame_eval_skip_next(struct code *code) { skip_next = code; }
 
 /* ---- the cache ---- */
-
-static void *xcalloc(size_t n, size_t size)
-{
-	void *p = calloc(n ? n : 1, size ? size : 1);
-	if (!p) {
-		fputs("tjit: out of memory\n", stderr);
-		abort();
-	}
-	return p;
-}
 
 static size_t key_hash(const struct code *code, int pc)
 {
@@ -276,7 +267,7 @@ static void record_begin(struct compile_record *rec, struct fkey *k, const struc
 	rec->owner_line = cfg->owner_line;
 }
 
-static char *xstrdup(const char *s)
+static char *dup_or_empty(const char *s)
 {
 	char *d = strdup(s ? s : "");
 	if (!d) {
@@ -299,7 +290,7 @@ static void record_failures(struct compile_record *rec, struct fkey *k, struct v
 		if (g < 0)
 			continue;
 		struct failure_record *fr = &rec->failures[rec->nfailures++];
-		fr->failed_compile = xstrdup(e->compile_id);
+		fr->failed_compile = dup_or_empty(e->compile_id);
 		guards_failure(e->tr->guards, g, backend, &fr->guard_text, &fr->value_seen);
 	}
 }
@@ -312,7 +303,7 @@ static void record_guards(struct compile_record *rec, const struct guard_set *gs
 		const struct guard *g = &gs->guards[i];
 		struct guard_record *r = &rec->guards[i];
 		r->kind = guards_kind_name((enum guard_kind)g->kind);
-		r->text = xstrdup(g->text);
+		r->text = dup_or_empty(g->text);
 		r->src = g->src;
 		r->line = g->line;
 		r->col = g->col;
@@ -324,7 +315,7 @@ static struct break_record *break_record_of(const struct trace_break *b, int pc)
 {
 	struct break_record *r = xcalloc(1, sizeof *r);
 	r->code = b->code;
-	r->message = xstrdup(b->message);
+	r->message = dup_or_empty(b->message);
 	r->pc = pc;
 	r->nstack = b->nstack;
 	r->stack = xcalloc((size_t)b->nstack, sizeof *r->stack);
@@ -394,7 +385,7 @@ static enum outcome compile_frame(struct vm *vm, struct frame *f, struct eval_ct
 	record_failures(&rec, k, vm, f, cfg->backend);
 	k->ncompiles++;
 	free(tr->graph->compile_id);
-	tr->graph->compile_id = xstrdup(rec.compile_id);
+	tr->graph->compile_id = dup_or_empty(rec.compile_id);
 	rec.trace_ms = tr->trace_ms;
 	rec.guard_ms = tr->guard_ms;
 	record_guards(&rec, tr->guards);
@@ -424,7 +415,7 @@ static enum outcome compile_frame(struct vm *vm, struct frame *f, struct eval_ct
 		if (!e->compiled) {
 			char *msg = tj_error_take();
 			rec.outcome = "error";
-			rec.error = xstrdup(msg ? msg : "backend compile failed");
+			rec.error = dup_or_empty(msg ? msg : "backend compile failed");
 			rec.total_ms = now_ms() - t0;
 			record_finish(&rec);
 			tj_error_set("%s", msg ? msg : "backend compile failed");

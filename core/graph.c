@@ -8,6 +8,7 @@
 #include <string.h>
 
 #include "ops.h"
+#include "util.h"
 #include "vm.h"
 
 const char *graph_stage_name(enum graph_stage s)
@@ -19,22 +20,6 @@ const char *graph_stage_name(enum graph_stage s)
 	case STAGE_INDUCTOR: return "inductor";
 	}
 	return "?";
-}
-
-static void *xmalloc(size_t n)
-{
-	void *p = malloc(n ? n : 1);
-	if (!p) {
-		fputs("tjit: out of memory\n", stderr);
-		abort();
-	}
-	return p;
-}
-
-static char *xstrdup(const char *s)
-{
-	size_t n = strlen(s) + 1;
-	return memcpy(xmalloc(n), s, n);
 }
 
 /* ---- names: FX's scheme ----

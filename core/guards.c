@@ -7,17 +7,8 @@
 
 #include "backend.h"
 #include "code.h"
+#include "util.h"
 #include "vm.h"
-
-static void *xrealloc(void *p, size_t n)
-{
-	p = realloc(p, n ? n : 1);
-	if (!p) {
-		fputs("tjit: out of memory\n", stderr);
-		abort();
-	}
-	return p;
-}
 
 struct guard_set *guards_new(void)
 {

@@ -14,6 +14,8 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "util.h"
+
 static const char *const token_names[TOK_COUNT] = {
 #define LEXER_NAME(name, spelling) [TOK_##name] = spelling,
 	LEXER_TOKENS(LEXER_NAME)
@@ -104,21 +106,6 @@ static enum token_kind make_token(struct token *tok, enum token_kind kind, struc
 	tok->start = start;
 	tok->len = len;
 	return kind;
-}
-
-static bool grow(void **items, int *cap, int need, size_t size)
-{
-	if (need <= *cap)
-		return true;
-	int ncap = *cap ? *cap * 2 : 8;
-	while (ncap < need)
-		ncap *= 2;
-	void *p = realloc(*items, (size_t)ncap * size);
-	if (!p)
-		return false;
-	*items = p;
-	*cap = ncap;
-	return true;
 }
 
 /* Decodes the UTF-8 sequence at s (n bytes available). Returns its length
@@ -242,7 +229,7 @@ static enum token_kind lex_indentation(struct lexer *lx, struct token *tok)
 		if (width > top) {
 			if (lx->nindents > LEXER_MAX_INDENT)
 				return lex_error(lx, tok, loc, "too many levels of indentation");
-			if (!grow((void **)&lx->indents, &lx->indents_cap, lx->nindents + 1, sizeof(int)))
+			if (!grow_array((void **)&lx->indents, &lx->indents_cap, lx->nindents + 1, sizeof(int), 8))
 				return lex_error(lx, tok, loc, "out of memory");
 			lx->indents[lx->nindents++] = width;
 			return make_token(tok, TOK_INDENT, loc, t + p, 0);
@@ -620,7 +607,7 @@ static enum token_kind lex_string(struct lexer *lx, struct token *tok, size_t st
 
 	if (!b.p && !buf_add(&b, "", 0))
 		goto oom;
-	if (!grow((void **)&lx->strings, &lx->strings_cap, lx->nstrings + 1, sizeof(char *)))
+	if (!grow_array((void **)&lx->strings, &lx->strings_cap, lx->nstrings + 1, sizeof(char *), 8))
 		goto oom;
 	lx->strings[lx->nstrings++] = b.p;
 	lx->pos = p;
@@ -655,8 +642,8 @@ static enum token_kind lex_operator(struct lexer *lx, struct token *tok, size_t 
 	if (best == TOK_LPAREN || best == TOK_LBRACKET) {
 		if (lx->nbrackets >= LEXER_MAX_BRACKETS)
 			return lex_error(lx, tok, loc, "too many nested parentheses");
-		if (!grow((void **)&lx->brackets, &lx->brackets_cap, lx->nbrackets + 1,
-			  sizeof *lx->brackets))
+		if (!grow_array((void **)&lx->brackets, &lx->brackets_cap, lx->nbrackets + 1,
+				sizeof *lx->brackets, 8))
 			return lex_error(lx, tok, loc, "out of memory");
 		lx->brackets[lx->nbrackets++] = (struct lexer_bracket){*s, loc};
 	} else if (best == TOK_RPAREN || best == TOK_RBRACKET) {
@@ -737,7 +724,7 @@ enum token_kind lexer_next(struct lexer *lx, struct token *tok)
 		return TOK_ERROR;
 	}
 	if (!lx->indents) {
-		if (!grow((void **)&lx->indents, &lx->indents_cap, 1, sizeof(int)))
+		if (!grow_array((void **)&lx->indents, &lx->indents_cap, 1, sizeof(int), 8))
 			return lex_error(lx, tok, loc_at(lx, 0), "out of memory");
 		lx->indents[lx->nindents++] = 0;
 	}

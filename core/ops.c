@@ -147,7 +147,7 @@ struct sig {
 static struct sig sigs[OPS_COUNT];
 static bool sigs_ready;
 
-static value parse_default(const char *s)
+value ops_parse_default(const char *s)
 {
 	if (strcmp(s, "None") == 0)
 		return val_none();
@@ -193,7 +193,7 @@ static void sig_parse(struct sig *s, const char *params)
 			seen_default = true;
 		} else if (eq) {
 			*eq = '\0';
-			s->defaults[i] = parse_default(eq + 1);
+			s->defaults[i] = ops_parse_default(eq + 1);
 			seen_default = true;
 		} else if (!seen_default) {
 			s->nrequired++;

@@ -95,6 +95,9 @@ int ops_of_cmpop(enum vm_cmpop op);   /* OPS_lt ... OPS_ne; -1 for is/in */
 
 int ops_nparams(int op);
 const char *ops_param_name(int op, int i);
+/* The value of a default in ops.def's params column: None, True, False,
+ * a float (with '.', 'e' or 'E') or an int. */
+value ops_parse_default(const char *s);
 /* Matches a Python-style call against the op's signature and fills
  * out[ops_nparams(op)] with new references (release with ops_args_release);
  * errors as args_parse. */

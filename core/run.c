@@ -5,6 +5,7 @@
 #include <limits.h>
 #include <stdio.h>
 #include <stdlib.h>
+#include <string.h>
 
 #include "code.h"
 #include "compile_log.h"
@@ -24,6 +25,39 @@ int run_finish_stdout(const char *name, int status)
 		return status ? status : 1;
 	}
 	return status;
+}
+
+int run_parse_option(const char *name, const char *cmd, const struct run_option *defs, int argc, char **argv,
+		     int *i, void *opts)
+{
+	const char *a = argv[*i];
+	const char *eq = strchr(a, '=');
+	size_t len = eq ? (size_t)(eq - a) : strlen(a);
+	const struct run_option *d = defs;
+	while (d && d->name && !(strlen(d->name) == len && strncmp(d->name, a, len) == 0))
+		d++;
+	if (!d || !d->name) {
+		fprintf(stderr, "%s %s: unknown option '%s'\n", name, cmd, a);
+		return -1;
+	}
+	if (!d->arg) {
+		if (eq) {
+			fprintf(stderr, "%s %s: option '%s' takes no value\n", name, cmd, d->name);
+			return -1;
+		}
+		*(bool *)((char *)opts + d->offset) = true;
+		return 0;
+	}
+	const char *v = eq ? eq + 1 : NULL;
+	if (!v) {
+		if (*i + 1 >= argc) {
+			fprintf(stderr, "%s %s: option '%s' needs a value (%s)\n", name, cmd, d->name, d->arg);
+			return -1;
+		}
+		v = argv[++*i];
+	}
+	*(const char **)((char *)opts + d->offset) = v;
+	return 0;
 }
 
 /* The switches, checked before anything runs. 0, or 2 after printing why. */

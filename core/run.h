@@ -13,6 +13,7 @@
 #define TJ_RUN_H
 
 #include <stdbool.h>
+#include <stddef.h>
 #include <stdint.h>
 
 struct run_options {
@@ -53,6 +54,22 @@ int run_program(const struct run_options *o, struct run_result *res);
 struct code;
 struct source;
 struct code *run_load(const char *name, const char *path, struct source **srcp, int *status);
+
+/* An option of a tool's command line, parsed into a struct of options. */
+struct run_option {
+	const char *name;           /* "--db" */
+	const char *arg;            /* NULL: a flag (a bool); else the value's name (a string) */
+	size_t offset;              /* of the bool or the const char * in the struct */
+	const char *help;
+};
+
+/* Parses the option argv[*i] ("--name", "--name=VALUE" or "--name VALUE",
+ * which takes argv[*i + 1] and advances *i) by defs (ended by a NULL name;
+ * defs may be NULL: no options) into the struct at opts. 0, or -1 after
+ * printing why ("NAME CMD: unknown option '-x'"); the caller prints its
+ * usage. */
+int run_parse_option(const char *name, const char *cmd, const struct run_option *defs, int argc, char **argv,
+		     int *i, void *opts);
 
 /* Flushes stdout; a write error is reported ("NAME: error writing to
  * stdout: ...") and turns status 0 into 1. Returns the status. */

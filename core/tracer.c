@@ -25,6 +25,7 @@
 #include "builtin.h"
 #include "ops.h"
 #include "tensor.h"
+#include "util.h"
 #include "vm.h"
 
 #define TRACE_MAX_INSNS 200000   /* instructions symbolically run by one trace */
@@ -48,28 +49,6 @@ static void oom(void)
 {
 	fputs("tjit: out of memory\n", stderr);
 	abort();
-}
-
-static void *xmalloc(size_t n)
-{
-	void *p = malloc(n ? n : 1);
-	if (!p)
-		oom();
-	return p;
-}
-
-static void *xcalloc(size_t n, size_t size)
-{
-	void *p = calloc(n ? n : 1, size ? size : 1);
-	if (!p)
-		oom();
-	return p;
-}
-
-static char *xstrdup(const char *s)
-{
-	size_t n = strlen(s) + 1;
-	return memcpy(xmalloc(n), s, n);
 }
 
 /* ---- the arena ---- */
@@ -1150,19 +1129,6 @@ struct opsig {
 	value defaults[8];
 };
 
-static value parse_default(const char *s)
-{
-	if (strcmp(s, "None") == 0)
-		return val_none();
-	if (strcmp(s, "True") == 0)
-		return val_bool(true);
-	if (strcmp(s, "False") == 0)
-		return val_bool(false);
-	if (strpbrk(s, ".eE"))
-		return val_float(strtod(s, NULL));
-	return val_int(strtoll(s, NULL, 10));
-}
-
 static const struct opsig *opsig_of(int op)
 {
 	static struct opsig sigs[OPS_COUNT];
@@ -1197,7 +1163,7 @@ static const struct opsig *opsig_of(int op)
 			seen_default = true;
 		} else if (eq) {
 			*eq = '\0';
-			s->defaults[i] = parse_default(eq + 1);
+			s->defaults[i] = ops_parse_default(eq + 1);
 			seen_default = true;
 		} else if (!seen_default) {
 			s->nrequired++;

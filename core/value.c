@@ -12,27 +12,8 @@
 #include "error.h"
 #include "tensor.h"
 #include "value.h"
+#include "util.h"
 #include "vm.h"
-
-static void *xmalloc(size_t n)
-{
-	void *p = malloc(n ? n : 1);
-	if (!p) {
-		fputs("tjit: out of memory\n", stderr);
-		abort();
-	}
-	return p;
-}
-
-static void *xrealloc(void *p, size_t n)
-{
-	p = realloc(p, n ? n : 1);
-	if (!p) {
-		fputs("tjit: out of memory\n", stderr);
-		abort();
-	}
-	return p;
-}
 
 /* Free lists for the small objects that loops make and drop at a high
  * rate: iterators and bound methods (xs.append in a loop). */

@@ -15,6 +15,7 @@
 
 #include "ops.h"
 #include "tensor.h"
+#include "util.h"
 #include "vm.h"
 
 #define likely(x) __builtin_expect(!!(x), 1)
@@ -58,16 +59,6 @@ struct vm {
 };
 
 static inline value unbound(void) { return val_err(); }
-
-static void *xcalloc(size_t n, size_t size)
-{
-	void *p = calloc(n ? n : 1, size ? size : 1);
-	if (!p) {
-		fputs("tjit: out of memory\n", stderr);
-		abort();
-	}
-	return p;
-}
 
 value vm_raise(const char *fmt, ...)
 {

@@ -59,20 +59,13 @@ struct options {
 	bool fullgraph, json, fail_on_new;
 };
 
-struct option_def {
-	const char *name;
-	const char *arg;              /* NULL: a flag (a bool); else the value's name (a string) */
-	size_t offset;                /* of the bool or the const char * in struct options */
-	const char *help;
-};
-
 #define OPT_DB {"--db", "PATH", offsetof(struct options, db), "the database (default: $TJIT_DB, else ./tjit.db)"}
 #define OPT_COLOR                                                                                    \
 	{"--color", "WHEN", offsetof(struct options, color),                                         \
 	 "auto (on a terminal, without NO_COLOR), always or never"}
 #define OPT_JSON {"--json", NULL, offsetof(struct options, json), "print the same data as JSON"}
 
-static const struct option_def run_options[] = {
+static const struct run_option run_options[] = {
 	OPT_DB,
 	{"--backend", "NAME", offsetof(struct options, backend),
 	 "compile with backend NAME, whatever compile() asks for"},
@@ -82,14 +75,14 @@ static const struct option_def run_options[] = {
 	{NULL, NULL, 0, NULL},
 };
 
-static const struct option_def report_options[] = {
+static const struct run_option report_options[] = {
 	OPT_DB,
 	OPT_JSON,
 	OPT_COLOR,
 	{NULL, NULL, 0, NULL},
 };
 
-static const struct option_def diff_options[] = {
+static const struct run_option diff_options[] = {
 	OPT_DB,
 	{"--fail-on-new", NULL, offsetof(struct options, fail_on_new),
 	 "exit 1 when RUN_B has breaks or recompiles that RUN_A had not"},
@@ -99,7 +92,7 @@ static const struct option_def diff_options[] = {
 };
 
 /* 0, or -1 after printing why (usage). argv[0] is the subcommand. */
-static int parse_args(const char *cmd, int argc, char **argv, const struct option_def *defs, int min_args,
+static int parse_args(const char *cmd, int argc, char **argv, const struct run_option *defs, int min_args,
 		      int max_args, const char *const *arg_names, struct options *o)
 {
 	memset(o, 0, sizeof *o);
@@ -111,35 +104,10 @@ static int parse_args(const char *cmd, int argc, char **argv, const struct optio
 			continue;
 		}
 		if (!only_args && a[0] == '-' && a[1]) {
-			const char *eq = strchr(a, '=');
-			size_t len = eq ? (size_t)(eq - a) : strlen(a);
-			const struct option_def *d = defs;
-			while (d->name && !(strlen(d->name) == len && strncmp(d->name, a, len) == 0))
-				d++;
-			if (!d->name) {
-				fprintf(stderr, NAME " %s: unknown option '%s'\n", cmd, a);
+			if (run_parse_option(NAME, cmd, defs, argc, argv, &i, o) < 0) {
 				print_usage(stderr);
 				return -1;
 			}
-			if (!d->arg) {
-				if (eq) {
-					fprintf(stderr, NAME " %s: option '%s' takes no value\n", cmd, d->name);
-					print_usage(stderr);
-					return -1;
-				}
-				*(bool *)((char *)o + d->offset) = true;
-				continue;
-			}
-			const char *v = eq ? eq + 1 : NULL;
-			if (!v) {
-				if (i + 1 >= argc) {
-					fprintf(stderr, NAME " %s: option '%s' needs a value (%s)\n", cmd, d->name, d->arg);
-					print_usage(stderr);
-					return -1;
-				}
-				v = argv[++i];
-			}
-			*(const char **)((char *)o + d->offset) = v;
 			continue;
 		}
 		if (o->nargs >= max_args) {
@@ -316,7 +284,7 @@ static int cmd_help(int argc, char **argv);
 struct command {
 	const char *name;
 	int (*fn)(int argc, char **argv);
-	const struct option_def *options;
+	const struct run_option *options;
 	const char *summary;
 };
 
@@ -342,7 +310,7 @@ static void print_help(void)
 		if (!c->options)
 			continue;
 		printf("\noptions of %s:\n", c->name);
-		for (const struct option_def *d = c->options; d->name; d++) {
+		for (const struct run_option *d = c->options; d->name; d++) {
 			char left[64];
 			snprintf(left, sizeof left, "%s%s%s", d->name, d->arg ? " " : "", d->arg ? d->arg : "");
 			printf("  %-16s %s\n", left, d->help);

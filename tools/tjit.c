@@ -63,14 +63,7 @@ struct options {
 	const char *db, *backend, *logs, *cache_size_limit;
 };
 
-struct option_def {
-	const char *name;
-	const char *arg;      /* NULL: a flag (a bool); else the value's name (a string) */
-	size_t offset;        /* of the bool or the const char * in struct options */
-	const char *help;
-};
-
-static const struct option_def run_options[] = {
+static const struct run_option run_options[] = {
 	{"--db", "PATH", offsetof(struct options, db),
 	 "log into the database PATH (default: $TJIT_DB, else ./tjit.db)"},
 	{"--no-db", NULL, offsetof(struct options, no_db), "log nothing to a database"},
@@ -86,7 +79,7 @@ static const struct option_def run_options[] = {
 	{NULL, NULL, 0, NULL},
 };
 
-static int parse_args(const char *cmd, int argc, char **argv, const struct option_def *defs, struct options *o)
+static int parse_args(const char *cmd, int argc, char **argv, const struct run_option *defs, struct options *o)
 {
 	memset(o, 0, sizeof(*o));
 	bool only_files = false;
@@ -97,36 +90,10 @@ static int parse_args(const char *cmd, int argc, char **argv, const struct optio
 			continue;
 		}
 		if (!only_files && a[0] == '-' && a[1]) {
-			const char *eq = strchr(a, '=');
-			size_t len = eq ? (size_t)(eq - a) : strlen(a);
-			const struct option_def *d = defs;
-			while (d && d->name && !(strlen(d->name) == len && strncmp(d->name, a, len) == 0))
-				d++;
-			if (!d || !d->name) {
-				fprintf(stderr, "tjit %s: unknown option '%s'\n", cmd, a);
+			if (run_parse_option("tjit", cmd, defs, argc, argv, &i, o) < 0) {
 				print_usage(stderr);
 				return -1;
 			}
-			if (!d->arg) {
-				if (eq) {
-					fprintf(stderr, "tjit %s: option '%s' takes no value\n", cmd, d->name);
-					print_usage(stderr);
-					return -1;
-				}
-				*(bool *)((char *)o + d->offset) = true;
-				continue;
-			}
-			const char *v = eq ? eq + 1 : NULL;
-			if (!v) {
-				if (i + 1 >= argc) {
-					fprintf(stderr, "tjit %s: option '%s' needs a value (%s)\n", cmd, d->name,
-						d->arg);
-					print_usage(stderr);
-					return -1;
-				}
-				v = argv[++i];
-			}
-			*(const char **)((char *)o + d->offset) = v;
 			continue;
 		}
 		if (o->file) {
@@ -224,7 +191,7 @@ static void print_help(void)
 	for (const struct command *c = commands; c->name; c++)
 		printf("  %-8s %s\n", c->name, c->summary);
 	fputs("\noptions of run and explain:\n", stdout);
-	for (const struct option_def *d = run_options; d->name; d++) {
+	for (const struct run_option *d = run_options; d->name; d++) {
 		char left[64];
 		snprintf(left, sizeof left, "%s%s%s", d->name, d->arg ? " " : "", d->arg ? d->arg : "");
 		printf("  %-24s %s\n", left, d->help);

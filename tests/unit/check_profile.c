@@ -18,33 +18,9 @@
 #include "profile.h"
 #include "query.h"
 
-static char tmpdir[256];
-static char dbpath[300];
-
-static void setup(void)
-{
-	const char *base = getenv("TMPDIR");
-	snprintf(tmpdir, sizeof tmpdir, "%s/check_profile.XXXXXX", base && *base ? base : "/tmp");
-	ck_assert_ptr_nonnull(mkdtemp(tmpdir));
-	snprintf(dbpath, sizeof dbpath, "%s/t.db", tmpdir);
-}
-
-static void teardown(void)
-{
-	DIR *d = opendir(tmpdir);
-	if (!d)
-		return;
-	struct dirent *e;
-	while ((e = readdir(d))) {
-		if (strcmp(e->d_name, ".") && strcmp(e->d_name, "..")) {
-			char p[600];
-			snprintf(p, sizeof p, "%s/%s", tmpdir, e->d_name);
-			unlink(p);
-		}
-	}
-	closedir(d);
-	rmdir(tmpdir);
-}
+/* a fresh temporary directory per test */
+#define DB_TEST_NAME "check_profile"
+#include "db_test_util.h"
 
 /* ---- guard texts ---- */
 

@@ -18,35 +18,8 @@
 #include "query.h"
 
 /* --- fixture: a fresh temporary directory per test --- */
-
-static char tmpdir[256];
-static char dbpath[300];
-
-static void setup(void)
-{
-	const char *base = getenv("TMPDIR");
-	snprintf(tmpdir, sizeof tmpdir, "%s/check_query.XXXXXX", base && *base ? base : "/tmp");
-	ck_assert_ptr_nonnull(mkdtemp(tmpdir));
-	snprintf(dbpath, sizeof dbpath, "%s/t.db", tmpdir);
-}
-
-static void teardown(void)
-{
-	DIR *d = opendir(tmpdir);
-	if (!d)
-		return;
-	struct dirent *e;
-	while ((e = readdir(d))) {
-		if (strcmp(e->d_name, ".") && strcmp(e->d_name, "..")) {
-			char p[600];
-			snprintf(p, sizeof p, "%s/%s", tmpdir, e->d_name);
-			if (rmdir(p) != 0)
-				unlink(p);
-		}
-	}
-	closedir(d);
-	rmdir(tmpdir);
-}
+#define DB_TEST_NAME "check_query"
+#include "db_test_util.h"
 
 /* --- writing runs through the writer --- */
 

@@ -1,0 +1,68 @@
+/* util.h - small allocation helpers shared by the core.
+ *
+ * xmalloc, xcalloc, xrealloc and xstrdup never return NULL: out of memory,
+ * they print "tjit: out of memory" and abort. A size of 0 is taken as 1.
+ * grow_array is the fallible one: it keeps a growable array big enough. */
+#ifndef TJ_UTIL_H
+#define TJ_UTIL_H
+
+#include <stdbool.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+static inline void util_oom(void)
+{
+	fputs("tjit: out of memory\n", stderr);
+	abort();
+}
+
+static inline void *xmalloc(size_t n)
+{
+	void *p = malloc(n ? n : 1);
+	if (!p)
+		util_oom();
+	return p;
+}
+
+static inline void *xcalloc(size_t n, size_t size)
+{
+	void *p = calloc(n ? n : 1, size ? size : 1);
+	if (!p)
+		util_oom();
+	return p;
+}
+
+static inline void *xrealloc(void *p, size_t n)
+{
+	p = realloc(p, n ? n : 1);
+	if (!p)
+		util_oom();
+	return p;
+}
+
+static inline char *xstrdup(const char *s)
+{
+	size_t n = strlen(s) + 1;
+	return memcpy(xmalloc(n), s, n);
+}
+
+/* Makes *items (of *cap elements of `size` bytes) hold at least `need`:
+ * the capacity doubles, from first_cap when it is 0. False (and *items
+ * unchanged) when out of memory. */
+static inline bool grow_array(void **items, int *cap, int need, size_t size, int first_cap)
+{
+	if (need <= *cap)
+		return true;
+	int ncap = *cap ? *cap * 2 : first_cap;
+	while (ncap < need)
+		ncap *= 2;
+	void *p = realloc(*items, (size_t)ncap * size);
+	if (!p)
+		return false;
+	*items = p;
+	*cap = ncap;
+	return true;
+}
+
+#endif
