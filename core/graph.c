@@ -243,6 +243,36 @@ int graph_add(struct graph *g, struct gnode *n)
 	return g->nnodes++;
 }
 
+static void garg_remap(struct garg *a, const int *to)
+{
+	if (a->kind == GARG_NODE)
+		a->node = to[a->node];
+	else if (a->kind == GARG_LIST || a->kind == GARG_TUPLE)
+		for (int i = 0; i < a->n; i++)
+			garg_remap(&a->items[i], to);
+}
+
+void graph_hoist_inputs(struct graph *g)
+{
+	int *to = xmalloc(sizeof(int) * (size_t)(g->nnodes ? g->nnodes : 1));
+	struct gnode *nodes = xmalloc(sizeof *nodes * (size_t)(g->cap ? g->cap : 1));
+	int k = 0;
+	for (int pass = 0; pass < 2; pass++)
+		for (int i = 0; i < g->nnodes; i++)
+			if ((g->nodes[i].kind == GN_INPUT) == (pass == 0)) {
+				to[i] = k;
+				nodes[k++] = g->nodes[i];
+			}
+	for (int i = 0; i < g->nnodes; i++)
+		for (int j = 0; j < nodes[i].nargs; j++)
+			garg_remap(&nodes[i].args[j], to);
+	for (int i = 0; i < g->noutputs; i++)
+		g->outputs[i] = to[g->outputs[i]];
+	free(g->nodes);
+	g->nodes = nodes;
+	free(to);
+}
+
 void graph_truncate(struct graph *g, int n)
 {
 	while (g->nnodes > n)

@@ -102,6 +102,11 @@ struct graph *graph_new(const char *name, const char *compile_id, const struct s
 void graph_free(struct graph *g);
 /* Appends a node (the graph takes ownership of what n points to) and returns its index. */
 int graph_add(struct graph *g, struct gnode *n);
+/* Moves the inputs before every other node, keeping the order of each
+ * part (an input is made where the trace first reads it; a listing, like an
+ * FX graph's placeholders, shows them all first). Node indexes change:
+ * only for a finished graph. */
+void graph_hoist_inputs(struct graph *g);
 /* Drops nodes from index n on (a failed inlined call rolls back). */
 void graph_truncate(struct graph *g, int n);
 int graph_op_count(const struct graph *g);  /* GN_OP and GN_CALL nodes */

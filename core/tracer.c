@@ -2977,6 +2977,7 @@ static void make_plan(struct tstate *st, struct trace_result *res)
 	res->nmemo = p.nmemo;
 	st->g->noutputs = p.nout;
 	st->g->outputs = p.outs;
+	graph_hoist_inputs(st->g);
 	free(p.out_of_node);
 	if (p.too_deep) {
 		res->end = TRACE_FAILED;
