@@ -302,6 +302,14 @@ static value b_zip(struct vm *vm, const value *args, int nargs, value kwnames)
 
 /* ---- conversions: int float bool str list tuple ---- */
 
+/* int(t) and float(t): PyTorch's message differs from t.item()'s. */
+static value tensor_to_python_scalar(value x)
+{
+	if (val_as_tensor(x)->numel != 1)
+		return vm_raise("only one element tensors can be converted to Python scalars");
+	return ops_item(x);
+}
+
 static value int_from_double(double d)
 {
 	if (isnan(d))
@@ -420,7 +428,7 @@ static value b_int(struct vm *vm, const value *args, int nargs, value kwnames)
 	case VAL_FLOAT: return int_from_double(x.f);
 	case VAL_STR: return int_from_str(val_str(x), 10);
 	case VAL_TENSOR: {
-		value item = ops_item(x);
+		value item = tensor_to_python_scalar(x);
 		if (val_is_err(item))
 			return item;
 		if (item.tag == VAL_FLOAT)
@@ -503,7 +511,7 @@ static value b_float(struct vm *vm, const value *args, int nargs, value kwnames)
 	case VAL_BOOL: return val_float(x.b);
 	case VAL_STR: return float_from_str(val_str(x));
 	case VAL_TENSOR: {
-		value item = ops_item(x);
+		value item = tensor_to_python_scalar(x);
 		if (val_is_err(item))
 			return item;
 		if (item.tag == VAL_INT)

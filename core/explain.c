@@ -233,8 +233,10 @@ static const char *plural(int n, const char *one, const char *many)
 	return n == 1 ? one : many;
 }
 
-/* LANGUAGE.md §7; no final newline */
-static void summary_print(const struct summary *s, struct strbuf *out)
+/* LANGUAGE.md §7, to the letter for print(explain(...)); `tjit explain`
+ * (with_codes) adds each reason's break code, category and hint after it.
+ * No final newline. */
+static void summary_print(const struct summary *s, struct strbuf *out, bool with_codes)
 {
 	int nops = summary_op_count(s);
 	sb_printf(out, "tjit produced %d %s with %d %s and %d %s", s->ngraphs,
@@ -257,8 +259,9 @@ static void summary_print(const struct summary *s, struct strbuf *out)
 				sb_printf(out, "\n         %s", f->source);
 		}
 	}
-	sb_puts(out, "\nBreak codes:");
-	for (int i = 0; i < n; i++) {
+	for (int i = 0; with_codes && i < n; i++) {
+		if (i == 0)
+			sb_puts(out, "\nBreak codes:");
 		const struct break_copy *b = &s->breaks[keep[i]];
 		if (b->info)
 			sb_printf(out, "\n  %d. %s (%s): %s", i + 1, b->info->code, b->info->category,
@@ -455,7 +458,7 @@ static value explain_output_new(const struct summary *s)
 	};
 	sb_release(&times);
 	struct strbuf repr = STRBUF_INIT;
-	summary_print(s, &repr);
+	summary_print(s, &repr, false);
 	return attr_object_new(&explain_output_type, sb_detach(&repr), 8, names, values);
 }
 
@@ -561,7 +564,7 @@ void explain_program_end(struct explain_program *p, struct strbuf *out)
 		if (i)
 			sb_putc(out, '\n');
 		sb_printf(out, "== %s (%s:%d) ==\n", g->name, g->file, g->line);
-		summary_print(&g->summary, out);
+		summary_print(&g->summary, out, true);
 		sb_putc(out, '\n');
 		free(g->name);
 		free(g->file);
