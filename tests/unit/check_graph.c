@@ -276,7 +276,7 @@ START_TEST(test_interpret)
 	eager->release(compiled);
 	ck_assert_ptr_null(backend_find("nope"));
 	msg = tj_error_take();
-	ck_assert_str_eq(msg, "unknown backend 'nope' (valid: eager, relu_compile_error_TESTING_ONLY, "
+	ck_assert_str_eq(msg, "unknown backend 'nope' (valid: eager, aot_eager, inductor, relu_compile_error_TESTING_ONLY, "
 			      "relu_runtime_error_TESTING_ONLY, relu_accuracy_error_TESTING_ONLY)");
 	free(msg);
 
