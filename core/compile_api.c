@@ -312,6 +312,58 @@ static value b_graph_break(struct vm *vm, const value *args, int nargs, value kw
 	return val_none();
 }
 
+/* mark_dynamic(x, d) / mark_static(x, d): d an int or a list/tuple of ints */
+static value mark_dims(const char *name, bool dyn, const value *args, int nargs, value kwnames)
+{
+	if (kwnames.tag == VAL_TUPLE && val_tuple(kwnames)->len)
+		return vm_raise("%s() takes no keyword arguments", name);
+	if (nargs != 2)
+		return vm_raise("%s() takes 2 arguments (%d given)", name, nargs);
+	if (args[0].tag != VAL_TENSOR)
+		return vm_raise("%s(): expected a Tensor, not %s", name, val_type_name(args[0]));
+	tensor *t = val_as_tensor(args[0]);
+	const value *ds = &args[1];
+	size_t n = 1;
+	if (args[1].tag == VAL_LIST) {
+		ds = val_list(args[1])->items;
+		n = val_list(args[1])->len;
+	} else if (args[1].tag == VAL_TUPLE) {
+		ds = val_tuple(args[1])->items;
+		n = val_tuple(args[1])->len;
+	}
+	for (size_t i = 0; i < n; i++) {
+		if (ds[i].tag != VAL_INT)
+			return vm_raise("%s(): a dimension must be an int, not %s", name, val_type_name(ds[i]));
+		int64_t d = ds[i].i;
+		if (d < 0)
+			d += t->ndim;
+		if (d < 0 || d >= t->ndim)
+			return vm_raise("%s(): dimension %lld out of range for a %d-d tensor", name,
+					(long long)ds[i].i, t->ndim);
+		uint16_t bit = (uint16_t)(1u << d);
+		if (dyn) {
+			t->dyn_mark |= bit;
+			t->static_mark &= (uint16_t)~bit;
+		} else {
+			t->static_mark |= bit;
+			t->dyn_mark &= (uint16_t)~bit;
+		}
+	}
+	return val_none();
+}
+
+static value b_mark_dynamic(struct vm *vm, const value *args, int nargs, value kwnames)
+{
+	(void)vm;
+	return mark_dims("mark_dynamic", true, args, nargs, kwnames);
+}
+
+static value b_mark_static(struct vm *vm, const value *args, int nargs, value kwnames)
+{
+	(void)vm;
+	return mark_dims("mark_static", false, args, nargs, kwnames);
+}
+
 static value b_reset(struct vm *vm, const value *args, int nargs, value kwnames)
 {
 	(void)vm;
@@ -361,6 +413,8 @@ static const struct builtin_def api_builtins[] = {
 	{"reset", b_reset},
 	{"freeze", b_freeze},
 	{"is_compiling", b_is_compiling},
+	{"mark_dynamic", b_mark_dynamic},
+	{"mark_static", b_mark_static},
 	{"explain", explain_builtin},
 	{NULL, NULL},
 };

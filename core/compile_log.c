@@ -772,6 +772,16 @@ void compile_log_break_hit(const struct compile_record *r)
 	db_break_hits(clog.db, cr->break_id, cr->hits);
 }
 
+void compile_log_text(const char *compile_id, const char *text)
+{
+	struct strbuf out = STRBUF_INIT;
+	add_tagged(&out, compile_id ? compile_id : "?", text, strlen(text));
+	FILE *f = clog.out ? clog.out : stderr;
+	fwrite(out.buf, 1, out.len, f);
+	fflush(f);
+	sb_release(&out);
+}
+
 void compile_log_warning(const char *fmt, ...)
 {
 	FILE *out = clog.out ? clog.out : stderr;

@@ -109,6 +109,8 @@ void compile_log_compile(const struct compile_record *r);
 /* A break's instruction ran again (the profiler ranks breaks by hits). */
 void compile_log_break_hit(const struct compile_record *r);
 /* "cache_size_limit reached" and similar warnings: always printed. */
+/* One line "[0/1] text" on the log stream (TJIT_LOGS=dynamic's create_symbol). */
+void compile_log_text(const char *compile_id, const char *text);
 void compile_log_warning(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
 
 /* Frees what the record owns: error, the guards' texts and the array, the

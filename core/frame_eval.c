@@ -54,6 +54,7 @@ struct fkey {
 	bool skip;                  /* nothing to compile: always run in the VM */
 	bool limit_warned;          /* the cache_limit row and warning are out */
 	bool frozen_logged;         /* the first frozen miss is logged */
+	struct dyn_state dyn;       /* automatic dynamic shapes */
 	struct fkey *next;
 };
 
@@ -182,6 +183,7 @@ static void cache_free(struct cache *c)
 			for (int e = 0; e < k->nentries; e++)
 				entry_free(k->entries[e]);
 			free(k->entries);
+			dyn_state_free(&k->dyn);
 			val_decref(val_obj(VAL_CODE, k->code));
 			free(k);
 		}
@@ -364,7 +366,10 @@ static enum outcome compile_frame(struct vm *vm, struct frame *f, struct eval_ct
 	char id[24];
 	int provisional = k->frame_index >= 0 ? k->frame_index : next_frame_index;
 	snprintf(id, sizeof id, "%d/%d", provisional, k->ncompiles);
-	struct trace_config tc = {cfg->backend, cfg->fullgraph};
+	int dyn = !cfg->dynamic || strcmp(cfg->dynamic, "None") == 0 ? DYN_AUTO
+		  : strcmp(cfg->dynamic, "True") == 0			? DYN_ALWAYS
+									: DYN_NEVER;
+	struct trace_config tc = {cfg->backend, cfg->fullgraph, dyn, &k->dyn};
 	struct trace_result *tr = trace_frame(vm, f, &tc, id);
 	if (tr->end == TRACE_FULLGRAPH) {
 		value r = raise_unsupported(vm, f, tr->brk);

@@ -115,21 +115,30 @@ const char *guards_kind_name(enum guard_kind k)
 	case GK_ID:
 	case GK_CODE:
 	case GK_ALIAS: return "id";
+	case GK_DIM: return "tensor";
 	}
 	return "?";
 }
 
-static void format_shape(struct strbuf *sb, int ndim, const int64_t *shape)
+static void format_shape_sym(struct strbuf *sb, int ndim, const int64_t *shape, const int *syms)
 {
 	sb_putc(sb, '(');
 	for (int i = 0; i < ndim; i++) {
 		if (i)
 			sb_puts(sb, ", ");
-		sb_printf(sb, "%lld", (long long)shape[i]);
+		if (syms && shape[i] < 0)
+			sb_printf(sb, "s%d", syms[i]);
+		else
+			sb_printf(sb, "%lld", (long long)shape[i]);
 	}
 	if (ndim == 1)
 		sb_putc(sb, ',');
 	sb_putc(sb, ')');
+}
+
+static void format_shape(struct strbuf *sb, int ndim, const int64_t *shape)
+{
+	format_shape_sym(sb, ndim, shape, NULL);
 }
 
 /* how an object shows in an id guard: <function f at prog.tj:3> */
@@ -188,7 +197,13 @@ static char *guard_text(const struct guard_set *gs, const struct guard *g)
 		break;
 	case GK_SHAPE:
 		sb_printf(&sb, "%s.shape == ", s);
-		format_shape(&sb, g->ndim, g->shape);
+		format_shape_sym(&sb, g->ndim, g->shape, g->dimsym);
+		break;
+	case GK_DIM:
+		if (g->ndim < 0)
+			sb_printf(&sb, "%s.shape[%lld] >= 2", s, (long long)g->n);
+		else
+			sb_printf(&sb, "%s.shape[%lld] == s%d", s, (long long)g->n, g->dimsym[0]);
 		break;
 	case GK_REQUIRES_GRAD:
 		sb_printf(&sb, "%s.requires_grad == %s", s, g->n ? "True" : "False");
@@ -222,6 +237,13 @@ int guards_add(struct guard_set *gs, const struct guard *g)
 	*d = *g;
 	d->text = guard_text(gs, d);
 	return gs->nguards++;
+}
+
+void guards_retext(struct guard_set *gs, int i)
+{
+	struct guard *g = &gs->guards[i];
+	free(g->text);
+	g->text = guard_text(gs, g);
 }
 
 void guards_truncate(struct guard_set *gs, int n)
@@ -377,10 +399,12 @@ static bool check_one(const struct guard *g, value v, const struct backend *back
 		if (t->ndim != g->ndim)
 			return false;
 		for (int i = 0; i < g->ndim; i++)
-			if (t->shape[i] != g->shape[i])
+			if (g->shape[i] >= 0 && t->shape[i] != g->shape[i])
 				return false;
 		return true;
 	}
+	case GK_DIM:
+		return false; /* checked with both values: check_dim */
 	case GK_REQUIRES_GRAD:
 		return v.tag == VAL_TENSOR && val_as_tensor(v)->requires_grad == (g->n != 0);
 	case GK_ID:
@@ -406,6 +430,20 @@ static bool check_alias(const struct guard_set *gs, const struct guard *g)
 	return same_object(a, b) == g->expect.b;
 }
 
+static bool check_dim(const struct guard_set *gs, const struct guard *g)
+{
+	value a = gs->scratch[g->source];
+	if (a.tag != VAL_TENSOR || val_as_tensor(a)->ndim <= g->n)
+		return false;
+	int64_t x = val_as_tensor(a)->shape[g->n];
+	if (g->ndim < 0)
+		return x >= 2;
+	value b = gs->scratch[g->ndim];
+	if (b.tag != VAL_TENSOR || val_as_tensor(b)->ndim <= g->shape[0])
+		return false;
+	return x == val_as_tensor(b)->shape[g->shape[0]];
+}
+
 static bool tensor_check(const struct guard_check *c, value v)
 {
 	if (v.tag != VAL_TENSOR)
@@ -419,7 +457,7 @@ static bool tensor_check(const struct guard_check *c, value v)
 		if (t->ndim != c->ndim)
 			return false;
 		for (int i = 0; i < c->ndim; i++)
-			if (t->shape[i] != c->shape[i])
+			if (c->shape[i] >= 0 && t->shape[i] != c->shape[i])
 				return false;
 	}
 	return true;
@@ -433,6 +471,7 @@ int guards_check_resolved(const struct guard_set *gs, const struct backend *back
 		value v = c->source >= 0 ? gs->scratch[c->source] : val_none();
 		bool ok = c->kind == GK_DTYPE ? tensor_check(c, v)
 			  : c->kind == GK_ALIAS ? check_alias(gs, c->g)
+			  : c->kind == GK_DIM	? check_dim(gs, c->g)
 						: check_one(c->g, v, backend);
 		if (!ok)
 			break;
@@ -443,7 +482,10 @@ int guards_check_resolved(const struct guard_set *gs, const struct backend *back
 	const struct guard *g = gs->guards;
 	for (i = 0; i < gs->nguards; i++, g++) {
 		value v = g->source >= 0 ? gs->scratch[g->source] : val_none();
-		if (g->kind == GK_ALIAS ? !check_alias(gs, g) : !check_one(g, v, backend))
+		bool ok = g->kind == GK_ALIAS ? check_alias(gs, g)
+			  : g->kind == GK_DIM	? check_dim(gs, g)
+						: check_one(g, v, backend);
+		if (!ok)
 			return i;
 	}
 	return -1;
@@ -524,7 +566,7 @@ void guards_failure(const struct guard_set *gs, int i, const struct backend *bac
 				int d = -1;
 				if (x->ndim == g->ndim)
 					for (int k = 0; k < g->ndim && d < 0; k++)
-						if (x->shape[k] != g->shape[k])
+						if (g->shape[k] >= 0 && x->shape[k] != g->shape[k])
 							d = k;
 				if (d >= 0) {
 					sb_printf(&t, "%s.shape[%d] == %lld", s, d, (long long)g->shape[d]);
@@ -534,6 +576,13 @@ void guards_failure(const struct guard_set *gs, int i, const struct backend *bac
 					format_shape(&seen, x->ndim, x->shape);
 				}
 			}
+			break;
+		case GK_DIM:
+			sb_puts(&t, g->text);
+			if (v.tag == VAL_TENSOR && val_as_tensor(v)->ndim > g->n)
+				sb_printf(&seen, "%lld", (long long)val_as_tensor(v)->shape[g->n]);
+			else
+				type_of(&seen, v);
 			break;
 		case GK_ID:
 			sb_puts(&t, g->text);

@@ -60,6 +60,9 @@ enum guard_kind {
 	GK_CODE,        /* L['g'].__code__ is <code g at prog.tj:5>: a function of that code
 	                   (a nested function, made anew at each call of its maker) */
 	GK_ALIAS,       /* L['b'] is L['a'] (n: the other source; expect True) or is not (False) */
+	GK_DIM,         /* a symbolic size: L['x'].shape[n] >= 2 (ndim -1), or
+	                   L['y'].shape[n] == s<sym> (ndim: the source of s's first
+	                   occurrence, shape[0]: its dimension) */
 };
 
 struct guard {
@@ -71,7 +74,8 @@ struct guard {
 	const void *obj_type;       /* TYPE of a VAL_OBJECT: its struct obj_type */
 	const struct backend *backend;
 	int ndim;                   /* SHAPE */
-	int64_t shape[TENSOR_MAX_DIMS];
+	int64_t shape[TENSOR_MAX_DIMS]; /* SHAPE: -1 for a symbolic size (sym: dimsym[i]) */
+	int dimsym[TENSOR_MAX_DIMS];  /* SHAPE: the symbol of a -1 size; DIM: dimsym[0] */
 	char *text;
 	/* the user line that made the trace assume it (src NULL: none) */
 	const struct source *src;
@@ -114,6 +118,8 @@ const char *guards_source_text(const struct guard_set *gs, int source);
 /* Appends a guard; the set takes ownership of g->expect (a reference) and
  * makes g->text from the facts. Returns its index. */
 int guards_add(struct guard_set *gs, const struct guard *g);
+/* Makes guard i's text again from its facts (after they changed). */
+void guards_retext(struct guard_set *gs, int i);
 /* Drops the guards from index n on (a trace restarted). */
 void guards_truncate(struct guard_set *gs, int n);
 /* The record kind: "type", "equals", "length", "tensor", "id", "backend". */

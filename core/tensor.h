@@ -34,7 +34,9 @@ typedef struct tensor {
 	void *data;               /* contiguous elements of dtype dt */
 	bool requires_grad;
 	bool is_leaf;             /* true unless produced by a recorded op */
-	bool wrapped_number;      /* a Python scalar turned into a 0-d tensor: promotion only */
+	bool wrapped_number;
+	uint16_t dyn_mark;        /* mark_dynamic(t, d): bit d */
+	uint16_t static_mark;     /* mark_static(t, d): bit d */      /* a Python scalar turned into a 0-d tensor: promotion only */
 	struct tensor *grad;      /* accumulated gradient of a leaf, or NULL */
 	struct ag_node *grad_fn;  /* the tape node that produced this tensor, or NULL */
 } tensor;

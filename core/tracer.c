@@ -23,6 +23,7 @@
 #include "autograd.h"
 #include "backend.h"
 #include "builtin.h"
+#include "compile_log.h"
 #include "ops.h"
 #include "tensor.h"
 #include "util.h"
@@ -37,6 +38,15 @@
 static int tracing;              /* traces running now (is_compiling) */
 
 bool trace_active(void) { return tracing > 0; }
+
+void dyn_state_free(struct dyn_state *ds)
+{
+	for (int i = 0; i < ds->n; i++)
+		free(ds->recs[i].source);
+	free(ds->recs);
+	ds->recs = NULL;
+	ds->n = ds->cap = 0;
+}
 
 static double now_ms(void)
 {
@@ -125,6 +135,7 @@ struct var {
 	struct var **items;
 	struct iterrec *it;
 	int op;
+	int *syms;                /* TENSOR: per dimension its symbol, -1 (NULL: all constant) */
 	struct var *self;
 	struct var *defaults;
 	int ncells;
@@ -187,6 +198,17 @@ struct forced {
 
 enum abort_kind { ABORT_NONE, ABORT_BREAK, ABORT_FAIL, ABORT_SPLIT };
 
+/* a symbolic size: a union-find over the symbols that ops forced equal */
+struct tsym {
+	int64_t value;            /* the example size */
+	int parent;
+	bool spec;                /* specialized: the trace assumed its value */
+	int src, dim;             /* where it was made */
+	const struct source *where;
+	int line, col;
+	const char *function;
+};
+
 /* which guards a source has (bits) */
 #define GD_TYPE 1
 #define GD_VALUE 2
@@ -218,6 +240,10 @@ struct tstate {
 	struct cellrec **rootcells;
 	int ninsns;
 	bool has_call;
+	/* symbolic sizes (doc/tracer.md, "Dynamic shapes") */
+	struct tsym *syms;
+	int nsyms, symcap;
+	int nlogged;              /* symbols already logged (a restarted trace makes them again) */
 	/* the traced frame before the running instruction, so that a break in
 	 * the middle of it leaves the state as it was at its start */
 	struct {
@@ -620,7 +646,161 @@ static void need_len(struct tstate *st, int src, value v)
 	add_guard(st, &g);
 }
 
-static void need_tensor(struct tstate *st, int src, const tensor *t)
+/* ---- symbolic sizes ---- */
+
+static int sym_find(struct tstate *st, int s)
+{
+	while (st->syms[s].parent != s)
+		s = st->syms[s].parent;
+	return s;
+}
+
+static void sym_spec(struct tstate *st, int s)
+{
+	if (s >= 0)
+		st->syms[sym_find(st, s)].spec = true;
+}
+
+static int sym_unify(struct tstate *st, int a, int b)
+{
+	a = sym_find(st, a);
+	b = sym_find(st, b);
+	if (a == b)
+		return a;
+	if (b < a) {
+		int t = a;
+		a = b;
+		b = t;
+	}
+	st->syms[b].parent = a;
+	if (st->syms[b].spec)
+		st->syms[a].spec = true;
+	return a;
+}
+
+/* the live symbol of dimension d of tensor variable v, or -1 (a constant) */
+static int vsym(struct tstate *st, const struct var *v, int d)
+{
+	if (!v || v->kind != VK_TENSOR || !v->syms || d < 0 || d >= v->ex->ndim || v->syms[d] < 0)
+		return -1;
+	int r = sym_find(st, v->syms[d]);
+	return st->syms[r].spec ? -1 : r;
+}
+
+/* the trace depends on every size of v: its symbols are specialized */
+static void spec_var(struct tstate *st, struct var *v)
+{
+	if (!v || v->kind != VK_TENSOR || !v->syms)
+		return;
+	for (int d = 0; d < v->ex->ndim; d++)
+		sym_spec(st, v->syms[d]);
+}
+
+/* ... of every tensor in an argument (lists and tuples, already realized) */
+static void spec_deep(struct tstate *st, struct var *v, int depth)
+{
+	if (!v || depth > TRACE_MAX_NEST)
+		return;
+	if (v->kind == VK_LAZY)
+		v = v->real;
+	if (!v)
+		return;
+	if (v->kind == VK_TENSOR) {
+		spec_var(st, v);
+	} else if (v->kind == VK_LIST || v->kind == VK_TUPLE) {
+		int n = v->kind == VK_LIST ? v->rec->n : v->n;
+		struct var **items = v->kind == VK_LIST ? v->rec->items : v->items;
+		for (int i = 0; i < n; i++)
+			spec_deep(st, items[i], depth + 1);
+	}
+}
+
+static const char *source_text(struct tstate *st, int src) { return guards_source_text(st->gs, src); }
+
+/* Symbols for the sizes of a tensor input, per the config, the frame's
+ * memory of changed sizes and the tensor's marks. NULL: all static. */
+static int *input_syms(struct tstate *st, const tensor *t, int src)
+{
+	unsigned mask = 0;
+	if (st->cfg->dynamic == DYN_ALWAYS) {
+		mask = ~0u;
+	} else if (st->cfg->dynamic == DYN_AUTO && st->cfg->dyn) {
+		struct dyn_state *ds = st->cfg->dyn;
+		const char *text = source_text(st, src);
+		struct dyn_record *r = NULL;
+		for (int i = 0; i < ds->n; i++)
+			if (strcmp(ds->recs[i].source, text) == 0)
+				r = &ds->recs[i];
+		if (!r) {
+			if (ds->n == ds->cap) {
+				ds->cap = ds->cap ? ds->cap * 2 : 4;
+				ds->recs = xrealloc(ds->recs, sizeof *ds->recs * (size_t)ds->cap);
+			}
+			r = &ds->recs[ds->n++];
+			memset(r, 0, sizeof *r);
+			r->source = xstrdup(text);
+			r->ndim = t->ndim;
+			memcpy(r->shape, t->shape, sizeof(int64_t) * (size_t)t->ndim);
+		} else if (r->ndim != t->ndim) {
+			r->ndim = t->ndim;
+			r->changed = 0;
+			memcpy(r->shape, t->shape, sizeof(int64_t) * (size_t)t->ndim);
+		} else {
+			for (int d = 0; d < t->ndim; d++)
+				if (r->shape[d] != t->shape[d]) {
+					r->changed |= 1u << d;
+					r->shape[d] = t->shape[d];
+				}
+		}
+		mask = r->changed;
+	}
+	mask |= t->dyn_mark; /* mark_dynamic wins over dynamic=False, as in PyTorch */
+	mask &= ~(unsigned)t->static_mark;
+	int *syms = NULL;
+	for (int d = 0; d < t->ndim; d++) {
+		if (!(mask & (1u << d)) || t->shape[d] < 2)
+			continue;
+		if (!syms) {
+			syms = aalloc(&st->arena, sizeof(int) * TENSOR_MAX_DIMS);
+			for (int k = 0; k < TENSOR_MAX_DIMS; k++)
+				syms[k] = -1;
+		}
+		if (st->nsyms == st->symcap) {
+			st->symcap = st->symcap ? st->symcap * 2 : 16;
+			st->syms = xrealloc(st->syms, sizeof *st->syms * (size_t)st->symcap);
+		}
+		int id = st->nsyms++;
+		struct tsym *y = &st->syms[id];
+		memset(y, 0, sizeof *y);
+		y->value = t->shape[d];
+		y->parent = id;
+		y->src = src;
+		y->dim = d;
+		if (st->cur) {
+			struct src_loc l = cur_loc(st->cur);
+			y->where = st->cur->code->src;
+			y->line = l.line;
+			y->col = l.col;
+			y->function = st->cur->code->name;
+		}
+		syms[d] = id;
+		if (id >= st->nlogged) {
+			st->nlogged = id + 1;
+			if (compile_log_artifacts() & LOG_DYNAMIC) {
+				struct strbuf sb = STRBUF_INIT;
+				sb_printf(&sb, "create_symbol s%d = %lld for %s.shape[%d]", id, (long long)y->value,
+					  source_text(st, src), d);
+				if (y->where)
+					sb_printf(&sb, " # %s:%d in %s", y->where->path, y->line, y->function);
+				compile_log_text(st->compile_id, sb.buf);
+				sb_release(&sb);
+			}
+		}
+	}
+	return syms;
+}
+
+static void need_tensor(struct tstate *st, int src, const tensor *t, const int *syms)
 {
 	if (src < 0)
 		return;
@@ -632,6 +812,11 @@ static void need_tensor(struct tstate *st, int src, const tensor *t)
 	add_guard(st, &g);
 	struct guard s = {.kind = GK_SHAPE, .source = src, .expect = val_none(), .ndim = t->ndim};
 	memcpy(s.shape, t->shape, sizeof(int64_t) * (size_t)t->ndim);
+	for (int d = 0; syms && d < t->ndim; d++)
+		if (syms[d] >= 0) {
+			s.shape[d] = -1;
+			s.dimsym[d] = syms[d];
+		}
 	add_guard(st, &s);
 	struct guard r = {.kind = GK_REQUIRES_GRAD, .source = src, .expect = val_none(), .n = t->requires_grad};
 	add_guard(st, &r);
@@ -679,6 +864,8 @@ static struct var *wrap(struct tstate *st, value v, int src, int depth)
 		t->ex = val_as_tensor(keep(st, v));
 		t->rg = t->ex->requires_grad;
 		t->src = src;
+		if (src >= 0)
+			t->syms = input_syms(st, t->ex, src);
 		return t;
 	}
 	case VAL_LIST:
@@ -836,7 +1023,7 @@ static int tnode(struct tstate *st, struct var *t)
 	if (t->src < 0)
 		return -1;
 	check_graph_size(st);
-	need_tensor(st, t->src, t->ex);
+	need_tensor(st, t->src, t->ex, t->syms);
 	struct gnode n;
 	memset(&n, 0, sizeof n);
 	n.kind = GN_INPUT;
@@ -846,6 +1033,8 @@ static int tnode(struct tstate *st, struct var *t)
 	free(base);
 	n.source = xstrdup(text);
 	set_meta(&n, t->ex, t->rg);
+	for (int d = 0; t->syms && d < t->ex->ndim; d++)
+		n.shape[d].sym = t->syms[d];
 	t->node = graph_add(st->g, &n);
 	if (st->ninsrc == st->insrc_cap) {
 		st->insrc_cap = st->insrc_cap ? st->insrc_cap * 2 : 8;
@@ -860,7 +1049,8 @@ static int tnode(struct tstate *st, struct var *t)
 /* the facts of a tensor variable are known to the trace: guarded */
 static tensor *tmeta(struct tstate *st, struct var *t)
 {
-	need_tensor(st, t->src, t->ex);
+	need_tensor(st, t->src, t->ex, t->syms);
+	spec_var(st, t);
 	return t->ex;
 }
 
@@ -1004,6 +1194,430 @@ static value run_example(struct tstate *st, int op, const value *ex)
 	return hold(st, out);
 }
 
+/* ---- symbolic sizes of op results ---- */
+
+static struct var *tvar(struct tstate *st, struct var *v)
+{
+	if (!v)
+		return NULL;
+	if (v->kind == VK_LAZY)
+		v = v->real;
+	return v && v->kind == VK_TENSOR ? v : NULL;
+}
+
+/* dimensions a and b must be equal: one symbol, or constants */
+static int sym_eq(struct tstate *st, struct var *a, int da, struct var *b, int db)
+{
+	int x = vsym(st, a, da), y = vsym(st, b, db);
+	if (x >= 0 && y >= 0)
+		return sym_unify(st, x, y);
+	sym_spec(st, x);
+	sym_spec(st, y);
+	return -1;
+}
+
+/* a run of dimensions of a tensor variable: v's dims [off, off + n) */
+struct dimrun {
+	struct var *v;
+	int off, n;
+};
+
+/* broadcasting: the nout result dimensions of the runs, aligned right */
+static void sym_bcast(struct tstate *st, struct dimrun *rs, int nr, int nout, int *out)
+{
+	for (int d = 0; d < nout; d++) {
+		int s = -1;
+		bool konst = false;
+		for (int i = 0; i < nr; i++) {
+			int k = d - (nout - rs[i].n);
+			if (k < 0 || !rs[i].v)
+				continue;
+			int dim = rs[i].off + k;
+			int y = vsym(st, rs[i].v, dim);
+			if (y < 0) {
+				if (rs[i].v->ex->shape[dim] != 1)
+					konst = true;
+				continue;
+			}
+			s = s < 0 ? y : sym_unify(st, s, y);
+		}
+		if (s >= 0 && konst) {
+			sym_spec(st, s);
+			s = -1;
+		}
+		out[d] = s;
+	}
+}
+
+static bool const_int(struct tstate *st, struct var *v, int64_t *out)
+{
+	if (v && v->kind == VK_LAZY)
+		v = v->real;
+	if (!v || v->kind != VK_CONST)
+		return false;
+	if (v->v.tag == VAL_INT) {
+		*out = v->v.i;
+		return true;
+	}
+	if (v->v.tag == VAL_BOOL) {
+		*out = v->v.b;
+		return true;
+	}
+	return false;
+}
+
+static bool is_none_var(struct var *v)
+{
+	if (v && v->kind == VK_LAZY)
+		v = v->real;
+	return v && v->kind == VK_CONST && v->v.tag == VAL_NONE;
+}
+
+/* a constant int or a list/tuple of them; n: how many (at most 8) */
+static bool const_ints(struct tstate *st, struct var *v, int64_t *out, int *n)
+{
+	if (const_int(st, v, out)) {
+		*n = 1;
+		return true;
+	}
+	if (v && v->kind == VK_LAZY)
+		v = v->real;
+	if (!v)
+		return false;
+	if (v->kind == VK_CONST && (v->v.tag == VAL_TUPLE || v->v.tag == VAL_LIST)) {
+		size_t len = v->v.tag == VAL_TUPLE ? val_tuple(v->v)->len : val_list(v->v)->len;
+		const value *it = v->v.tag == VAL_TUPLE ? val_tuple(v->v)->items : val_list(v->v)->items;
+		if (len > TENSOR_MAX_DIMS)
+			return false;
+		for (size_t i = 0; i < len; i++) {
+			if (it[i].tag != VAL_INT)
+				return false;
+			out[i] = it[i].i;
+		}
+		*n = (int)len;
+		return true;
+	}
+	if (v->kind == VK_TUPLE || v->kind == VK_LIST) {
+		int len = v->kind == VK_LIST ? v->rec->n : v->n;
+		struct var **items = v->kind == VK_LIST ? v->rec->items : v->items;
+		if (len > TENSOR_MAX_DIMS)
+			return false;
+		for (int i = 0; i < len; i++)
+			if (!const_int(st, items[i], &out[i]))
+				return false;
+		*n = len;
+		return true;
+	}
+	return false;
+}
+
+static int norm_dim(int64_t d, int ndim)
+{
+	if (d < 0)
+		d += ndim;
+	return d < 0 || d >= ndim ? -1 : (int)d;
+}
+
+/* The symbols of the result's dimensions (a result of ndim dimensions);
+ * false: unknown, the caller specializes every input. */
+static bool infer_syms(struct tstate *st, int op, struct var **args, int n, int ndim, int *out)
+{
+	const struct ops_info *info = &ops_table[op];
+	for (int d = 0; d < TENSOR_MAX_DIMS; d++)
+		out[d] = -1;
+	struct var *a = n > 0 ? tvar(st, args[0]) : NULL;
+	bool any_sym = false;
+	for (int i = 0; i < n; i++) {
+		struct var *v = args[i] && args[i]->kind == VK_LAZY ? args[i]->real : args[i];
+		if (!v)
+			continue;
+		if (v->kind == VK_TENSOR && v->syms)
+			any_sym = true;
+		if (v->kind == VK_LIST || v->kind == VK_TUPLE)
+			any_sym = true;
+	}
+	if (!any_sym)
+		return true;
+	if (info->flags & OPF_POINTWISE) {
+		struct dimrun rs[16];
+		int nr = 0;
+		for (int i = 0; i < n && nr < 16; i++) {
+			struct var *t = tvar(st, args[i]);
+			if (t)
+				rs[nr++] = (struct dimrun){t, 0, t->ex->ndim};
+		}
+		sym_bcast(st, rs, nr, ndim, out);
+		return true;
+	}
+	switch (op) {
+	case OPS_zeros_like:
+	case OPS_ones_like:
+	case OPS_randn_like:
+	case OPS_rand_like:
+	case OPS_clone:
+	case OPS_contiguous:
+	case OPS_detach:
+	case OPS_requires_grad_:
+	case OPS_softmax:
+	case OPS_log_softmax:
+		if (!a || a->ex->ndim != ndim)
+			return false;
+		for (int d = 0; d < ndim; d++)
+			out[d] = vsym(st, a, d);
+		return true;
+	case OPS_sum:
+	case OPS_mean:
+	case OPS_prod:
+	case OPS_max:
+	case OPS_min:
+	case OPS_argmax:
+	case OPS_argmin:
+	case OPS_var: {
+		if (!a || n < 2)
+			return false;
+		int in = a->ex->ndim;
+		unsigned red = 0;
+		int64_t ds[TENSOR_MAX_DIMS];
+		int nd = 0;
+		if (is_none_var(args[1])) {
+			red = (1u << in) - 1;
+		} else if (const_ints(st, args[1], ds, &nd)) {
+			for (int i = 0; i < nd; i++) {
+				int d = norm_dim(ds[i], in);
+				if (d < 0)
+					return false;
+				red |= 1u << d;
+			}
+		} else {
+			return false;
+		}
+		int ki = op == OPS_var ? 3 : 2;
+		int64_t keep = 0;
+		if (ki < n && !const_int(st, args[ki], &keep))
+			return false;
+		int o = 0;
+		for (int d = 0; d < in; d++) {
+			if (red & (1u << d)) {
+				if (keep)
+					out[o++] = -1;
+			} else {
+				if (o >= TENSOR_MAX_DIMS)
+					return false;
+				out[o++] = vsym(st, a, d);
+			}
+		}
+		return o == ndim;
+	}
+	case OPS_matmul: {
+		struct var *b = n > 1 ? tvar(st, args[1]) : NULL;
+		if (!a || !b)
+			return false;
+		int na = a->ex->ndim, nb = b->ex->ndim;
+		if (na == 0 || nb == 0)
+			return false;
+		if (na == 1 && nb == 1) {
+			sym_eq(st, a, 0, b, 0);
+			return ndim == 0;
+		}
+		if (na == 1) {
+			sym_eq(st, a, 0, b, nb - 2);
+			struct dimrun r = {b, 0, nb - 2};
+			if (ndim != nb - 1)
+				return false;
+			sym_bcast(st, &r, 1, nb - 2, out);
+			out[ndim - 1] = vsym(st, b, nb - 1);
+			return true;
+		}
+		if (nb == 1) {
+			sym_eq(st, a, na - 1, b, 0);
+			if (ndim != na - 1)
+				return false;
+			for (int d = 0; d < ndim; d++)
+				out[d] = vsym(st, a, d);
+			return true;
+		}
+		sym_eq(st, a, na - 1, b, nb - 2);
+		if (ndim < 2)
+			return false;
+		struct dimrun rs[2] = {{a, 0, na - 2}, {b, 0, nb - 2}};
+		sym_bcast(st, rs, 2, ndim - 2, out);
+		out[ndim - 2] = vsym(st, a, na - 2);
+		out[ndim - 1] = vsym(st, b, nb - 1);
+		return true;
+	}
+	case OPS_linear: {
+		struct var *w = n > 1 ? tvar(st, args[1]) : NULL;
+		struct var *bias = n > 2 ? tvar(st, args[2]) : NULL;
+		if (!a || !w || w->ex->ndim != 2 || a->ex->ndim < 1 || ndim != a->ex->ndim)
+			return false;
+		if (n > 2 && !bias && !is_none_var(args[2]))
+			return false;
+		int na = a->ex->ndim;
+		sym_eq(st, a, na - 1, w, 1);
+		for (int d = 0; d < na - 1; d++)
+			out[d] = vsym(st, a, d);
+		struct dimrun rs[2] = {{w, 0, 1}, {bias, bias && bias->ex->ndim ? bias->ex->ndim - 1 : 0,
+						   bias && bias->ex->ndim ? 1 : 0}};
+		sym_bcast(st, rs, bias ? 2 : 1, 1, &out[ndim - 1]);
+		if (bias && bias->ex->ndim > 1)
+			return false;
+		return true;
+	}
+	case OPS_transpose: {
+		int64_t d0, d1;
+		if (!a || n < 3 || !const_int(st, args[1], &d0) || !const_int(st, args[2], &d1))
+			return false;
+		int in = a->ex->ndim;
+		if (in == 0 || ndim != in)
+			return false;
+		int x = norm_dim(d0, in), y = norm_dim(d1, in);
+		if (x < 0 || y < 0)
+			return false;
+		for (int d = 0; d < in; d++)
+			out[d] = vsym(st, a, d == x ? y : d == y ? x : d);
+		return true;
+	}
+	case OPS_T: {
+		if (!a || ndim != a->ex->ndim)
+			return false;
+		for (int d = 0; d < ndim; d++)
+			out[d] = vsym(st, a, ndim - 1 - d);
+		return true;
+	}
+	case OPS_permute: {
+		int64_t ds[TENSOR_MAX_DIMS];
+		int nd = 0;
+		if (!a || n < 2 || !const_ints(st, args[1], ds, &nd) || nd != a->ex->ndim || ndim != nd)
+			return false;
+		for (int d = 0; d < nd; d++) {
+			int k = norm_dim(ds[d], nd);
+			if (k < 0)
+				return false;
+			out[d] = vsym(st, a, k);
+		}
+		return true;
+	}
+	case OPS_unsqueeze: {
+		int64_t d0;
+		if (!a || n < 2 || !const_int(st, args[1], &d0) || ndim != a->ex->ndim + 1)
+			return false;
+		int x = norm_dim(d0, ndim);
+		if (x < 0)
+			return false;
+		for (int d = 0, k = 0; d < ndim; d++)
+			out[d] = d == x ? -1 : vsym(st, a, k++);
+		return true;
+	}
+	case OPS_squeeze: {
+		if (!a || n < 2)
+			return false;
+		int in = a->ex->ndim;
+		unsigned drop = 0;
+		int64_t d0;
+		if (is_none_var(args[1])) {
+			for (int d = 0; d < in; d++)
+				if (vsym(st, a, d) < 0 && a->ex->shape[d] == 1)
+					drop |= 1u << d;
+		} else if (const_int(st, args[1], &d0)) {
+			int x = in ? norm_dim(d0, in) : 0;
+			if (x < 0)
+				return false;
+			if (in && vsym(st, a, x) < 0 && a->ex->shape[x] == 1)
+				drop |= 1u << x;
+		} else {
+			return false;
+		}
+		int o = 0;
+		for (int d = 0; d < in; d++)
+			if (!(drop & (1u << d)))
+				out[o++] = vsym(st, a, d);
+		return o == ndim;
+	}
+	case OPS_flatten: {
+		int64_t s0, e0;
+		if (!a || n < 3 || !const_int(st, args[1], &s0) || !const_int(st, args[2], &e0))
+			return false;
+		int in = a->ex->ndim;
+		if (in == 0)
+			return false;
+		int x = norm_dim(s0, in), y = norm_dim(e0, in);
+		if (x < 0 || y < x || ndim != in - (y - x))
+			return false;
+		int o = 0;
+		for (int d = 0; d < x; d++)
+			out[o++] = vsym(st, a, d);
+		if (x == y) {
+			out[o++] = vsym(st, a, x);
+		} else {
+			for (int d = x; d <= y; d++)
+				sym_spec(st, vsym(st, a, d));
+			out[o++] = -1;
+		}
+		for (int d = y + 1; d < in; d++)
+			out[o++] = vsym(st, a, d);
+		return true;
+	}
+	case OPS_expand: {
+		int64_t sz[TENSOR_MAX_DIMS];
+		int ns = 0;
+		if (!a || n < 2 || !const_ints(st, args[1], sz, &ns) || ns != ndim)
+			return false;
+		int in = a->ex->ndim;
+		for (int d = 0; d < ndim; d++) {
+			int k = d - (ndim - in);
+			if (k < 0)
+				continue;
+			if (sz[d] == -1)
+				out[d] = vsym(st, a, k);
+			else
+				sym_spec(st, vsym(st, a, k));
+		}
+		return true;
+	}
+	case OPS_cat:
+	case OPS_stack: {
+		struct var *l = args[0] && args[0]->kind == VK_LAZY ? args[0]->real : args[0];
+		int64_t d0;
+		if (!l || (l->kind != VK_LIST && l->kind != VK_TUPLE) || n < 2 || !const_int(st, args[1], &d0))
+			return false;
+		int nt = l->kind == VK_LIST ? l->rec->n : l->n;
+		struct var **items = l->kind == VK_LIST ? l->rec->items : l->items;
+		if (nt == 0)
+			return false;
+		int in = op == OPS_stack ? ndim - 1 : ndim;
+		for (int i = 0; i < nt; i++) {
+			struct var *t = tvar(st, items[i]);
+			if (!t || t->ex->ndim != in)
+				return false;
+		}
+		int x = norm_dim(d0, ndim);
+		if (x < 0)
+			return false;
+		struct var *t0 = tvar(st, items[0]);
+		for (int d = 0, k = 0; d < ndim; d++) {
+			if (op == OPS_stack && d == x) {
+				out[d] = -1;
+				continue;
+			}
+			if (op == OPS_cat && d == x) {
+				for (int i = 0; i < nt; i++)
+					sym_spec(st, vsym(st, tvar(st, items[i]), k));
+				out[d] = -1;
+				k++;
+				continue;
+			}
+			for (int i = 1; i < nt; i++)
+				sym_eq(st, t0, k, tvar(st, items[i]), k);
+			out[d] = vsym(st, t0, k);
+			k++;
+		}
+		return true;
+	}
+	default:
+		return false;
+	}
+}
+
 /* Records op on normalized arguments (ops_call's convention) and returns
  * its result: a tensor, a tuple of tensors, or a constant for the ops
  * that read metadata. */
@@ -1050,7 +1664,9 @@ static struct var *emit_op(struct tstate *st, int op, struct var **args)
 		/* metadata: a constant, with the tensor's facts guarded */
 		for (int i = 0; i < n; i++) {
 			struct var *a = R(st, args[i]);
-			if (a->kind == VK_TENSOR)
+			if (a->kind == VK_TENSOR && (op == OPS_dtype || op == OPS_ndim || op == OPS_dim))
+				need_tensor(st, a->src, a->ex, a->syms);
+			else if (a->kind == VK_TENSOR)
 				tmeta(st, a);
 			else
 				(void)(a->kind == VK_CONST ? cval(st, a) : val_none());
@@ -1087,12 +1703,40 @@ static struct var *emit_op(struct tstate *st, int op, struct var **args)
 	node_stack(st, &node);
 	node.name = graph_fresh_name(st->g, info->name);
 	bool diff = (info->flags & OPF_DIFF) && rg_in;
+	int *osyms = NULL;
+	if (st->nsyms) {
+		const tensor *t0 = out.tag == VAL_TENSOR ? val_as_tensor(out)
+				   : val_tuple(out)->len ? val_as_tensor(val_tuple(out)->items[0])
+							 : NULL;
+		int ndim = t0 ? t0->ndim : 0;
+		int tmp[TENSOR_MAX_DIMS];
+		bool same = true;
+		if (out.tag == VAL_TUPLE)
+			for (size_t k = 1; k < val_tuple(out)->len; k++)
+				same = same && val_as_tensor(val_tuple(out)->items[k])->ndim == ndim;
+		bool ok = t0 && same && infer_syms(st, op, args, n, ndim, tmp);
+		if (!ok) {
+			for (int i = 0; i < n; i++)
+				spec_deep(st, args[i], 0);
+		} else {
+			for (int d = 0; d < ndim; d++)
+				if (tmp[d] >= 0) {
+					osyms = aalloc(&st->arena, sizeof(int) * TENSOR_MAX_DIMS);
+					memcpy(osyms, tmp, sizeof tmp);
+					break;
+				}
+		}
+	}
 	if (out.tag == VAL_TENSOR) {
 		tensor *t = val_as_tensor(out);
 		bool rg = t->requires_grad || (diff && dtype_is_float(t->dt));
 		set_meta(&node, t, rg);
+		for (int d = 0; osyms && d < t->ndim; d++)
+			node.shape[d].sym = osyms[d];
 		int idx = graph_add(st->g, &node);
-		return tensor_result(st, idx, t, rg);
+		struct var *r = tensor_result(st, idx, t, rg);
+		r->syms = osyms;
+		return r;
 	}
 	if (out.tag == VAL_TUPLE) {
 		struct tuple *tp = val_tuple(out);
@@ -1113,8 +1757,11 @@ static struct var *emit_op(struct tstate *st, int op, struct var **args)
 			gi.name = graph_fresh_name(st->g, "getitem");
 			node_stack(st, &gi);
 			set_meta(&gi, t, rg);
+			for (int d = 0; osyms && d < t->ndim; d++)
+				gi.shape[d].sym = osyms[d];
 			int gidx = graph_add(st->g, &gi);
 			items[k] = tensor_result(st, gidx, t, rg);
+			items[k]->syms = osyms;
 		}
 		return tuple_var(st, (int)tp->len, items);
 	}
@@ -2158,6 +2805,8 @@ static struct var *call_allowed(struct tstate *st, value fn, struct var **args, 
 		mkgarg(st, args[i], &made[i], fname, 0);
 	for (int i = 0; i < nargs; i++)
 		ex[i] = exval(st, args[i], 0);
+	for (int i = 0; i < nargs; i++)
+		spec_deep(st, args[i], 0);
 	void *ctx;
 	vm_eval_frame_fn hook = vm_get_eval_frame(st->vm, &ctx);
 	vm_set_eval_frame(st->vm, NULL, NULL);
@@ -2992,6 +3641,7 @@ static void attempt_init(struct tstate *st)
 	struct frame *f = st->f;
 	struct code *co = f->code;
 	st->g = graph_new(co->name, st->compile_id, co->src, co->firstline, STAGE_CAPTURED);
+	st->nsyms = 0;
 	st->gs = guards_new();
 	struct guard bg = {.kind = GK_BACKEND, .source = -1, .expect = val_none(), .backend = st->cfg->backend};
 	guards_add(st->gs, &bg);
@@ -3078,6 +3728,76 @@ static void restore_root(struct tstate *st)
 	st->cur = root;
 }
 
+/* The symbols as the trace left them: the graph's sizes name the root of
+ * each symbol (or its value, when specialized); each shape guard's
+ * symbolic sizes become `>= 2` at a symbol's first input dimension and
+ * `== sN` at the others, and a specialized size is checked by value. */
+static void finish_syms(struct tstate *st)
+{
+	if (!st->nsyms)
+		return;
+	struct graph *g = st->g;
+	int maxsym = -1;
+	for (int i = 0; i < g->nnodes; i++) {
+		struct gnode *n = &g->nodes[i];
+		for (int d = 0; d < n->ndim; d++) {
+			if (n->shape[d].sym < 0)
+				continue;
+			int r = sym_find(st, n->shape[d].sym);
+			n->shape[d].sym = st->syms[r].spec ? -1 : r;
+			if (n->shape[d].sym > maxsym)
+				maxsym = n->shape[d].sym;
+		}
+	}
+	g->nsyms = maxsym + 1;
+	int *first_src = xmalloc(sizeof(int) * (size_t)st->nsyms);
+	int *first_dim = xmalloc(sizeof(int) * (size_t)st->nsyms);
+	for (int i = 0; i < st->nsyms; i++)
+		first_src[i] = -1, first_dim[i] = 0;
+	int ng = st->gs->nguards;
+	for (int i = 0; i < ng; i++) {
+		struct guard *sg = &st->gs->guards[i];
+		if (sg->kind != GK_SHAPE)
+			continue;
+		bool changed = false;
+		for (int d = 0; d < sg->ndim; d++) {
+			if (sg->shape[d] >= 0)
+				continue;
+			changed = true;
+			int r = sym_find(st, sg->dimsym[d]);
+			if (st->syms[r].spec) {
+				sg->shape[d] = st->syms[r].value;
+				continue;
+			}
+			sg->dimsym[d] = r;
+			struct guard dg = {.kind = GK_DIM, .source = sg->source, .expect = val_none(), .n = d};
+			dg.dimsym[0] = r;
+			if (first_src[r] < 0) {
+				first_src[r] = sg->source;
+				first_dim[r] = d;
+				dg.ndim = -1;
+				dg.src = st->syms[r].where;
+				dg.line = st->syms[r].line;
+				dg.col = st->syms[r].col;
+				dg.function = st->syms[r].function;
+			} else {
+				dg.ndim = first_src[r];
+				dg.shape[0] = first_dim[r];
+				dg.src = sg->src;
+				dg.line = sg->line;
+				dg.col = sg->col;
+				dg.function = sg->function;
+			}
+			guards_add(st->gs, &dg);
+			sg = &st->gs->guards[i]; /* guards_add may move the array */
+		}
+		if (changed)
+			guards_retext(st->gs, i);
+	}
+	free(first_src);
+	free(first_dim);
+}
+
 struct trace_result *trace_frame(struct vm *vm, struct frame *f, const struct trace_config *cfg,
 				 const char *compile_id)
 {
@@ -3156,6 +3876,7 @@ struct trace_result *trace_frame(struct vm *vm, struct frame *f, const struct tr
 		}
 	}
 	if (res->end != TRACE_FAILED && res->end != TRACE_FULLGRAPH) {
+		finish_syms(st);
 		res->graph = st->g;
 		st->g = NULL;
 		res->guards = st->gs;
@@ -3171,6 +3892,7 @@ struct trace_result *trace_frame(struct vm *vm, struct frame *f, const struct tr
 	for (int i = 0; i < st->nforced; i++)
 		trace_break_free(st->forced[i].brk);
 	free(st->forced);
+	free(st->syms);
 	free(st->insrc);
 	free(st->held);
 	free(st->globals);

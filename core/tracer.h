@@ -104,9 +104,27 @@ struct effect {
 	struct recipe *items;
 };
 
+/* Automatic dynamic shapes: per frame, the sizes its tensor inputs had
+ * and the dimensions that changed from one compile to the next (sticky). */
+struct dyn_record {
+	char *source;               /* "L['x']" */
+	int ndim;
+	int64_t shape[TENSOR_MAX_DIMS];
+	unsigned changed;           /* bit d: dimension d took another size */
+};
+struct dyn_state {
+	int n, cap;
+	struct dyn_record *recs;
+};
+void dyn_state_free(struct dyn_state *ds);
+
+enum trace_dynamic { DYN_AUTO, DYN_ALWAYS, DYN_NEVER }; /* dynamic=None, True, False */
+
 struct trace_config {
 	const struct backend *backend;
 	bool fullgraph;
+	int dynamic;                /* enum trace_dynamic */
+	struct dyn_state *dyn;      /* the frame's automatic-dynamic memory, or NULL */
 };
 
 struct trace_result {
