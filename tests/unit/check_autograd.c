@@ -15,6 +15,7 @@
 #include "autograd.h"
 #include "error.h"
 #include "ops.h"
+#include "ops_test_util.h"
 
 /* ---- values that live until the end of a test (or an arena mark) ---- */
 
@@ -47,29 +48,6 @@ static void teardown(void)
 {
 	arena_release(0);
 	tj_error_clear();
-}
-
-/* calls op `name` like a program: positional values, then kw (a comma
- * separated list naming the last values, or NULL); the result is not registered */
-static value vcall(const char *name, const char *kw, int n, const value *args)
-{
-	int op = ops_find(name, OPK_FN | OPK_METH | OPK_OPER | OPK_ATTR);
-	ck_assert_msg(op >= 0, "no op %s", name);
-	value kwnames = val_none();
-	if (kw) {
-		char buf[128];
-		int k = 0;
-		value names[8];
-		snprintf(buf, sizeof buf, "%s", kw);
-		for (char *p = strtok(buf, ","); p; p = strtok(NULL, ","))
-			names[k++] = str_from_cstr(p);
-		kwnames = tuple_pack(k, names);
-		for (int i = 0; i < k; i++)
-			val_decref(names[i]);
-	}
-	value r = ops_invoke(op, args, n, kwnames);
-	val_decref(kwnames);
-	return r;
 }
 
 /* a call that must succeed; the result lives in the arena */

@@ -12,6 +12,7 @@
 #include "autograd.h"
 #include "error.h"
 #include "ops.h"
+#include "ops_test_util.h"
 
 /* ---- values that live until the end of a test ---- */
 
@@ -60,28 +61,6 @@ static value list_v(int n, const value *items)
 }
 #define LIST(...) list_v((int)(sizeof((value[]){__VA_ARGS__}) / sizeof(value)), (value[]){__VA_ARGS__})
 #define EMPTY_LIST() R(list_new(0))
-
-/* a call like a program's: positional values then the kw-named ones */
-static value vcall(const char *name, const char *kw, int n, const value *args)
-{
-	int op = ops_find(name, OPK_FN | OPK_METH | OPK_OPER | OPK_ATTR);
-	ck_assert_msg(op >= 0, "no op %s", name);
-	value kwnames = val_none();
-	if (kw) {
-		char buf[128];
-		int k = 0;
-		value names[8];
-		snprintf(buf, sizeof buf, "%s", kw);
-		for (char *p = strtok(buf, ","); p; p = strtok(NULL, ","))
-			names[k++] = str_from_cstr(p);
-		kwnames = tuple_pack(k, names);
-		for (int i = 0; i < k; i++)
-			val_decref(names[i]);
-	}
-	value r = ops_invoke(op, args, n, kwnames);
-	val_decref(kwnames);
-	return r;
-}
 
 #define ARGS(...) (int)(sizeof((value[]){__VA_ARGS__}) / sizeof(value)), (value[]){__VA_ARGS__}
 /* C(name, kw, args...): must succeed; CE(...): must fail with msg */
