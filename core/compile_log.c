@@ -658,6 +658,11 @@ void compile_log_frame_counts(int64_t frame_id, int64_t calls, int64_t hits, int
 	db_frame_counts(clog.db, frame_id, calls, hits, eager_calls, eager_reason);
 }
 
+void compile_log_frame_guard_checks(int64_t frame_id, int64_t checks, int64_t check_ns)
+{
+	db_frame_guard_checks(clog.db, frame_id, checks, check_ns);
+}
+
 static void db_rows(const struct compile_record *r)
 {
 	int64_t frame_id = compile_log_frame(r->frame_index, r->function, r->src, r->def_line,

@@ -104,6 +104,8 @@ int64_t compile_log_frame(int frame_index, const char *function, const struct so
 			  int def_line, int resume_pc, int resume_line);
 void compile_log_frame_counts(int64_t frame_id, int64_t calls, int64_t hits,
 			      int64_t eager_calls, const char *eager_reason);
+/* ... and its guard checks: how many lists, and their estimated time */
+void compile_log_frame_guard_checks(int64_t frame_id, int64_t checks, int64_t check_ns);
 /* A finished compile attempt: log lines, database rows, explain sessions. */
 void compile_log_compile(const struct compile_record *r);
 /* A break's instruction ran again (the profiler ranks breaks by hits). */

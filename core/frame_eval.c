@@ -31,6 +31,9 @@
 #include "vm.h"
 
 #define COUNTS_FLUSH_EVERY 65536
+/* the guard checks of one call in GUARD_SAMPLE_EVERY are timed (two clock
+ * reads cost about as much as a short guard list) */
+#define GUARD_SAMPLE_EVERY 64
 
 struct entry {
 	struct trace_result *tr;
@@ -50,6 +53,9 @@ struct fkey {
 	struct entry **entries;     /* oldest first */
 	int ncompiles;              /* N of the next compile */
 	int64_t calls, hits, eager_calls;
+	int64_t guard_checks;       /* guard lists checked */
+	int64_t sampled_checks, sampled_ns; /* those of the timed calls, and their time */
+	int until_sample;           /* calls with entries until the next timed one */
 	const char *eager_reason;
 	bool skip;                  /* nothing to compile: always run in the VM */
 	bool limit_warned;          /* the cache_limit row and warning are out */
@@ -170,8 +176,47 @@ static void entry_free(struct entry *e)
 
 static void flush_counts(struct fkey *k)
 {
-	if (k->frame_index >= 0)
-		compile_log_frame_counts(k->log_id, k->calls, k->hits, k->eager_calls, k->eager_reason);
+	if (k->frame_index < 0)
+		return;
+	compile_log_frame_counts(k->log_id, k->calls, k->hits, k->eager_calls, k->eager_reason);
+	if (k->guard_checks) {
+		/* the timed calls stand for all: scale by checks, not calls */
+		double ns = k->sampled_checks ? (double)k->sampled_ns * (double)k->guard_checks / (double)k->sampled_checks
+					      : 0;
+		compile_log_frame_guard_checks(k->log_id, k->guard_checks, (int64_t)ns);
+	}
+}
+
+static int64_t mono_ns(void)
+{
+	struct timespec ts;
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return (int64_t)ts.tv_sec * 1000000000 + ts.tv_nsec;
+}
+
+/* the newest entry of k whose guards hold for f, or NULL */
+static struct entry *find_entry(struct fkey *k, struct vm *vm, struct frame *f, const struct backend *backend)
+{
+	/* the first call with entries is timed, then one in GUARD_SAMPLE_EVERY */
+	bool timed = k->nentries && k->until_sample-- == 0;
+	if (timed)
+		k->until_sample = GUARD_SAMPLE_EVERY - 1;
+	int64_t t0 = timed ? mono_ns() : 0;
+	struct entry *e = NULL;
+	int checked = 0;
+	for (int i = k->nentries - 1; i >= 0; i--) {
+		checked++;
+		if (guards_check(k->entries[i]->tr->guards, vm, f, backend) < 0) {
+			e = k->entries[i];
+			break;
+		}
+	}
+	k->guard_checks += checked;
+	if (timed) {
+		k->sampled_ns += mono_ns() - t0;
+		k->sampled_checks += checked;
+	}
+	return e;
 }
 
 static void cache_free(struct cache *c)
@@ -549,13 +594,7 @@ static value eval_frame(struct vm *vm, struct frame *f, void *p)
 			return vm_run_frame(vm, f);
 		if ((k->calls & (COUNTS_FLUSH_EVERY - 1)) == 0)
 			flush_counts(k);
-		struct entry *e = NULL;
-		for (int i = k->nentries - 1; i >= 0; i--) {
-			if (guards_check(k->entries[i]->tr->guards, vm, f, ctx->cfg->backend) < 0) {
-				e = k->entries[i];
-				break;
-			}
-		}
+		struct entry *e = find_entry(k, vm, f, ctx->cfg->backend);
 		if (e) {
 			k->hits++;
 		} else if (ctx->cfg->frozen) {

@@ -793,6 +793,8 @@ int profile_load(struct dbq *q, int64_t run_id, struct profile *p, char **err)
 		pf->guard_ms += f->guard_ms;
 		pf->backend_ms += f->backend_ms;
 		pf->total_ms += f->total_ms;
+		pf->guard_checks += f->guard_checks;
+		pf->guard_check_ms += f->guard_check_ms;
 
 		p->compiles += compiled;
 		p->recompiles += f->recompiles;
@@ -807,6 +809,8 @@ int profile_load(struct dbq *q, int64_t run_id, struct profile *p, char **err)
 		p->guard_ms += f->guard_ms;
 		p->backend_ms += f->backend_ms;
 		p->total_ms += f->total_ms;
+		p->guard_checks += f->guard_checks;
+		p->guard_check_ms += f->guard_check_ms;
 		if (f->entries > p->limit_needed)
 			p->limit_needed = f->entries;
 		if (f->cache_limit)
@@ -1298,6 +1302,37 @@ static void print_eager(const struct profile *p, struct strbuf *out, const struc
 	}
 }
 
+/* Run-time guard checks: the total, per check, and the function that
+ * spends the most (compile time above includes only building guards). */
+static void print_guard_checks(const struct profile *p, struct strbuf *out)
+{
+	char t[32];
+	if (p->guard_checks == 0) {
+		put_para(out, "  guard checks at run time: ", "    ", "none (no call found a compiled entry to check)");
+		return;
+	}
+	fmt_ms(t, sizeof t, p->guard_check_ms);
+	double each_us = p->guard_check_ms * 1e3 / (double)p->guard_checks;
+	const struct profile_function *most = NULL;
+	for (int i = 0; i < p->nfunctions; i++)
+		if (!most || p->functions[i].guard_check_ms > most->guard_check_ms)
+			most = &p->functions[i];
+	char *text;
+	if (most && p->nfunctions > 1 && most->guard_check_ms > 0) {
+		char m[32];
+		fmt_ms(m, sizeof m, most->guard_check_ms);
+		char *label = fn_label(most->function, most->file, most->line);
+		text = xasprintf("%s in %lld %s (%.2f us each); most in %s: %s", t, (long long)p->guard_checks,
+				 plural(p->guard_checks, "check", "checks"), each_us, label, m);
+		free(label);
+	} else {
+		text = xasprintf("%s in %lld %s (%.2f us each)", t, (long long)p->guard_checks,
+				 plural(p->guard_checks, "check", "checks"), each_us);
+	}
+	put_para(out, "  guard checks at run time: ", "    ", text);
+	free(text);
+}
+
 static void print_time(const struct profile *p, struct strbuf *out, const struct style *st)
 {
 	char title[128], t[32], a[32], b[32], c[32], d[32];
@@ -1353,8 +1388,7 @@ static void print_time(const struct profile *p, struct strbuf *out, const struct
 			sb_printf(out, "    %-40s %12s %10s %4.0f%%\n", more, n_comp, t, pct(rest, p->total_ms));
 		}
 	}
-	put_para(out, "  guard checks at run time: ", "    ",
-		 "not measured (the log has no guard-check time; compile time above includes building guards)");
+	print_guard_checks(p, out);
 }
 
 static void print_totals(const struct profile *p, struct strbuf *out, const struct style *st)
@@ -1537,8 +1571,8 @@ static void json_time(struct json *j, const struct profile *p)
 	json_kfixed(j, "guard_build_ms", p->guard_ms, 3);
 	json_kfixed(j, "backend_ms", p->backend_ms, 3);
 	json_kfixed(j, "other_ms", other > 0 ? other : 0, 3);
-	json_key(j, "guard_check_ms");
-	json_null(j); /* not measured: no column in the log */
+	json_kfixed(j, "guard_check_ms", p->guard_check_ms, 3);
+	json_kint(j, "guard_checks", p->guard_checks);
 	json_key(j, "by_function");
 	json_array_begin(j);
 	for (int i = 0; i < p->nby_time; i++) {
@@ -1552,6 +1586,8 @@ static void json_time(struct json *j, const struct profile *p)
 		json_kfixed(j, "trace_ms", f->trace_ms, 3);
 		json_kfixed(j, "guard_build_ms", f->guard_ms, 3);
 		json_kfixed(j, "backend_ms", f->backend_ms, 3);
+		json_kfixed(j, "guard_check_ms", f->guard_check_ms, 3);
+		json_kint(j, "guard_checks", f->guard_checks);
 		json_object_end(j);
 	}
 	json_array_end(j);

@@ -70,6 +70,8 @@ struct profile_function {      /* the frames of one function (its entry and its 
 	int64_t calls, cache_hits, eager_calls;
 	int64_t graphs, ops, errors;
 	double trace_ms, guard_ms, backend_ms, total_ms;
+	int64_t guard_checks;       /* guard lists checked at run time ... */
+	double guard_check_ms;      /* ... and their time */
 	int nguards;                /* its guard subjects, most recompiles first */
 	struct profile_guard *guards;
 };
@@ -102,6 +104,8 @@ struct profile {
 	int64_t limit_needed;       /* the most entries a frame has: the cache_size_limit the run needs */
 	bool limit_hit;             /* a frame reached the limit: it needs more than limit_needed */
 	double trace_ms, guard_ms, backend_ms, total_ms;
+	int64_t guard_checks;       /* at run time, as in profile_function */
+	double guard_check_ms;
 	/* sections */
 	int nbreaks;                /* places, ranked */
 	struct profile_break *brk;

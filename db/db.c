@@ -81,11 +81,27 @@ extern const char db_schema_sql[];
 #define CRASH_WAIT_MS 2000
 #define CRASH_POLL_MS 1
 
+/* values per counter row: a frame's calls, cache_hits, eager_calls,
+ * guard_checks and guard-check nanoseconds; a break's hits (v[0]) */
+#define DB_COUNTERS 5
+
 /* Migrations: migrations[v] takes a file from user_version v to v + 1 (and
  * sets user_version itself). A new file (version 0) gets schema.sql
- * instead. Empty while DB_SCHEMA_VERSION is 1. */
+ * instead. */
 static const char *const migrations[DB_SCHEMA_VERSION] = {
 	[0] = NULL,
+	/* 2: the frames' guard-check counters, the runs' compile counts */
+	[1] = "ALTER TABLE frames ADD COLUMN guard_checks INTEGER NOT NULL DEFAULT 0;"
+	      " ALTER TABLE frames ADD COLUMN guard_check_ms REAL NOT NULL DEFAULT 0;"
+	      " ALTER TABLE runs ADD COLUMN compile_count INTEGER NOT NULL DEFAULT 0;"
+	      " ALTER TABLE runs ADD COLUMN graph_count INTEGER NOT NULL DEFAULT 0;"
+	      " ALTER TABLE runs ADD COLUMN break_count INTEGER NOT NULL DEFAULT 0;"
+	      " ALTER TABLE runs ADD COLUMN recompile_count INTEGER NOT NULL DEFAULT 0;"
+	      " UPDATE runs SET (compile_count, graph_count, break_count, recompile_count) ="
+	      " (SELECT count(*), coalesce(sum(op_count > 0), 0), coalesce(sum(outcome = 'graph_break'), 0),"
+	      " coalesce(sum(reason = 'recompile'), 0) FROM compiles WHERE compiles.run_id = runs.id);"
+	      " DROP INDEX compiles_run; CREATE INDEX compiles_run ON compiles(run_id);"
+	      " PRAGMA user_version = 2;",
 };
 
 /* Every statement the writer runs after opening, prepared on first use:
@@ -98,12 +114,15 @@ static const char *const migrations[DB_SCHEMA_VERSION] = {
 	X(insert_run, "INSERT INTO runs (tool, command, program, source_hash, backend, config, pid,"    \
 		      " started_at) VALUES (?, ?, ?, ?, ?, ?, ?, ?)")                                   \
 	X(end_run, "UPDATE runs SET ended_at = ?, exit_status = ? WHERE id = ?")                       \
+	X(count_compile, "UPDATE runs SET compile_count = compile_count + 1, graph_count = graph_count + ?," \
+			 " break_count = break_count + ?, recompile_count = recompile_count + ?"       \
+			 " WHERE id = ?")                                                               \
 	X(insert_frame, "INSERT INTO frames (run_id, frame_index, function, file, line, resume_pc,"     \
 			" resume_line) VALUES (?, ?, ?, ?, ?, ?, ?)"                                    \
 			" ON CONFLICT (run_id, frame_index) DO NOTHING")                                \
 	X(find_frame, "SELECT id FROM frames WHERE run_id = ? AND frame_index = ?")                    \
 	X(frame_counts, "UPDATE frames SET calls = ?, cache_hits = ?, eager_calls = ?,"                 \
-			" eager_reason = ? WHERE id = ?")                                               \
+			" guard_checks = ?, guard_check_ms = ? / 1e6, eager_reason = ? WHERE id = ?")   \
 	X(insert_compile, "INSERT INTO compiles (run_id, frame_id, label, compile_index, reason,"       \
 			  " backend, dynamic, started_at, trace_ms, guard_ms, backend_ms, total_ms,"    \
 			  " outcome, op_count, error)"                                                  \
@@ -168,7 +187,7 @@ static const char max_ids_sql[] = "SELECT"
  * eager_calls, eager_reason) or graph_breaks (hits), by handle. */
 struct counter {
 	int64_t id;
-	int64_t v[3];
+	int64_t v[DB_COUNTERS];
 	char *reason;
 	bool dirty;
 };
@@ -198,7 +217,7 @@ struct idmap {
 struct job_count {
 	enum handle_kind kind;   /* H_FRAME or H_BREAK */
 	int64_t handle;
-	int64_t v[3];
+	int64_t v[DB_COUNTERS];
 	const char *reason;
 };
 
@@ -233,7 +252,8 @@ struct db_ops {
 	void (*end_run)(struct db_writer *w, int exit_status);
 	void (*log_source)(struct db_writer *w, const char *path, const char *text);
 	int64_t (*log_frame)(struct db_writer *w, const struct db_frame *f);
-	void (*frame_counts)(struct db_writer *w, int64_t frame_id, const int64_t v[3], const char *reason);
+	void (*frame_counts)(struct db_writer *w, int64_t frame_id, int first, const int64_t *v, int n,
+			     const char *reason, bool set_reason);
 	int64_t (*log_compile)(struct db_writer *w, const struct db_compile *c, int64_t *break_ids);
 	void (*break_hits)(struct db_writer *w, int64_t break_id, int64_t hits);
 	int64_t (*begin_minify)(struct db_writer *w, const struct db_minify *m);
@@ -634,6 +654,8 @@ static bool write_counts(struct db_writer *w, const struct job *j)
 		if (c->kind == H_FRAME) {
 			put_int(&r, c->v[1]);
 			put_int(&r, c->v[2]);
+			put_int(&r, c->v[3]);
+			put_int(&r, c->v[4]);
 			put_text(&r, c->reason);
 		}
 		put_int(&r, id);
@@ -876,6 +898,13 @@ static void write_compile(struct db_writer *w, struct job *j)
 	for (int i = 0; i < c->ngraphs; i++)
 		if (!insert_graph(w, id, &c->graphs[i]))
 			goto fail;
+	r = row_start(w, STMT_count_compile);
+	put_int(&r, c->op_count > 0);
+	put_int(&r, c->outcome && strcmp(c->outcome, "graph_break") == 0);
+	put_int(&r, c->reason && strcmp(c->reason, "recompile") == 0);
+	put_int(&r, w->run_id);
+	if (!row_run(&r, NULL))
+		goto fail;
 	if (!write_counts(w, j) || !commit(w))
 		goto fail;
 	return;
@@ -1401,7 +1430,9 @@ static void pack_counters(struct pack *p, struct job *j, struct counters *t, enu
 		left--;
 		const char *reason = pack_str(p, c->reason);
 		if (j) {
-			j->counts[j->ncounts++] = (struct job_count){kind, c->id, {c->v[0], c->v[1], c->v[2]}, reason};
+			struct job_count *jc = &j->counts[j->ncounts++];
+			*jc = (struct job_count){kind, c->id, {0}, reason};
+			memcpy(jc->v, c->v, sizeof jc->v);
 			c->dirty = false;
 		}
 	}
@@ -1560,14 +1591,19 @@ static int64_t queue_log_frame(struct db_writer *w, const struct db_frame *f)
 }
 
 /* Keeps a counter in memory; queues them all once a second has passed. */
-static void count(struct db_writer *w, struct counters *t, int64_t id, const int64_t v[3], const char *reason)
+/* values v[0..n) go to the counter's v[first..first + n); the reason is
+ * kept only when set_reason */
+static void count(struct db_writer *w, struct counters *t, int64_t id, int first, const int64_t *v, int n,
+		  const char *reason, bool set_reason)
 {
 	struct counter *c = counters_get(t, id);
 	if (!c) {
 		report(w, "cannot keep the counters", "out of memory");
 		return;
 	}
-	if (memcmp(c->v, v, sizeof c->v) != 0 || !same_str(c->reason, reason)) {
+	if (!set_reason)
+		reason = c->reason;
+	if (memcmp(c->v + first, v, sizeof *v * (size_t)n) != 0 || !same_str(c->reason, reason)) {
 		if (!same_str(c->reason, reason)) {
 			char *copy = reason ? strdup(reason) : NULL;
 			if (reason && !copy) {
@@ -1577,7 +1613,7 @@ static void count(struct db_writer *w, struct counters *t, int64_t id, const int
 			free(c->reason);
 			c->reason = copy;
 		}
-		memcpy(c->v, v, sizeof c->v);
+		memcpy(c->v + first, v, sizeof *v * (size_t)n);
 		if (!c->dirty) {
 			c->dirty = true;
 			t->ndirty++;
@@ -1590,15 +1626,15 @@ static void count(struct db_writer *w, struct counters *t, int64_t id, const int
 	}
 }
 
-static void queue_frame_counts(struct db_writer *w, int64_t frame_id, const int64_t v[3], const char *reason)
+static void queue_frame_counts(struct db_writer *w, int64_t frame_id, int first, const int64_t *v, int n,
+			       const char *reason, bool set_reason)
 {
-	count(w, &w->frames, frame_id, v, reason);
+	count(w, &w->frames, frame_id, first, v, n, reason, set_reason);
 }
 
 static void queue_break_hits(struct db_writer *w, int64_t break_id, int64_t hits)
 {
-	const int64_t v[3] = {hits, 0, 0};
-	count(w, &w->breaks, break_id, v, NULL);
+	count(w, &w->breaks, break_id, 0, &hits, 1, NULL, true);
 }
 
 static int64_t queue_log_compile(struct db_writer *w, const struct db_compile *c, int64_t *break_ids)
@@ -1945,7 +1981,15 @@ void db_frame_counts(struct db_writer *w, int64_t frame_id, int64_t calls, int64
 	w = use(w);
 	const int64_t v[3] = {calls, cache_hits, eager_calls};
 	if (w->ops->frame_counts)
-		w->ops->frame_counts(w, frame_id, v, eager_reason);
+		w->ops->frame_counts(w, frame_id, 0, v, 3, eager_reason, true);
+}
+
+void db_frame_guard_checks(struct db_writer *w, int64_t frame_id, int64_t checks, int64_t check_ns)
+{
+	w = use(w);
+	const int64_t v[2] = {checks, check_ns};
+	if (w->ops->frame_counts)
+		w->ops->frame_counts(w, frame_id, 3, v, 2, NULL, false);
 }
 
 int64_t db_log_compile(struct db_writer *w, const struct db_compile *c, int64_t *break_ids)

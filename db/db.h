@@ -46,7 +46,7 @@
 
 /* The user_version that db/schema.sql sets: files up to it are opened
  * (older ones migrated), newer ones refused. */
-#define DB_SCHEMA_VERSION 1
+#define DB_SCHEMA_VERSION 2
 
 struct db_writer;   /* opaque: a vtable and its state */
 
@@ -110,6 +110,10 @@ int64_t db_log_frame(struct db_writer *w, const struct db_frame *f);
  * once a second has passed since they last went out. */
 void db_frame_counts(struct db_writer *w, int64_t frame_id, int64_t calls, int64_t cache_hits,
 		     int64_t eager_calls, const char *eager_reason);
+/* A frame's guard checks at run time, totals so far, kept and queued as
+ * db_frame_counts: how many guard lists were checked, and how long they
+ * took in all (nanoseconds, an estimate from sampled calls). */
+void db_frame_guard_checks(struct db_writer *w, int64_t frame_id, int64_t checks, int64_t check_ns);
 
 struct db_guard {
 	const char *kind;        /* "type", "tensor_match", "equals", "length", "id", "backend", "symbolic" */

@@ -31,8 +31,26 @@ enum stmt {
 	Q_BREAKS,
 	Q_FAILURES,
 	Q_GUARDS,
+	Q_RUNS_PAGE,
+	Q_COMPILES,
+	Q_COMPILE_BY_LABEL,
+	Q_GRAPH,
+	Q_GRAPHS_OF,
+	Q_NODES,
 	Q_COUNT
 };
+
+#define COMPILE_COLS                                                                                     \
+	"c.id, c.run_id, c.frame_id, c.label, f.frame_index, c.compile_index, f.function, f.file, f.line," \
+	" f.resume_pc, f.resume_line, c.reason, c.backend, c.outcome, c.dynamic, c.error, c.started_at,"  \
+	" c.trace_ms, c.guard_ms, c.backend_ms, c.total_ms, c.op_count"
+/* a graph with the first break of its compile */
+#define GRAPH_SELECT                                                                                     \
+	"SELECT g.id, g.compile_id, c.run_id, c.label, g.stage, g.name, g.listing, g.op_count, b.code,"   \
+	" b.category, b.message, b.file, b.line, b.col"                                                     \
+	" FROM graphs g JOIN compiles c ON c.id = g.compile_id"                                             \
+	" LEFT JOIN graph_breaks b ON b.id = (SELECT min(id) FROM graph_breaks WHERE compile_id = g.compile_id)"
+
 
 static const char *const stmt_sql[Q_COUNT] = {
 	[Q_RUN] = "SELECT r.id, r.tool, r.command, r.program, r.backend, r.config, r.pid, r.started_at,"
@@ -43,7 +61,8 @@ static const char *const stmt_sql[Q_COUNT] = {
 	[Q_RUN_BEFORE] = "SELECT max(id) FROM runs WHERE id < ?1",
 	[Q_RUN_COUNT] = "SELECT count(*) FROM runs",
 	[Q_FRAMES] = "SELECT id, frame_index, function, file, line, resume_pc, resume_line, calls, cache_hits,"
-		     " eager_calls, eager_reason FROM frames WHERE run_id = ?1 ORDER BY frame_index",
+		      " eager_calls, eager_reason, guard_checks, guard_check_ms"
+		     " FROM frames WHERE run_id = ?1 ORDER BY frame_index",
 	[Q_FRAME_COMPILES] =
 		"SELECT frame_id, count(*), sum(reason = 'recompile'),"
 		" sum(reason IN ('first', 'recompile') AND outcome IN ('ok', 'graph_break')),"
@@ -69,6 +88,18 @@ static const char *const stmt_sql[Q_COUNT] = {
 		     " FROM frames f JOIN compiles c ON c.frame_id = f.id AND c.compile_index = ?3"
 		     " JOIN guards gd ON gd.compile_id = c.id"
 		     " WHERE f.run_id = ?1 AND f.frame_index = ?2 ORDER BY gd.idx",
+	[Q_RUNS_PAGE] = "SELECT id, tool, program, command, started_at, ended_at, exit_status, pid, compile_count,"
+			" graph_count, break_count, recompile_count FROM runs WHERE id < ?1 ORDER BY id DESC LIMIT ?2",
+	/* compiles_run is (run_id): its entries are in id order within a run */
+	[Q_COMPILES] = "SELECT " COMPILE_COLS " FROM compiles c JOIN frames f ON f.id = c.frame_id"
+		       " WHERE c.run_id = ?1 AND c.id > ?2 ORDER BY c.id LIMIT ?3",
+	[Q_COMPILE_BY_LABEL] = "SELECT " COMPILE_COLS
+			       " FROM frames f JOIN compiles c ON c.frame_id = f.id AND c.compile_index = ?3"
+			       " WHERE f.run_id = ?1 AND f.frame_index = ?2 ORDER BY c.id LIMIT 1",
+	[Q_GRAPH] = GRAPH_SELECT " WHERE g.id = ?1",
+	[Q_GRAPHS_OF] = GRAPH_SELECT " WHERE g.compile_id = ?1 ORDER BY g.id",
+	[Q_NODES] = "SELECT idx, name, kind, op, args, dtype, shape, file, line, col, user_stack"
+		    " FROM nodes WHERE graph_id = ?1 ORDER BY idx",
 };
 
 struct dbq {
@@ -507,6 +538,8 @@ int dbq_frames(struct dbq *q, int64_t run_id, struct dbq_frame **out, int *nout,
 		r->cache_hits = sqlite3_column_int64(st, 8);
 		r->eager_calls = sqlite3_column_int64(st, 9);
 		r->eager_reason = dup_col(st, 10);
+		r->guard_checks = sqlite3_column_int64(st, 11);
+		r->guard_check_ms = sqlite3_column_double(st, 12);
 		if (!r->function || !r->file)
 			goto oom;
 	}
@@ -715,6 +748,315 @@ void dbq_guards_free(struct dbq_guard *g, int n)
 		free(g[i].file);
 	}
 	free(g);
+}
+
+/* ---- browsing ---- */
+
+/* Steps st (bound) to the end, growing *arr by one element of size for
+ * each row and filling it with fill (which returns false when out of
+ * memory). 0 with *arr and *n, or -1 with *err; free(elem) frees one
+ * element's strings. */
+static int collect(struct dbq *q, sqlite3_stmt *st, void **arr, int *nout, size_t size,
+		   bool (*fill)(sqlite3_stmt *st, void *elem), void (*free_elems)(void *arr, int n), char **err)
+{
+	char *a = NULL;
+	int n = 0, cap = 0, rc;
+	while ((rc = sqlite3_step(st)) == SQLITE_ROW) {
+		char *bigger = grow(a, n, &cap, size);
+		if (!bigger) {
+			sqlite3_reset(st);
+			free_elems(a, n);
+			return set_err(err, "out of memory");
+		}
+		a = bigger;
+		void *e = a + (size_t)n * size;
+		memset(e, 0, size);
+		n++;
+		if (!fill(st, e)) {
+			sqlite3_reset(st);
+			free_elems(a, n);
+			return set_err(err, "out of memory");
+		}
+	}
+	sqlite3_reset(st);
+	if (rc != SQLITE_DONE) {
+		free_elems(a, n);
+		return sql_err(q, err);
+	}
+	*arr = a;
+	*nout = n;
+	return 0;
+}
+
+static bool fill_run_row(sqlite3_stmt *st, void *elem)
+{
+	struct dbq_run_row *r = elem;
+	r->id = sqlite3_column_int64(st, 0);
+	r->tool = dup_text(st, 1);
+	r->program = dup_text(st, 2);
+	r->command = dup_text(st, 3);
+	r->started_at = sqlite3_column_double(st, 4);
+	r->finished = sqlite3_column_type(st, 5) != SQLITE_NULL;
+	r->ended_at = sqlite3_column_double(st, 5);
+	r->exit_status = sqlite3_column_type(st, 6) != SQLITE_NULL ? sqlite3_column_int(st, 6) : -1;
+	r->pid = sqlite3_column_int64(st, 7);
+	r->compiles = sqlite3_column_int64(st, 8);
+	r->graphs = sqlite3_column_int64(st, 9);
+	r->breaks = sqlite3_column_int64(st, 10);
+	r->recompiles = sqlite3_column_int64(st, 11);
+	return r->tool && r->program && r->command;
+}
+
+static void free_run_rows(void *arr, int n) { dbq_run_rows_free(arr, n); }
+
+int dbq_runs_page(struct dbq *q, int64_t before, int limit, struct dbq_run_row **out, int *n, char **err)
+{
+	if (err)
+		*err = NULL;
+	*out = NULL;
+	*n = 0;
+	sqlite3_stmt *st = stmt(q, Q_RUNS_PAGE, err);
+	if (!st)
+		return -1;
+	sqlite3_bind_int64(st, 1, before > 0 ? before : INT64_MAX);
+	sqlite3_bind_int(st, 2, limit > 0 ? limit : -1);
+	return collect(q, st, (void **)out, n, sizeof **out, fill_run_row, free_run_rows, err);
+}
+
+void dbq_run_rows_free(struct dbq_run_row *r, int n)
+{
+	for (int i = 0; i < n; i++) {
+		free(r[i].tool);
+		free(r[i].program);
+		free(r[i].command);
+	}
+	free(r);
+}
+
+static bool fill_compile(sqlite3_stmt *st, void *elem)
+{
+	struct dbq_compile *c = elem;
+	c->id = sqlite3_column_int64(st, 0);
+	c->run_id = sqlite3_column_int64(st, 1);
+	c->frame_id = sqlite3_column_int64(st, 2);
+	c->label = dup_text(st, 3);
+	c->frame_index = sqlite3_column_int(st, 4);
+	c->compile_index = sqlite3_column_int(st, 5);
+	c->function = dup_text(st, 6);
+	c->file = dup_text(st, 7);
+	c->line = sqlite3_column_int(st, 8);
+	c->resume_pc = sqlite3_column_int(st, 9);
+	c->resume_line = sqlite3_column_int(st, 10);
+	c->reason = dup_text(st, 11);
+	c->backend = dup_text(st, 12);
+	c->outcome = dup_text(st, 13);
+	c->dynamic = dup_col(st, 14);
+	c->error = dup_col(st, 15);
+	c->started_at = sqlite3_column_double(st, 16);
+	c->trace_ms = sqlite3_column_double(st, 17);
+	c->guard_ms = sqlite3_column_double(st, 18);
+	c->backend_ms = sqlite3_column_double(st, 19);
+	c->total_ms = sqlite3_column_double(st, 20);
+	c->op_count = sqlite3_column_int64(st, 21);
+	return c->label && c->function && c->file && c->reason && c->backend && c->outcome;
+}
+
+static void free_compiles(void *arr, int n) { dbq_compiles_free(arr, n); }
+
+int dbq_compiles(struct dbq *q, int64_t run_id, int64_t after, int limit, struct dbq_compile **out, int *n,
+		 char **err)
+{
+	if (err)
+		*err = NULL;
+	*out = NULL;
+	*n = 0;
+	sqlite3_stmt *st = stmt(q, Q_COMPILES, err);
+	if (!st)
+		return -1;
+	sqlite3_bind_int64(st, 1, run_id);
+	sqlite3_bind_int64(st, 2, after);
+	sqlite3_bind_int(st, 3, limit > 0 ? limit : -1);
+	return collect(q, st, (void **)out, n, sizeof **out, fill_compile, free_compiles, err);
+}
+
+int dbq_compile_get(struct dbq *q, int64_t run_id, const char *label, struct dbq_compile *out, char **err)
+{
+	if (err)
+		*err = NULL;
+	memset(out, 0, sizeof *out);
+	int frame = -1, index = -1, used = 0;
+	if (sscanf(label, "%d/%d%n", &frame, &index, &used) != 2 || label[used] || frame < 0 || index < 0 ||
+	    !(label[0] >= '0' && label[0] <= '9'))
+		return set_err(err, "bad compile id '%s': expected F/N, as 0/1", label);
+	sqlite3_stmt *st = stmt(q, Q_COMPILE_BY_LABEL, err);
+	if (!st)
+		return -1;
+	sqlite3_bind_int64(st, 1, run_id);
+	sqlite3_bind_int(st, 2, frame);
+	sqlite3_bind_int(st, 3, index);
+	struct dbq_compile *c = NULL;
+	int n = 0;
+	if (collect(q, st, (void **)&c, &n, sizeof *c, fill_compile, free_compiles, err) < 0)
+		return -1;
+	if (n == 0) {
+		free(c);
+		return set_err(err, "no compile %s in run %lld", label, (long long)run_id);
+	}
+	*out = c[0];
+	free(c);
+	return 0;
+}
+
+void dbq_compile_release(struct dbq_compile *c)
+{
+	if (!c)
+		return;
+	free(c->label);
+	free(c->function);
+	free(c->file);
+	free(c->reason);
+	free(c->backend);
+	free(c->outcome);
+	free(c->dynamic);
+	free(c->error);
+	memset(c, 0, sizeof *c);
+}
+
+void dbq_compiles_free(struct dbq_compile *c, int n)
+{
+	for (int i = 0; i < n; i++)
+		dbq_compile_release(&c[i]);
+	free(c);
+}
+
+static bool fill_graph(sqlite3_stmt *st, void *elem)
+{
+	struct dbq_graph *g = elem;
+	g->id = sqlite3_column_int64(st, 0);
+	g->compile_id = sqlite3_column_int64(st, 1);
+	g->run_id = sqlite3_column_int64(st, 2);
+	g->label = dup_text(st, 3);
+	g->stage = dup_text(st, 4);
+	g->name = dup_text(st, 5);
+	g->listing = dup_text(st, 6);
+	g->op_count = sqlite3_column_int64(st, 7);
+	bool brk = sqlite3_column_type(st, 8) != SQLITE_NULL;
+	if (brk) {
+		g->break_code = dup_text(st, 8);
+		g->break_category = dup_text(st, 9);
+		g->break_message = dup_text(st, 10);
+		g->break_file = dup_text(st, 11);
+		g->break_line = sqlite3_column_int(st, 12);
+		g->break_col = sqlite3_column_int(st, 13);
+	}
+	return g->label && g->stage && g->name && g->listing &&
+	       (!brk || (g->break_code && g->break_category && g->break_message && g->break_file));
+}
+
+static void free_graphs(void *arr, int n) { dbq_graphs_free(arr, n); }
+
+int dbq_graph_get(struct dbq *q, int64_t graph_id, struct dbq_graph *out, char **err)
+{
+	if (err)
+		*err = NULL;
+	memset(out, 0, sizeof *out);
+	sqlite3_stmt *st = stmt(q, Q_GRAPH, err);
+	if (!st)
+		return -1;
+	sqlite3_bind_int64(st, 1, graph_id);
+	struct dbq_graph *g = NULL;
+	int n = 0;
+	if (collect(q, st, (void **)&g, &n, sizeof *g, fill_graph, free_graphs, err) < 0)
+		return -1;
+	if (n == 0) {
+		free(g);
+		return set_err(err, "no graph %lld in %s", (long long)graph_id, q->path);
+	}
+	*out = g[0];
+	free(g);
+	return 0;
+}
+
+int dbq_graphs_of(struct dbq *q, int64_t compile_id, struct dbq_graph **out, int *n, char **err)
+{
+	if (err)
+		*err = NULL;
+	*out = NULL;
+	*n = 0;
+	sqlite3_stmt *st = stmt(q, Q_GRAPHS_OF, err);
+	if (!st)
+		return -1;
+	sqlite3_bind_int64(st, 1, compile_id);
+	return collect(q, st, (void **)out, n, sizeof **out, fill_graph, free_graphs, err);
+}
+
+void dbq_graph_release(struct dbq_graph *g)
+{
+	if (!g)
+		return;
+	free(g->label);
+	free(g->stage);
+	free(g->name);
+	free(g->listing);
+	free(g->break_code);
+	free(g->break_category);
+	free(g->break_message);
+	free(g->break_file);
+	memset(g, 0, sizeof *g);
+}
+
+void dbq_graphs_free(struct dbq_graph *g, int n)
+{
+	for (int i = 0; i < n; i++)
+		dbq_graph_release(&g[i]);
+	free(g);
+}
+
+static bool fill_node(sqlite3_stmt *st, void *elem)
+{
+	struct dbq_node *nd = elem;
+	nd->idx = sqlite3_column_int(st, 0);
+	nd->name = dup_text(st, 1);
+	nd->kind = dup_text(st, 2);
+	nd->op = dup_col(st, 3);
+	nd->args = dup_text(st, 4);
+	nd->dtype = dup_col(st, 5);
+	nd->shape = dup_col(st, 6);
+	nd->file = dup_col(st, 7);
+	nd->line = sqlite3_column_int(st, 8);
+	nd->col = sqlite3_column_int(st, 9);
+	nd->user_stack = dup_col(st, 10);
+	return nd->name && nd->kind && nd->args;
+}
+
+static void free_nodes(void *arr, int n) { dbq_nodes_free(arr, n); }
+
+int dbq_nodes(struct dbq *q, int64_t graph_id, struct dbq_node **out, int *n, char **err)
+{
+	if (err)
+		*err = NULL;
+	*out = NULL;
+	*n = 0;
+	sqlite3_stmt *st = stmt(q, Q_NODES, err);
+	if (!st)
+		return -1;
+	sqlite3_bind_int64(st, 1, graph_id);
+	return collect(q, st, (void **)out, n, sizeof **out, fill_node, free_nodes, err);
+}
+
+void dbq_nodes_free(struct dbq_node *nd, int n)
+{
+	for (int i = 0; i < n; i++) {
+		free(nd[i].name);
+		free(nd[i].kind);
+		free(nd[i].op);
+		free(nd[i].args);
+		free(nd[i].dtype);
+		free(nd[i].shape);
+		free(nd[i].file);
+		free(nd[i].user_stack);
+	}
+	free(nd);
 }
 
 /* ---- tests ---- */

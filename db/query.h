@@ -68,6 +68,8 @@ struct dbq_frame {
 	int resume_line;      /* 0: none */
 	int64_t calls, cache_hits, eager_calls;
 	char *eager_reason;   /* NULL when none ran eagerly, or when not known */
+	int64_t guard_checks; /* guard lists checked at run time */
+	double guard_check_ms;/* their time (estimated from sampled calls) */
 	/* from its compiles */
 	int64_t compiles;     /* rows, every reason */
 	int64_t recompiles;   /* reason 'recompile' */
@@ -123,6 +125,83 @@ struct dbq_guard {
 };
 int dbq_guards(struct dbq *q, int64_t run_id, const char *label, struct dbq_guard **out, int *n, char **err);
 void dbq_guards_free(struct dbq_guard *g, int n);
+
+/* ---- browsing: runs, compiles, graphs, nodes (tjit-dot, tjit-tui) ---- */
+
+/* A run in a list, with the counters the writer keeps on its row. */
+struct dbq_run_row {
+	int64_t id;
+	char *tool, *program, *command;
+	double started_at;
+	double ended_at;      /* valid when finished */
+	bool finished;
+	int exit_status;      /* valid when finished */
+	int64_t pid;
+	int64_t compiles, graphs, breaks, recompiles;
+};
+/* Runs newest first: at most limit of them with an id below before (0:
+ * from the newest). One search of the primary key per page. */
+int dbq_runs_page(struct dbq *q, int64_t before, int limit, struct dbq_run_row **out, int *n, char **err);
+void dbq_run_rows_free(struct dbq_run_row *r, int n);
+
+/* A compile with its frame. */
+struct dbq_compile {
+	int64_t id, run_id, frame_id;
+	char *label;          /* "F/N" */
+	int frame_index, compile_index;
+	char *function, *file; /* the frame's function and where it is defined */
+	int line;             /* its def line */
+	int resume_pc;        /* 0: the function's entry */
+	int resume_line;      /* 0: none */
+	char *reason, *backend, *outcome;
+	char *dynamic;        /* NULL: not recorded */
+	char *error;          /* NULL unless outcome is 'error' */
+	double started_at, trace_ms, guard_ms, backend_ms, total_ms;
+	int64_t op_count;
+};
+/* The compiles of a run in the order they happened (id order): at most
+ * limit (0: all) with an id above after (0: from the first). */
+int dbq_compiles(struct dbq *q, int64_t run_id, int64_t after, int limit, struct dbq_compile **out, int *n,
+		 char **err);
+/* The compile labelled label ("0/3") in a run: 0, or -1 with *err ("bad
+ * compile id 'x': expected F/N", "no compile 0/9 in run 3"). */
+int dbq_compile_get(struct dbq *q, int64_t run_id, const char *label, struct dbq_compile *out, char **err);
+void dbq_compile_release(struct dbq_compile *c);
+void dbq_compiles_free(struct dbq_compile *c, int n);
+
+/* A graph at one stage of a compile, with where its compile's trace broke. */
+struct dbq_graph {
+	int64_t id, compile_id, run_id;
+	char *label;          /* the compile's "F/N" */
+	char *stage;          /* 'captured', 'aot_forward', 'aot_backward', 'inductor' */
+	char *name;           /* the function's name */
+	char *listing;        /* LANGUAGE.md section 7 */
+	int64_t op_count;
+	/* the first graph break of its compile (NULL code: the trace returned) */
+	char *break_code, *break_category, *break_message, *break_file;
+	int break_line, break_col;
+};
+/* Graph id: 0, or -1 with *err ("no graph 12 in x.db"). */
+int dbq_graph_get(struct dbq *q, int64_t graph_id, struct dbq_graph *out, char **err);
+/* The graphs of a compile, every stage, in id order. */
+int dbq_graphs_of(struct dbq *q, int64_t compile_id, struct dbq_graph **out, int *n, char **err);
+void dbq_graph_release(struct dbq_graph *g);
+void dbq_graphs_free(struct dbq_graph *g, int n);
+
+/* A node of a graph (db/schema.sql, nodes). */
+struct dbq_node {
+	int idx;
+	char *name, *kind;    /* kind: 'input', 'op', 'output' */
+	char *op;             /* NULL for inputs and outputs */
+	char *args;           /* an op's arguments, an input's source "L['x']" */
+	char *dtype, *shape;  /* NULL when not a tensor */
+	char *file;           /* NULL: no user line */
+	int line, col;
+	char *user_stack;     /* NULL: none */
+};
+/* The nodes of a graph in graph order. */
+int dbq_nodes(struct dbq *q, int64_t graph_id, struct dbq_node **out, int *n, char **err);
+void dbq_nodes_free(struct dbq_node *nd, int n);
 
 /* ---- for tests/unit/check_query.c ---- */
 /* The SQL of statement i (NULL past the last), and whether it may scan the

@@ -20,7 +20,8 @@
 -- Every compile event is one transaction: a run that is killed keeps every
 -- row committed before, and its runs.ended_at stays NULL, which is how the
 -- tools tell that it did not finish. Rows are never updated after their
--- event, except the counters (frames.calls ..., graph_breaks.hits) and the
+-- event, except the counters (frames.calls ..., runs.compile_count ...,
+-- graph_breaks.hits) and the
 -- ends of runs (runs.ended_at, exit_status) and minifier sessions.
 --
 -- Conventions:
@@ -38,7 +39,7 @@
 -- the end); tests/unit/check_db.c checks their plans so that a report over
 -- 1,000 runs and 100,000 compiles never scans a whole table.
 
-PRAGMA user_version = 1;
+PRAGMA user_version = 2;
 
 -- Program text by content hash, so that the tools show the lines that were
 -- compiled even after the file changed or disappeared.
@@ -60,6 +61,12 @@ CREATE TABLE IF NOT EXISTS runs (
 	pid         INTEGER NOT NULL,     -- the process id (a NULL ended_at with a dead pid: killed)
 	started_at  REAL NOT NULL,        -- instant
 	ended_at    REAL,                 -- instant; NULL while running, or when the process was killed
+	-- counters, kept by each compile event's transaction (so that a list
+	-- of runs never counts the compiles of each)
+	compile_count INTEGER NOT NULL DEFAULT 0,   -- compiles rows of the run
+	graph_count INTEGER NOT NULL DEFAULT 0,     -- those whose graph has ops
+	break_count INTEGER NOT NULL DEFAULT 0,     -- those whose trace ended in a graph break
+	recompile_count INTEGER NOT NULL DEFAULT 0, -- those whose reason is recompile
 	exit_status INTEGER               -- 0 ok, 1 program error, 2 bad usage; NULL if it did not finish
 );
 
@@ -80,6 +87,8 @@ CREATE TABLE IF NOT EXISTS frames (
 	cache_hits  INTEGER NOT NULL DEFAULT 0, -- calls that found an entry whose guards held
 	eager_calls INTEGER NOT NULL DEFAULT 0, -- calls that ran in the VM without compiling
 	eager_reason TEXT,                -- why those ran eagerly: 'disabled', 'cache_limit', 'frozen_miss'
+	guard_checks INTEGER NOT NULL DEFAULT 0, -- guard lists checked at run time (one per entry tried)
+	guard_check_ms REAL NOT NULL DEFAULT 0,  -- time spent checking them, estimated from 1 call in 64
 	UNIQUE (run_id, frame_index)      -- also the index of frames by run
 );
 
@@ -217,7 +226,7 @@ CREATE TABLE IF NOT EXISTS minify_steps (
 
 -- The tools' access paths. frames by run, nodes by graph, guards and
 -- kernels by their parent come from the UNIQUE constraints above.
-CREATE INDEX IF NOT EXISTS compiles_run ON compiles(run_id, frame_id);
+CREATE INDEX IF NOT EXISTS compiles_run ON compiles(run_id);  -- and id: a run's compiles in order
 CREATE INDEX IF NOT EXISTS compiles_frame ON compiles(frame_id, compile_index);
 CREATE INDEX IF NOT EXISTS guard_failures_run ON guard_failures(run_id);
 CREATE INDEX IF NOT EXISTS guard_failures_compile ON guard_failures(compile_id);

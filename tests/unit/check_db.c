@@ -213,8 +213,10 @@ START_TEST(test_every_column)
 	ck_assert_int_gt(cid0, 0);
 	ck_assert_int_gt(cid1, cid0);
 	ck_assert_int_gt(bids[0], 0);
+	db_frame_guard_checks(w, f0, 6, 2500000);
 	db_frame_counts(w, f0, 7, 5, 2, "cache_limit");
 	db_frame_counts(w, f1, 1, 0, 0, NULL);
+	db_frame_guard_checks(w, f1, 1, 1000); /* keeps the reason */
 	db_break_hits(w, bids[0], 4);
 	db_break_hits(w, bids[0], 6);
 	int64_t ms = db_begin_minify(w, &(struct db_minify){"prog.tj", run1.source_text, "inductor", "accuracy",
@@ -246,12 +248,14 @@ START_TEST(test_every_column)
 	free(expect);
 
 	ck_rows(db,
-		"0|f|prog.tj|1|0|NULL|7|5|2|cache_limit\n"
-		"1|f|prog.tj|1|18|6|1|0|0|NULL",
+		"0|f|prog.tj|1|0|NULL|7|5|2|cache_limit|6|2.5\n"
+		"1|f|prog.tj|1|18|6|1|0|0|NULL|1|0.001",
 		"SELECT frame_index, function, file, line, resume_pc, resume_line, calls, cache_hits, eager_calls,"
-		" eager_reason FROM frames WHERE run_id = %lld ORDER BY frame_index",
+		" eager_reason, guard_checks, guard_check_ms FROM frames WHERE run_id = %lld ORDER BY frame_index",
 		(long long)run);
 	ck_assert_int_eq(count_of(db, "frames"), 2);
+	ck_rows(db, "2|1|1|1", "SELECT compile_count, graph_count, break_count, recompile_count FROM runs WHERE id = %lld",
+		(long long)run);
 
 	ck_rows(db,
 		"1|1|0/0|0|first|inductor|None|1700000001.5|1.25|0.5|8.75|10.5|ok|1|NULL\n"
@@ -389,8 +393,45 @@ START_TEST(test_empty_file_created)
 	struct db_writer *w = must_open();
 	db_close(w);
 	sqlite3 *db = open_plain();
-	ck_rows(db, "1", "PRAGMA user_version");
+	ck_rows(db, "2", "PRAGMA user_version");
 	ck_rows(db, "0", "SELECT count(*) FROM runs");
+	sqlite3_close(db);
+}
+END_TEST
+
+/* a version-1 file (no guard-check counters) is migrated, its rows kept */
+START_TEST(test_migrate_from_1)
+{
+	struct db_writer *w = must_open();
+	db_begin_run(w, &run1);
+	int64_t f0 = db_log_frame(w, &frame0);
+	db_frame_counts(w, f0, 3, 1, 0, NULL);
+	struct db_compile c0 = compile_first(f0), c1 = compile_recompile(f0);
+	db_log_compile(w, &c0, NULL);
+	db_log_compile(w, &c1, NULL);
+	db_end_run(w, 0);
+	db_begin_run(w, &run1); /* a run without compiles */
+	db_end_run(w, 0);
+	db_close(w);
+	sqlite3 *db = open_plain();
+	char *msg = NULL;
+	int rc = sqlite3_exec(db,
+				      "ALTER TABLE frames DROP COLUMN guard_checks;"
+				      " ALTER TABLE frames DROP COLUMN guard_check_ms;"
+				      " ALTER TABLE runs DROP COLUMN compile_count;"
+				      " ALTER TABLE runs DROP COLUMN graph_count;"
+				      " ALTER TABLE runs DROP COLUMN break_count;"
+				      " ALTER TABLE runs DROP COLUMN recompile_count; PRAGMA user_version = 1",
+				      NULL, NULL, &msg);
+	ck_assert_msg(rc == SQLITE_OK, "%s", msg);
+	sqlite3_close(db);
+	w = must_open();
+	db_close(w);
+	db = open_plain();
+	ck_rows(db, "2", "PRAGMA user_version");
+	ck_rows(db, "3|1|0|0.0", "SELECT calls, cache_hits, guard_checks, guard_check_ms FROM frames");
+	ck_rows(db, "1|2|1|1|1\n2|0|0|0|0",
+		"SELECT id, compile_count, graph_count, break_count, recompile_count FROM runs ORDER BY id");
 	sqlite3_close(db);
 }
 END_TEST
@@ -954,6 +995,7 @@ static Suite *db_suite(void)
 	tcase_add_test(tc, test_newer_refused);
 	tcase_add_test(tc, test_foreign_refused);
 	tcase_add_test(tc, test_empty_file_created);
+	tcase_add_test(tc, test_migrate_from_1);
 	tcase_add_test(tc, test_schema_documented);
 	tcase_add_test(tc, test_null_writer);
 	tcase_add_test(tc, test_default_path);

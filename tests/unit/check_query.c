@@ -449,6 +449,120 @@ START_TEST(test_guards)
 }
 END_TEST
 
+/* runs paged newest first with their counters; a run's compiles in order,
+ * paged; a compile by label; its graph, the break, the nodes */
+START_TEST(test_browsing)
+{
+	three_runs();
+	/* run 4: one compile with a captured graph of three nodes */
+	struct db_writer *w = must_open(dbpath);
+	begin(w, "tjit run", prog_text);
+	struct db_frame f = {0, "f", "prog.tj", 1, 0, 0};
+	int64_t fr = db_log_frame(w, &f);
+	struct db_node nodes[] = {
+		{"l_x_", "input", NULL, "L['x']", "float32", "[2]", NULL, 0, 0, NULL},
+		{"mul", "op", "mul", "l_x_, 2", "float32", "[2]", "prog.tj", 2, 9, "prog.tj:2 in f"},
+		{"output", "output", NULL, "(mul,)", NULL, NULL, NULL, 0, 0, NULL},
+	};
+	struct db_graph g = {"captured", "f", 1, "graph():\n    ...\n", 3, nodes, 0, NULL};
+	struct db_break b = {"TJB001", "side_effect", "call to print (side effect)", "prog.tj", 3, 5, 6,
+			     "prog.tj:3 in f"};
+	struct db_compile c = {.frame_id = fr, .compile_id = "0/0", .reason = "first", .backend = "eager",
+			       .dynamic = "None", .outcome = "graph_break", .op_count = 1, .nbreaks = 1,
+			       .breaks = &b, .ngraphs = 1, .graphs = &g};
+	db_log_compile(w, &c, NULL);
+	db_end_run(w, 0);
+	db_close(w);
+
+	struct dbq *q = must_query(dbpath);
+	char *err = NULL;
+	struct dbq_run_row *rr = NULL;
+	int n = 0;
+	ck_assert_int_eq(dbq_runs_page(q, 0, 3, &rr, &n, &err), 0);
+	ck_assert_int_eq(n, 3);
+	ck_assert_int_eq(rr[0].id, 4);
+	ck_assert_int_eq(rr[0].compiles, 1);
+	ck_assert_int_eq(rr[0].graphs, 1);
+	ck_assert_int_eq(rr[0].breaks, 1);
+	ck_assert_int_eq(rr[1].id, 3);
+	ck_assert_int_eq(rr[1].compiles, 4);
+	ck_assert_int_eq(rr[1].graphs, 4);
+	ck_assert_int_eq(rr[1].breaks, 2);
+	ck_assert_int_eq(rr[1].recompiles, 2);
+	ck_assert(rr[1].finished);
+	ck_assert_int_eq(rr[1].exit_status, 1);
+	ck_assert_str_eq(rr[2].tool, "tjit explain");
+	int64_t next = rr[2].id;
+	dbq_run_rows_free(rr, n);
+	ck_assert_int_eq(dbq_runs_page(q, next, 3, &rr, &n, &err), 0);
+	ck_assert_int_eq(n, 1);
+	ck_assert_int_eq(rr[0].id, 1);
+	dbq_run_rows_free(rr, n);
+
+	struct dbq_compile *cs = NULL;
+	ck_assert_int_eq(dbq_compiles(q, 3, 0, 2, &cs, &n, &err), 0);
+	ck_assert_int_eq(n, 2);
+	ck_assert_str_eq(cs[0].label, "0/0");
+	ck_assert_str_eq(cs[1].label, "0/1");
+	ck_assert_str_eq(cs[1].reason, "recompile");
+	ck_assert_str_eq(cs[1].outcome, "graph_break");
+	int64_t after = cs[1].id;
+	dbq_compiles_free(cs, n);
+	ck_assert_int_eq(dbq_compiles(q, 3, after, 0, &cs, &n, &err), 0);
+	ck_assert_int_eq(n, 2);
+	ck_assert_str_eq(cs[1].label, "1/0");
+	ck_assert_int_eq(cs[1].resume_pc, 7);
+	ck_assert_int_eq(cs[1].resume_line, 3);
+	dbq_compiles_free(cs, n);
+
+	struct dbq_compile one;
+	ck_assert_int_eq(dbq_compile_get(q, 4, "0/0", &one, &err), 0);
+	ck_assert_str_eq(one.function, "f");
+	ck_assert_int_eq(one.op_count, 1);
+	int64_t cid = one.id;
+	dbq_compile_release(&one);
+	ck_assert_int_eq(dbq_compile_get(q, 4, "0/9", &one, &err), -1);
+	ck_assert_str_eq(err, "no compile 0/9 in run 4");
+	free(err);
+	ck_assert_int_eq(dbq_compile_get(q, 4, "x", &one, &err), -1);
+	ck_assert_str_eq(err, "bad compile id 'x': expected F/N, as 0/1");
+	free(err);
+
+	struct dbq_graph *gs = NULL;
+	ck_assert_int_eq(dbq_graphs_of(q, cid, &gs, &n, &err), 0);
+	ck_assert_int_eq(n, 1);
+	ck_assert_str_eq(gs[0].stage, "captured");
+	ck_assert_str_eq(gs[0].label, "0/0");
+	ck_assert_int_eq(gs[0].run_id, 4);
+	ck_assert_str_eq(gs[0].break_code, "TJB001");
+	ck_assert_str_eq(gs[0].break_file, "prog.tj");
+	ck_assert_int_eq(gs[0].break_line, 3);
+	int64_t gid = gs[0].id;
+	dbq_graphs_free(gs, n);
+	struct dbq_graph gr;
+	ck_assert_int_eq(dbq_graph_get(q, gid, &gr, &err), 0);
+	ck_assert_str_eq(gr.listing, "graph():\n    ...\n");
+	ck_assert_int_eq(gr.op_count, 1);
+	dbq_graph_release(&gr);
+	ck_assert_int_eq(dbq_graph_get(q, gid + 100, &gr, &err), -1);
+	ck_assert_ptr_nonnull(strstr(err, "no graph "));
+	free(err);
+
+	struct dbq_node *nd = NULL;
+	ck_assert_int_eq(dbq_nodes(q, gid, &nd, &n, &err), 0);
+	ck_assert_int_eq(n, 3);
+	ck_assert_str_eq(nd[0].args, "L['x']");
+	ck_assert_ptr_null(nd[0].op);
+	ck_assert_ptr_null(nd[0].file);
+	ck_assert_str_eq(nd[1].op, "mul");
+	ck_assert_str_eq(nd[1].file, "prog.tj");
+	ck_assert_int_eq(nd[1].col, 9);
+	ck_assert_ptr_null(nd[2].shape);
+	dbq_nodes_free(nd, n);
+	dbq_close(q);
+}
+END_TEST
+
 START_TEST(test_find_run)
 {
 	three_runs();
@@ -562,6 +676,7 @@ static Suite *query_suite(void)
 	tcase_add_test(tc, test_break_ranking);
 	tcase_add_test(tc, test_failures);
 	tcase_add_test(tc, test_guards);
+	tcase_add_test(tc, test_browsing);
 	tcase_add_test(tc, test_find_run);
 	tcase_add_test(tc, test_odd_path_read_only);
 	tcase_add_test(tc, test_read_while_writing);

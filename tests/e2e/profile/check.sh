@@ -57,17 +57,19 @@ bad() {
 
 # normalize < REPORT: the instants and durations masked; the compile time
 # section's number columns collapsed and its functions sorted; its "by
-# phase" paragraph joined into one line (where it wraps depends on the
-# widths of the numbers)
+# phase" and "guard checks" paragraphs joined into one line each (where
+# they wrap depends on the widths of the numbers); which function spent
+# the most time checking guards is masked (it depends on the timing)
 normalize() {
 	awk '
 	function mask(s,   ind) {
 		match(s, /^ */)
 		ind = substr(s, 1, RLENGTH)
 		s = substr(s, RLENGTH + 1)
-		gsub(/[0-9]+\.[0-9]+ m?s/, "T", s)
+		gsub(/[0-9]+\.[0-9]+ [mu]?s/, "T", s)
 		gsub(/[-+]?[0-9]+%/, "P%", s)
 		gsub(/ new$/, " P%", s)
+		gsub(/most in [^(]*\([^)]*\)/, "most in FN", s)
 		gsub(/  +/, " ", s)
 		return ind s
 	}
@@ -92,6 +94,7 @@ normalize() {
 	sec && /^  by phase:/ { mode = "phase"; phase = $0; next }
 	sec && mode == "phase" && /^    / { sub(/^ +/, " "); phase = phase $0; next }
 	sec && /^  by function:/ { flush(); mode = "rows"; print; next }
+	sec && /^  guard checks at run time:/ { flush(); mode = "phase"; phase = $0; next }
 	sec && mode == "rows" && /^    / { rows[++n] = mask($0); next }
 	sec { flush(); mode = ""; print mask($0); next }
 	{ print }
@@ -221,7 +224,7 @@ json "recompiles.json" "$j" '$.suggestions[1].text' \
 	"g: \`L['x'].shape[0]\` took 5 values: mark_dynamic(x, 0) or dynamic=True"
 json "recompiles.json" "$j" '$.suggestions[2].kind' "cache_limit"
 json "recompiles.json" "$j" '$.suggestions[2].count' "12"
-json "recompiles.json" "$j" '$.compile_time.guard_check_ms' ""
+json "recompiles.json" "$j" '$.compile_time.guard_checks' "91"
 jsql "recompiles.json" "$j" "json_array_length(j, '\$.compile_time.by_function')" "2"
 # (in order of compile time, which varies: compared sorted)
 jsql "recompiles.json" "$j" "(SELECT group_concat(fn, ',') FROM (SELECT json_extract(value, '\$.function') AS fn
