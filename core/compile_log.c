@@ -457,7 +457,8 @@ static void log_lines(const struct compile_record *r)
 	struct strbuf out = STRBUF_INIT;
 	if (a & LOG_RECOMPILES)
 		log_recompile(&out, r);
-	if ((a & LOG_GRAPH_BREAKS) && r->brk)
+	/* a fullgraph failure raises Unsupported instead: not a break that happened */
+	if ((a & LOG_GRAPH_BREAKS) && r->brk && !(r->outcome && strcmp(r->outcome, "error") == 0))
 		log_break(&out, r);
 	if ((a & LOG_GRAPH_CODE) && r->graph)
 		log_graph(&out, r->compile_id, r->graph);

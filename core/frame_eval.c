@@ -389,11 +389,21 @@ static value raise_in_frame(struct vm *vm, struct frame *f, uint32_t pc)
 	return val_err();
 }
 
-static value raise_unsupported(struct vm *vm, struct frame *f, const struct trace_break *b)
+/* "Unsupported: <reason> [TJBnnn]; hint: ..." (malloc'd) */
+static char *unsupported_message(const struct trace_break *b)
 {
 	const struct break_info *info = compile_log_break_info(b->code);
-	tj_error_set("Unsupported: %s [%s]; hint: %s", b->message, info ? info->code : "TJB???",
-		     info ? info->hint : "");
+	struct strbuf sb = STRBUF_INIT;
+	sb_printf(&sb, "Unsupported: %s [%s]; hint: %s", b->message, info ? info->code : "TJB???",
+		  info ? info->hint : "");
+	return sb.buf ? sb.buf : dup_or_empty("");
+}
+
+static value raise_unsupported(struct vm *vm, struct frame *f, const struct trace_break *b)
+{
+	char *msg = unsupported_message(b);
+	tj_error_set("%s", msg);
+	free(msg);
 	for (int i = b->nstack - 1; i >= 1; i--)
 		vm_error_at(vm, b->codes[i], b->pcs[i]);
 	return raise_in_frame(vm, f, b->nstack > 0 ? b->pcs[0] : f->pc);
@@ -417,8 +427,19 @@ static enum outcome compile_frame(struct vm *vm, struct frame *f, struct eval_ct
 	struct trace_config tc = {cfg->backend, cfg->fullgraph, dyn, &k->dyn};
 	struct trace_result *tr = trace_frame(vm, f, &tc, id);
 	if (tr->end == TRACE_FULLGRAPH) {
-		value r = raise_unsupported(vm, f, tr->brk);
-		(void)r;
+		/* logged as a compile that failed at its break, so that the
+		 * profiler and the database show where fullgraph gave up */
+		struct compile_record rec;
+		record_begin(&rec, k, cfg, k->nentries ? "recompile" : "first", k->ncompiles);
+		record_failures(&rec, k, vm, f, cfg->backend);
+		k->ncompiles++;
+		rec.trace_ms = tr->trace_ms;
+		rec.brk = break_record_of(tr->brk, tr->pc);
+		rec.outcome = "error";
+		rec.error = unsupported_message(tr->brk);
+		rec.total_ms = now_ms() - t0;
+		record_finish(&rec);
+		raise_unsupported(vm, f, tr->brk);
 		trace_result_free(tr);
 		return RAISED;
 	}

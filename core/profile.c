@@ -508,6 +508,7 @@ static void load_breaks(struct profile *p, struct loader *L, struct dbq_break *b
 		r->col = b[i].col;
 		r->compiles = b[i].compiles;
 		r->hits = b[i].hits;
+		r->fullgraph_errors = b[i].fullgraph_errors;
 		p->breaks += b[i].compiles;
 		for (int k = 0; k < compile_log_break_count(); k++) {
 			const struct break_info *info = compile_log_break_info(k);
@@ -1161,6 +1162,12 @@ static void print_breaks(const struct profile *p, struct strbuf *out, const stru
 			  b->category, (long long)b->hits, plural(b->hits, "time", "times"), (long long)b->compiles,
 			  plural(b->compiles, "compile", "compiles"));
 		put_para(out, "     ", "     ", b->message);
+		if (b->fullgraph_errors > 0) {
+			char *why = xasprintf("fullgraph=True: raised Unsupported in %lld %s", (long long)b->fullgraph_errors,
+					      plural(b->fullgraph_errors, "compile", "compiles"));
+			put_para(out, "     ", "     ", why);
+			free(why);
+		}
 		if (b->nstack > 0) {
 			for (int k = 0; k < b->nstack; k++) {
 				struct profile_place pl = b->stack[k];
@@ -1510,6 +1517,7 @@ static void json_breaks(struct json *j, const struct profile *p)
 		json_kstring(j, "source", b->at.source);
 		json_kint(j, "hits", b->hits);
 		json_kint(j, "compiles", b->compiles);
+		json_kint(j, "fullgraph_errors", b->fullgraph_errors);
 		json_key(j, "user_stack");
 		json_array_begin(j);
 		for (int k = 0; k < b->nstack; k++)

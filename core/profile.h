@@ -44,6 +44,7 @@ struct profile_break {
 	struct profile_place *stack;
 	int64_t compiles;           /* compiles whose trace broke here */
 	int64_t hits;               /* times the instruction ran */
+	int64_t fullgraph_errors;   /* compiles that raised Unsupported here (fullgraph=True) */
 };
 
 struct profile_guard {         /* the failures of one guard subject in one function */

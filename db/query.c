@@ -75,11 +75,12 @@ static const char *const stmt_sql[Q_COUNT] = {
 	 * one-line user stack) when there are some: a break inside an inlined
 	 * call also breaks the caller at the call, whose row counts the same
 	 * executions again. */
-	[Q_BREAKS] = "SELECT code, file, line, col, category, message, user_stack, count(*),"
-		     " coalesce(sum(CASE WHEN instr(user_stack, char(10)) = 0 THEN hits END), sum(hits)) AS h,"
-		     " min(id)"
-		     " FROM graph_breaks WHERE run_id = ?1 GROUP BY code, file, line"
-		     " ORDER BY h DESC, count(*) DESC, file, line, code",
+	[Q_BREAKS] = "SELECT b.code, b.file, b.line, b.col, b.category, b.message, b.user_stack, count(*),"
+		     " coalesce(sum(CASE WHEN instr(b.user_stack, char(10)) = 0 THEN b.hits END), sum(b.hits)) AS h,"
+		     " min(b.id), sum(c.outcome = 'error')"
+		     " FROM graph_breaks b JOIN compiles c ON c.id = b.compile_id"
+		     " WHERE b.run_id = ?1 GROUP BY b.code, b.file, b.line"
+		     " ORDER BY h DESC, count(*) DESC, b.file, b.line, b.code",
 	[Q_FAILURES] = "SELECT g.compile_id, c.frame_id, g.failed_label, g.guard_text, g.value_seen"
 		       " FROM guard_failures g JOIN compiles c ON c.id = g.compile_id"
 		       " WHERE g.run_id = ?1 ORDER BY g.compile_id, g.id",
@@ -624,6 +625,7 @@ int dbq_breaks(struct dbq *q, int64_t run_id, struct dbq_break **out, int *nout,
 		r->user_stack = dup_text(st, 6);
 		r->compiles = sqlite3_column_int64(st, 7);
 		r->hits = sqlite3_column_int64(st, 8);
+		r->fullgraph_errors = sqlite3_column_int64(st, 10);
 		if (!r->code || !r->file || !r->category || !r->message || !r->user_stack)
 			goto oom;
 	}

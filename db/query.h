@@ -98,6 +98,7 @@ struct dbq_break {
 	                         the breaks in the frame itself (a one-line user_stack), or over
 	                         all when none is (an inlined callee's break also breaks its
 	                         caller at the call, which would count the same runs twice) */
+	int64_t fullgraph_errors; /* of those compiles, the ones that raised Unsupported (fullgraph=True) */
 };
 int dbq_breaks(struct dbq *q, int64_t run_id, struct dbq_break **out, int *n, char **err);
 void dbq_breaks_free(struct dbq_break *b, int n);

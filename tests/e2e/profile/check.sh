@@ -230,6 +230,12 @@ jsql "recompiles.json" "$j" "json_array_length(j, '\$.compile_time.by_function')
 jsql "recompiles.json" "$j" "(SELECT group_concat(fn, ',') FROM (SELECT json_extract(value, '\$.function') AS fn
 	FROM json_each(j, '\$.compile_time.by_function') ORDER BY fn))" "f,g"
 
+profile fullgraph
+j=$work/fullgraph.json
+json "fullgraph.json" "$j" '$.graph_breaks[0].fullgraph_errors' "1"
+json "fullgraph.json" "$j" '$.graph_breaks[0].hits' "0"
+jsql "fullgraph.json" "$j" "json_extract(j, '\$.totals.compiles')" "2"
+
 profile breaks
 j=$work/breaks.json
 json "breaks.json" "$j" '$.graph_breaks[0].code' "TJB007"
