@@ -389,13 +389,12 @@ static value raise_in_frame(struct vm *vm, struct frame *f, uint32_t pc)
 	return val_err();
 }
 
-/* "Unsupported: <reason> [TJBnnn]; hint: ..." (malloc'd) */
+/* "Unsupported: <reason>", exactly LANGUAGE.md section 5's words (malloc'd);
+ * the break's code and hint are in the logs and the database */
 static char *unsupported_message(const struct trace_break *b)
 {
-	const struct break_info *info = compile_log_break_info(b->code);
 	struct strbuf sb = STRBUF_INIT;
-	sb_printf(&sb, "Unsupported: %s [%s]; hint: %s", b->message, info ? info->code : "TJB???",
-		  info ? info->hint : "");
+	sb_printf(&sb, "Unsupported: %s", b->message);
 	return sb.buf ? sb.buf : dup_or_empty("");
 }
 
