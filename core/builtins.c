@@ -176,20 +176,15 @@ static value b_type(struct vm *vm, const value *args, int nargs, value kwnames)
 		return val_err();
 	if (nargs != 1)
 		return vm_raise("type() takes 1 or 3 arguments");
-	value_tag t = (value_tag)args[0].tag;
-	if (t == VAL_BOUND)
-		t = VAL_BUILTIN;
-	if (t == VAL_OBJECT && strcmp(((struct object *)args[0].o)->type->name, "function") == 0)
-		t = VAL_FUNC; /* compiled and disabled functions (compile_api.c) */
-	return val_type(t);
+	return val_type_of(args[0]);
 }
 
 static int isinstance_of(value obj, value cls, bool *out, int depth)
 {
 	if (cls.tag == VAL_TYPE) {
 		value_tag t = (value_tag)cls.i;
-		value_tag o = (value_tag)obj.tag;
-		*out = o == t || (t == VAL_INT && o == VAL_BOOL) || (t == VAL_BUILTIN && o == VAL_BOUND);
+		value_tag o = (value_tag)val_type_of(obj).i;
+		*out = o == t || (t == VAL_INT && o == VAL_BOOL);
 		return 0;
 	}
 	if (cls.tag == VAL_TUPLE && depth < 64) {
@@ -662,11 +657,19 @@ static value round_float(double x, int64_t nd)
 static value b_round(struct vm *vm, const value *args, int nargs, value kwnames)
 {
 	(void)vm;
-	static const char *const kws[] = {"number", "ndigits", NULL};
-	value kv[2] = {val_err(), val_none()};
+	/* decimals= is torch.round's name for ndigits (tensors only) */
+	static const char *const kws[] = {"number", "ndigits", "decimals", NULL};
+	value kv[3] = {val_err(), val_none(), val_none()};
 	int npos = take_kw("round", args, nargs, kwnames, kws, kv);
 	if (npos < 0)
 		return val_err();
+	if (kv[2].tag != VAL_NONE) {
+		if ((npos >= 1 ? args[0] : kv[0]).tag != VAL_TENSOR)
+			return vm_raise("'decimals' is an invalid keyword argument for round()");
+		if (kv[1].tag != VAL_NONE || npos > 1)
+			return vm_raise("round() got multiple values for argument 'decimals'");
+		kv[1] = kv[2];
+	}
 	if (npos > 2)
 		return vm_raise("round() takes at most 2 arguments (%d given)", nargs);
 	for (int i = 0; i < npos; i++)
@@ -701,9 +704,7 @@ static value b_round(struct vm *vm, const value *args, int nargs, value kwnames)
 		return val_int(r);
 	}
 	if (x.tag == VAL_TENSOR) {
-		if (has_nd)
-			return vm_raise("round() of a tensor takes no ndigits");
-		return ops_builtin_round(x);
+		return ops_builtin_round(x, val_int(has_nd ? nd : 0));
 	}
 	if (x.tag == VAL_FLOAT) {
 		if (!has_nd)

@@ -874,15 +874,20 @@ static value impl_arange(int op, const value *a)
 
 static value impl_eye(int op, const value *a)
 {
-	int64_t n;
+	int64_t n, m;
 	int dt;
-	if (arg_int(opname(op), "n", a[0], &n) < 0 || dtype_arg(op, a[1], &dt) < 0)
+	if (arg_int(opname(op), "n", a[0], &n) < 0 || dtype_arg(op, a[2], &dt) < 0)
 		return val_err();
-	if (n < 0) {
-		tj_error_set("eye(): n must be greater or equal to 0, got %lld", (long long)n);
+	if (a[1].tag == VAL_NONE)
+		m = n;
+	else if (arg_int(opname(op), "m", a[1], &m) < 0)
+		return val_err();
+	if (n < 0 || m < 0) {
+		tj_error_set("eye(): %s must be greater or equal to 0, got %lld", n < 0 ? "n" : "m",
+			     (long long)(n < 0 ? n : m));
 		return val_err();
 	}
-	return finish_create(op, tensor_eye(n, dt < 0 ? DT_FLOAT32 : (dtype)dt), a[2]);
+	return finish_create(op, tensor_eye_nm(n, m, dt < 0 ? DT_FLOAT32 : (dtype)dt), a[3]);
 }
 
 static tensor *random_tensor(int op, int kind, int dt, int ndim, const int64_t *shape)
@@ -947,6 +952,32 @@ static value impl_unary(int op, const value *a)
 		return val_err();
 	}
 	return tensor_value(tensor_unary((unop)op_aux[op], x));
+}
+
+/* round(x, decimals=d), as PyTorch: round(x * 10^d) / 10^d for floats,
+ * half to even; an integer tensor is rounded as with decimals=0 (the
+ * identity) */
+static value impl_round(int op, const value *a)
+{
+	tensor *x = targ(op, a, 0);
+	int64_t d;
+	if (!x || arg_int(opname(op), "decimals", a[1], &d) < 0)
+		return val_err();
+	if (d == 0 || !dtype_is_float(x->dt))
+		return tensor_value(tensor_unary(UNOP_round, x));
+	if (d > 300 || d < -300) {
+		tj_error_set("round(): decimals %lld is out of range", (long long)d);
+		return val_err();
+	}
+	/* as ATen's round_decimals kernel: x * 10^d for d > 0, x / 10^-d for d < 0 */
+	tensor *p = tensor_scalar(x->dt, pow(10.0, (double)(d > 0 ? d : -d)));
+	tensor *scaled = p ? tensor_binary(d > 0 ? BINOP_mul : BINOP_div, x, p) : NULL;
+	tensor *r = scaled ? tensor_unary(UNOP_round, scaled) : NULL;
+	tensor *out = r ? tensor_binary(d > 0 ? BINOP_div : BINOP_mul, r, p) : NULL;
+	tensor_decref(p);
+	tensor_decref(scaled);
+	tensor_decref(r);
+	return tensor_value(out);
 }
 
 static value impl_binary(int op, const value *a)
@@ -1636,7 +1667,8 @@ value ops_builtin_abs(value t)
 	return ops_call(OPS_abs, &t);
 }
 
-value ops_builtin_round(value t)
+value ops_builtin_round(value t, value decimals)
 {
-	return ops_call(OPS_round, &t);
+	value a[2] = {t, decimals};
+	return ops_call(OPS_round, a);
 }

@@ -35,7 +35,7 @@ int ops_truth(value self, bool *out);            /* bool(t): one element, else "
 value ops_item(value self);                      /* int or float (bool for bool tensors) */
 /* abs(t), round(t), max(t), min(t), int(t), float(t), len(t) */
 value ops_builtin_abs(value t);
-value ops_builtin_round(value t);
+value ops_builtin_round(value t, value decimals); /* decimals: an int */
 
 /* ---- the op table ----
  * Every tensor op a program can reach has one row in ops.def; the ids, this

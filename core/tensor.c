@@ -400,17 +400,23 @@ tensor *tensor_arange(double start, double stop, double step, dtype dt)
 
 tensor *tensor_eye(int64_t n, dtype dt)
 {
-	if (n < 0) {
-		tj_error_set("eye: n must be greater or equal to 0, got %lld", (long long)n);
+	return tensor_eye_nm(n, n, dt);
+}
+
+tensor *tensor_eye_nm(int64_t n, int64_t m, dtype dt)
+{
+	if (n < 0 || m < 0) {
+		tj_error_set("eye: %s must be greater or equal to 0, got %lld", n < 0 ? "n" : "m",
+			     (long long)(n < 0 ? n : m));
 		return NULL;
 	}
-	int64_t shape[2] = {n, n};
+	int64_t shape[2] = {n, m};
 	tensor *t = tensor_zeros(dt, 2, shape);
 	if (!t)
 		return NULL;
 	size_t es = dtype_size(dt);
-	for (int64_t i = 0; i < n; i++) {
-		char *p = (char *)t->data + (size_t)(i * n + i) * es;
+	for (int64_t i = 0; i < n && i < m; i++) {
+		char *p = (char *)t->data + (size_t)(i * m + i) * es;
 		switch (dt) {
 		case DT_BOOL: *(uint8_t *)p = 1; break;
 		case DT_INT64: *(int64_t *)p = 1; break;

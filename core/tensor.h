@@ -59,6 +59,7 @@ tensor *tensor_scalar(dtype dt, double value);                    /* 0-d */
 tensor *tensor_scalar_int(int64_t value);                         /* 0-d int64, exact */
 tensor *tensor_arange(double start, double stop, double step, dtype dt);
 tensor *tensor_eye(int64_t n, dtype dt);
+tensor *tensor_eye_nm(int64_t n, int64_t m, dtype dt); /* n rows, m columns */
 tensor *tensor_randn(dtype dt, int ndim, const int64_t *shape);   /* N(0,1) */
 tensor *tensor_rand(dtype dt, int ndim, const int64_t *shape);    /* U[0,1) */
 tensor *tensor_copy(const tensor *t);                             /* same dtype, fresh storage */

@@ -2600,10 +2600,12 @@ static struct var *call_builtin(struct tstate *st, struct var *fv, value fn, str
 			return const_var(st, val_int(seq_n(first)));
 	}
 	if ((strcmp(name, "abs") == 0 || strcmp(name, "round") == 0) && tfirst) {
+		if (name[0] == 'r')
+			return call_op(st, OPS_round, args, nargs, kwnames);
 		if (nargs != 1)
 			fail(st, "%s() of a tensor", name);
 		struct var *a[1] = {first};
-		return emit_op(st, name[0] == 'a' ? OPS_abs : OPS_round, a);
+		return emit_op(st, OPS_abs, a);
 	}
 	if ((strcmp(name, "max") == 0 || strcmp(name, "min") == 0) && tfirst)
 		return call_op(st, name[1] == 'a' ? OPS_max : OPS_min, args, nargs, kwnames);

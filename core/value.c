@@ -787,8 +787,45 @@ void float_repr(double d, struct strbuf *out)
 
 /* ---- names of types ---- */
 
+/* Types that have no tag of their own (iterators of each kind, the objects
+ * of struct obj_type: ExplainOutput, GraphBreak, ...) get a pseudo-tag past
+ * VAL_TAG_COUNT, one per name for the whole run, so that type(x) prints
+ * their name and type(a) == type(b) compares them. */
+#define MAX_EXTRA_TYPES 64
+static const char *extra_type_names[MAX_EXTRA_TYPES];
+static int n_extra_types;
+
+static int64_t extra_type_tag(const char *name)
+{
+	for (int i = 0; i < n_extra_types; i++)
+		if (strcmp(extra_type_names[i], name) == 0)
+			return VAL_TAG_COUNT + i;
+	if (n_extra_types == MAX_EXTRA_TYPES)
+		return VAL_OBJECT;
+	extra_type_names[n_extra_types] = name; /* static strings only */
+	return VAL_TAG_COUNT + n_extra_types++;
+}
+
+value val_type_of(value v)
+{
+	value_tag t = (value_tag)v.tag;
+	if (t == VAL_BOUND)
+		t = VAL_BUILTIN;
+	if (t == VAL_OBJECT || t == VAL_ITER) {
+		const char *name = val_type_name(v);
+		if (strcmp(name, "function") == 0)
+			return val_type(VAL_FUNC); /* compiled and disabled functions (compile_api.c) */
+		value r = val_type(VAL_OBJECT);
+		r.i = extra_type_tag(name);
+		return r;
+	}
+	return val_type(t);
+}
+
 const char *type_tag_name(value_tag t)
 {
+	if ((int64_t)t >= VAL_TAG_COUNT && (int64_t)t < VAL_TAG_COUNT + n_extra_types)
+		return extra_type_names[(int64_t)t - VAL_TAG_COUNT];
 	switch (t) {
 	case VAL_NONE: return "NoneType";
 	case VAL_BOOL: return "bool";

@@ -206,6 +206,7 @@ bool val_equal(value a, value b);               /* ==, for non-tensor values */
 /* val_equal that fails (-1, error set) on containers nested deeper than 1000 */
 int val_equal_checked(value a, value b, bool *out);
 const char *type_tag_name(value_tag t);         /* the name of the type VAL_TYPE .i names */
+value val_type_of(value v);                     /* type(v): a VAL_TYPE */
 int num_cmp_int_float(int64_t i, double d);     /* exact i <=> d: -1, 0, 1; 2 when d is nan */
 
 #endif
