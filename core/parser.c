@@ -22,7 +22,8 @@ struct parser {
 	struct token prev;  /* the token consumed last */
 	int depth;          /* nesting of parse_prec */
 	bool failed;
-	bool generic;       /* the error is the generic "invalid syntax" */
+	bool generic;       /* the error is "invalid syntax" (maybe with a hint): a
+			     * tokenizer error further on replaces it */
 	struct src_loc err_loc;
 	char *err_msg;
 	struct ast dummy;   /* stands in for a node that could not be allocated */
@@ -222,6 +223,21 @@ static bool can_start_expr(const struct parser *p)
 	return rules[p->tok.kind].prefix != NULL;
 }
 
+/* After an element inside brackets, another expression: Python 3.11's
+ * "Perhaps you forgot a comma?", at the start of the element (not after a
+ * name followed by a string, as Python). */
+static void check_missing_comma(struct parser *p, const struct ast *e)
+{
+	if (p->failed || !e || !can_start_expr(p))
+		return;
+	while (e->kind == AST_IFEXP && e->ifexp.orelse)
+		e = e->ifexp.orelse; /* Python's element is a disjunction */
+	if (e->kind == AST_NAME && p->tok.kind == TOK_STRING)
+		return;
+	error_at(p, e->loc, "invalid syntax. Perhaps you forgot a comma?");
+	p->generic = true; /* a tokenizer error further on wins, as in Python */
+}
+
 /* expr_list: expr (',' expr)* [','] -- a tuple when there is a comma.
  * Operands are parsed at min (targets of 'for' stop before 'in'). */
 static struct ast *parse_expr_list(struct parser *p, enum prec min)
@@ -325,6 +341,7 @@ static struct ast *parse_group(struct parser *p)
 		return new_node(p, AST_TUPLE, start);
 	struct ast *first = parse_expr(p);
 	reject_comprehension(p);
+	check_missing_comma(p, first);
 	if (accept(p, TOK_RPAREN))
 		return first;
 	if (!check(p, TOK_COMMA)) {
@@ -336,6 +353,7 @@ static struct ast *parse_group(struct parser *p)
 	add_child(p, t, first);
 	while (accept(p, TOK_COMMA) && !check(p, TOK_RPAREN)) {
 		struct ast *e = parse_expr(p);
+		check_missing_comma(p, e);
 		push(p, &t->elts, e);
 		add_child(p, t, e);
 	}
@@ -351,6 +369,7 @@ static struct ast *parse_list(struct parser *p)
 	while (!check(p, TOK_RBRACKET) && !check(p, TOK_EOF)) {
 		struct ast *e = parse_expr(p);
 		reject_comprehension(p);
+		check_missing_comma(p, e);
 		push(p, &n->elts, e);
 		add_child(p, n, e);
 		if (!accept(p, TOK_COMMA))
@@ -471,10 +490,12 @@ static struct ast *parse_call(struct parser *p, struct ast *func, struct src_loc
 			struct ast *kw = new_node(p, AST_KEYWORD, e->loc);
 			kw->keyword.name = e->name;
 			kw->keyword.value = parse_expr(p);
+			check_missing_comma(p, kw->keyword.value);
 			add_child(p, kw, kw->keyword.value);
 			push(p, &n->call.keywords, kw);
 			add_child(p, n, kw);
 		} else {
+			check_missing_comma(p, e);
 			if (n->call.keywords.len > 0)
 				error_at(p, e->loc, "positional argument follows keyword argument");
 			push(p, &n->call.args, e);

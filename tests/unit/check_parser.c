@@ -330,6 +330,10 @@ START_TEST(test_errors_brackets_and_tokens)
 	ck_error("print(\"a\"\nx = 1\n", "1:6: '(' was never closed");
 	ck_error("f(a\n", "1:2: '(' was never closed");
 	ck_error("def f(:\n    pass\n", "1:6: '(' was never closed");
+	ck_error("f(a + b c)\n", "1:3: invalid syntax. Perhaps you forgot a comma?");
+	ck_error("x = [1 if 2 else 3 4]\n", "1:18: invalid syntax. Perhaps you forgot a comma?");
+	ck_error("f(x 'a')\n", "1:5: invalid syntax");
+	ck_error("print(1 2\nx = 1\n", "1:6: '(' was never closed");
 	ck_error("x = 1)\n", "1:6: unmatched ')'");
 	ck_error("x = [1, 2)\n", "1:10: closing parenthesis ')' does not match opening parenthesis '['");
 	ck_error("x = 'abc\n", "1:5: unterminated string literal");
