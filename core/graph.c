@@ -197,6 +197,7 @@ static void garg_release(struct garg *a)
 		free(a->items);
 		break;
 	case GARG_NODE:
+	case GARG_SYM:
 		break;
 	}
 }
@@ -379,6 +380,9 @@ static void format_garg(const struct graph *g, const struct garg *a, struct strb
 			sb_putc(out, ',');
 		sb_putc(out, a->kind == GARG_LIST ? ']' : ')');
 		break;
+	case GARG_SYM:
+		sb_printf(out, "s%d", a->sym);
+		break;
 	}
 }
 
@@ -553,8 +557,9 @@ void graph_print(const struct graph *g, struct strbuf *out)
 /* ---- the interpreter ---- */
 
 /* the value of an argument: borrowed for nodes and constants, a new
- * container (owned: *owned set) for lists and tuples */
-static value garg_value(const struct garg *a, const value *vals, bool *owned)
+ * container (owned: *owned set) for lists and tuples, an int for a
+ * symbol (symval: the bound sizes, -1 unbound) */
+static value garg_value(const struct garg *a, const value *vals, const int64_t *symval, bool *owned)
 {
 	*owned = false;
 	switch (a->kind) {
@@ -562,19 +567,31 @@ static value garg_value(const struct garg *a, const value *vals, bool *owned)
 		return vals[a->node];
 	case GARG_CONST:
 		return a->constant;
+	case GARG_SYM:
+		if (!symval || symval[a->sym] < 0) {
+			tj_error_set("graph symbol s%d is bound by no input", a->sym);
+			return val_err();
+		}
+		return val_int(symval[a->sym]);
 	case GARG_LIST:
 	case GARG_TUPLE: {
 		value c = a->kind == GARG_LIST ? list_new((size_t)a->n) : tuple_new((size_t)a->n);
 		value *items = a->kind == GARG_LIST ? val_list(c)->items : val_tuple(c)->items;
+		if (a->kind == GARG_LIST)
+			val_list(c)->len = (size_t)a->n;
 		for (int i = 0; i < a->n; i++) {
 			bool o;
-			value v = garg_value(&a->items[i], vals, &o);
+			value v = garg_value(&a->items[i], vals, symval, &o);
+			if (val_is_err(v)) {
+				for (int k = i; k < a->n; k++)
+					items[k] = val_none();
+				val_decref(c);
+				return v;
+			}
 			if (!o)
 				val_incref(v);
 			items[i] = v;
 		}
-		if (a->kind == GARG_LIST)
-			val_list(c)->len = (size_t)a->n;
 		*owned = true;
 		return c;
 	}
@@ -584,7 +601,7 @@ static value garg_value(const struct garg *a, const value *vals, bool *owned)
 
 #define GRAPH_MAX_ARGS 16
 
-static value run_node(struct vm *vm, const struct gnode *n, const value *vals)
+static value run_node(struct vm *vm, const struct gnode *n, const value *vals, const int64_t *symval)
 {
 	value args[GRAPH_MAX_ARGS];
 	bool owned[GRAPH_MAX_ARGS];
@@ -600,7 +617,13 @@ static value run_node(struct vm *vm, const struct gnode *n, const value *vals)
 		else if (a->kind == GARG_CONST)
 			args[i] = a->constant;
 		else
-			args[i] = garg_value(a, vals, &owned[i]);
+			args[i] = garg_value(a, vals, symval, &owned[i]);
+		if (val_is_err(args[i])) {
+			for (int k = 0; k < i; k++)
+				if (owned[k])
+					val_decref(args[k]);
+			return args[i];
+		}
 	}
 	value r;
 	if (n->kind == GN_OP) {
@@ -629,10 +652,36 @@ static value run_node(struct vm *vm, const struct gnode *n, const value *vals)
 	return r;
 }
 
+/* The value of each symbol, from the sizes of the inputs (the guards
+ * made every dimension of one symbol equal); -1: bound by none. */
+static void bind_syms(const struct graph *g, tensor *const *inputs, int64_t *symval)
+{
+	for (int s = 0; s < g->nsyms; s++)
+		symval[s] = -1;
+	int nin = 0;
+	for (int i = 0; i < g->nnodes; i++) {
+		const struct gnode *n = &g->nodes[i];
+		if (n->kind != GN_INPUT)
+			continue;
+		const tensor *t = inputs[nin++];
+		for (int d = 0; d < n->ndim && d < t->ndim; d++) {
+			int s = n->shape[d].sym;
+			if (s >= 0 && s < g->nsyms && symval[s] < 0)
+				symval[s] = t->shape[d];
+		}
+	}
+}
+
 int graph_interpret(struct vm *vm, const struct graph *g, tensor *const *inputs, value *outputs)
 {
 	value small[32];
 	value *vals = g->nnodes <= 32 ? small : xmalloc(sizeof(value) * (size_t)g->nnodes);
+	int64_t symsmall[16];
+	int64_t *symval = NULL;
+	if (g->nsyms > 0) {
+		symval = g->nsyms <= 16 ? symsmall : xmalloc(sizeof(int64_t) * (size_t)g->nsyms);
+		bind_syms(g, inputs, symval);
+	}
 	int nin = 0, done = 0, rc = 0;
 	for (; done < g->nnodes; done++) {
 		const struct gnode *n = &g->nodes[done];
@@ -654,7 +703,7 @@ int graph_interpret(struct vm *vm, const struct graph *g, tensor *const *inputs,
 			break;
 		}
 		default:
-			r = run_node(vm, n, vals);
+			r = run_node(vm, n, vals, symval);
 			break;
 		}
 		if (val_is_err(r)) {
@@ -672,5 +721,7 @@ int graph_interpret(struct vm *vm, const struct graph *g, tensor *const *inputs,
 		val_decref(vals[i]);
 	if (vals != small)
 		free(vals);
+	if (symval != symsmall)
+		free(symval);
 	return rc;
 }

@@ -36,13 +36,15 @@ struct sym_size {
 	int sym;            /* -1: constant */
 };
 
-/* An argument: a node's result, a constant, or a list/tuple of arguments
- * (cat's tensors). */
-enum garg_kind { GARG_NODE, GARG_CONST, GARG_LIST, GARG_TUPLE };
+/* An argument: a node's result, a constant, a list/tuple of arguments
+ * (cat's tensors), or a symbolic size (reshape(x, (s0, -1))): an int that
+ * the interpreter takes from the input sizes that bind symbol sym. */
+enum garg_kind { GARG_NODE, GARG_CONST, GARG_LIST, GARG_TUPLE, GARG_SYM };
 struct garg {
 	enum garg_kind kind;
 	int node;           /* GARG_NODE: index into graph->nodes */
 	value constant;     /* GARG_CONST: an owned reference */
+	int sym;            /* GARG_SYM: the symbol sN */
 	int n;              /* GARG_LIST / GARG_TUPLE */
 	struct garg *items;
 };
@@ -130,7 +132,9 @@ void graph_format_type(const struct gnode *n, struct strbuf *out);
 void graph_format_args(const struct graph *g, const struct gnode *n, struct strbuf *out);
 
 /* Runs g on its input tensors, node by node, through ops_call (the eager
- * kernels, recording autograd as eager code would). outputs[] receives
+ * kernels, recording autograd as eager code would). The sizes of the
+ * inputs bind the graph's symbols (an input dimension of size sN gives sN
+ * its value), and a GARG_SYM argument is that value. outputs[] receives
  * g->noutputs new references. Returns 0 or -1 after tj_error_set(). */
 struct vm;
 int graph_interpret(struct vm *vm, const struct graph *g, tensor *const *inputs, value *outputs);

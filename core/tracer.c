@@ -29,6 +29,7 @@
 #include "util.h"
 #include "vm.h"
 
+#define TRACE_MAX_INDEX 16       /* items of an index tuple (as ops.c's getitem) */
 #define TRACE_MAX_INSNS 200000   /* instructions symbolically run by one trace */
 #define TRACE_MAX_NODES 10000    /* graph nodes of one trace */
 #define TRACE_MAX_DEPTH 32       /* inlined calls */
@@ -113,6 +114,8 @@ enum vkind {
 	VK_NESTED,    /* a function made while tracing: v = code, defaults, cells */
 	VK_CELLREF,   /* a cell object (LOAD_CLOSURE) */
 	VK_OPAQUE,    /* a value the tracer can only pass along (a foreign iterator) */
+	VK_SYMINT,    /* a size read as an int (x.shape[0]): v its example, isym its symbol,
+	                 self the tensor and n the dimension it came from; see R() */
 };
 
 struct seqrec;
@@ -136,6 +139,7 @@ struct var {
 	struct iterrec *it;
 	int op;
 	int *syms;                /* TENSOR: per dimension its symbol, -1 (NULL: all constant) */
+	int isym;                 /* SYMINT: its symbol */
 	struct var *self;
 	struct var *defaults;
 	int ncells;
@@ -687,6 +691,15 @@ static int vsym(struct tstate *st, const struct var *v, int d)
 	return st->syms[r].spec ? -1 : r;
 }
 
+/* the live symbol of a symbolic int, or -1 (specialized, or not one) */
+static int isym_live(struct tstate *st, const struct var *v)
+{
+	if (!v || v->kind != VK_SYMINT)
+		return -1;
+	int r = sym_find(st, v->isym);
+	return st->syms[r].spec ? -1 : r;
+}
+
 /* the trace depends on every size of v: its symbols are specialized */
 static void spec_var(struct tstate *st, struct var *v)
 {
@@ -705,7 +718,9 @@ static void spec_deep(struct tstate *st, struct var *v, int depth)
 		v = v->real;
 	if (!v)
 		return;
-	if (v->kind == VK_TENSOR) {
+	if (v->kind == VK_SYMINT) {
+		sym_spec(st, v->isym);
+	} else if (v->kind == VK_TENSOR) {
 		spec_var(st, v);
 	} else if (v->kind == VK_LIST || v->kind == VK_TUPLE) {
 		int n = v->kind == VK_LIST ? v->rec->n : v->n;
@@ -822,6 +837,23 @@ static void need_tensor(struct tstate *st, int src, const tensor *t, const int *
 	add_guard(st, &r);
 }
 
+/* Size d of tensor variable t read as an int: a symbolic int when the
+ * dimension is symbolic (its shape guard names the symbol; any use as a
+ * Python value specializes it, see R()), else a constant. */
+static struct var *sym_int_var(struct tstate *st, struct var *t, int d)
+{
+	need_tensor(st, t->src, t->ex, t->syms);
+	int s = vsym(st, t, d);
+	if (s < 0)
+		return const_owned(st, val_int(t->ex->shape[d]));
+	struct var *r = new_var(st, VK_SYMINT);
+	r->v = val_int(t->ex->shape[d]);
+	r->isym = s;
+	r->self = t;
+	r->n = d;
+	return r;
+}
+
 static struct seqrec *rec_read(struct tstate *st, struct seqrec *r)
 {
 	if (!r->len_known) {
@@ -933,10 +965,21 @@ static struct var *wrap(struct tstate *st, value v, int src, int depth)
 	}
 }
 
+/* What a variable is, for the instruction that uses it. A symbolic int
+ * used here is used as a Python value (arithmetic, a comparison, range(),
+ * printing...): its symbol is specialized and it is that constant. Only
+ * the size arguments of the ops that take symbolic sizes (emit_op) read
+ * a VK_SYMINT without R. */
 static struct var *R(struct tstate *st, struct var *v)
 {
 	if (!v)
 		fail(st, "unbound variable");
+	if (v->kind == VK_SYMINT) {
+		sym_spec(st, v->isym);
+		if (!v->real)
+			v->real = const_var(st, v->v);
+		return v->real;
+	}
 	if (v->kind != VK_LAZY)
 		return v;
 	if (!v->real) {
@@ -1068,7 +1111,8 @@ static const char *kind_name(struct tstate *st, struct var *v)
 	case VK_NESTED: return "function";
 	case VK_CELLREF: return "cell";
 	case VK_OPAQUE: return val_type_name(v->v);
-	case VK_LAZY: break;
+	case VK_LAZY:
+	case VK_SYMINT: break;
 	}
 	return "object";
 }
@@ -1077,8 +1121,23 @@ static const char *kind_name(struct tstate *st, struct var *v)
  * arena (constants held by the trace) and copied when the node is added. */
 static void mkgarg(struct tstate *st, struct var *v, struct garg *out, const char *opname, int depth)
 {
-	v = R(st, v);
 	memset(out, 0, sizeof *out);
+	if (v && v->kind == VK_SYMINT) {
+		int s = isym_live(st, v);
+		if (s < 0) {
+			out->kind = GARG_CONST;
+			out->constant = v->v;
+			return;
+		}
+		/* the tensor it came from is an input, so that its size binds the
+		 * symbol when the graph runs */
+		if (v->self && v->self->src >= 0)
+			tnode(st, v->self);
+		out->kind = GARG_SYM;
+		out->sym = s;
+		return;
+	}
+	v = R(st, v);
 	if (depth > TRACE_MAX_NEST)
 		brk(st, BRK_UNSUPPORTED, "arguments of %s nested too deep", opname);
 	switch ((enum vkind)v->kind) {
@@ -1131,6 +1190,8 @@ static void garg_dup(const struct garg *a, struct garg *out)
 /* the example value of a variable (borrowed or held) */
 static value exval(struct tstate *st, struct var *v, int depth)
 {
+	if (v && v->kind == VK_SYMINT)
+		return v->v;
 	v = R(st, v);
 	switch ((enum vkind)v->kind) {
 	case VK_TENSOR:
@@ -1161,6 +1222,8 @@ static value exval(struct tstate *st, struct var *v, int depth)
 
 static bool any_rg(struct tstate *st, struct var *v, int depth)
 {
+	if (v && v->kind == VK_SYMINT)
+		return false;
 	v = R(st, v);
 	if (v->kind == VK_TENSOR)
 		return v->rg;
@@ -1318,6 +1381,228 @@ static int norm_dim(int64_t d, int ndim)
 	return d < 0 || d >= ndim ? -1 : (int)d;
 }
 
+/* A size argument: an int, a symbolic int, or a list/tuple of them (at
+ * most 8): vals their example values, syms the live symbol of each (-1:
+ * a constant). */
+static bool size_items(struct tstate *st, struct var *v, int64_t *vals, int *syms, int *n)
+{
+	if (v && v->kind == VK_LAZY)
+		v = v->real;
+	if (!v)
+		return false;
+	if (v->kind == VK_SYMINT) {
+		vals[0] = v->v.i;
+		syms[0] = isym_live(st, v);
+		*n = 1;
+		return true;
+	}
+	if (v->kind == VK_TUPLE || v->kind == VK_LIST) {
+		int len = v->kind == VK_LIST ? v->rec->n : v->n;
+		struct var **items = v->kind == VK_LIST ? v->rec->items : v->items;
+		if (len > TENSOR_MAX_DIMS)
+			return false;
+		for (int i = 0; i < len; i++) {
+			struct var *it = items[i] && items[i]->kind == VK_LAZY ? items[i]->real : items[i];
+			if (it && it->kind == VK_SYMINT) {
+				vals[i] = it->v.i;
+				syms[i] = isym_live(st, it);
+			} else if (const_int(st, it, &vals[i])) {
+				syms[i] = -1;
+			} else {
+				return false;
+			}
+		}
+		*n = len;
+		return true;
+	}
+	if (!const_ints(st, v, vals, n))
+		return false;
+	for (int i = 0; i < *n; i++)
+		syms[i] = -1;
+	return true;
+}
+
+/* the ops whose size arguments may be symbolic ints (infer_syms reads them) */
+static bool takes_sym_sizes(int op)
+{
+	switch (op) {
+	case OPS_reshape:
+	case OPS_view:
+	case OPS_expand:
+	case OPS_zeros:
+	case OPS_ones:
+	case OPS_full:
+	case OPS_randn:
+	case OPS_rand:
+	case OPS_arange:
+		return true;
+	default:
+		return false;
+	}
+}
+
+/* the symbolic ints in an argument are used as values: specialized */
+static void spec_symints(struct tstate *st, struct var *v, int depth)
+{
+	if (v && v->kind == VK_LAZY)
+		v = v->real;
+	if (!v || depth > TRACE_MAX_NEST)
+		return;
+	if (v->kind == VK_SYMINT) {
+		sym_spec(st, v->isym);
+	} else if (v->kind == VK_LIST || v->kind == VK_TUPLE) {
+		int n = v->kind == VK_LIST ? v->rec->n : v->n;
+		struct var **items = v->kind == VK_LIST ? v->rec->items : v->items;
+		for (int i = 0; i < n; i++)
+			spec_symints(st, items[i], depth + 1);
+	}
+}
+
+/* reshape and view: each symbol of the result is one of the input's, and
+ * each symbolic input dimension goes to exactly one result dimension of
+ * the same symbol, so that the sizes agree for every value of the symbols
+ * (both sides have the same numel as polynomials; a -1 takes the one
+ * symbol left over when the constants left over are equal). A symbol that
+ * does not match is specialized, and the sizes that depend on it are then
+ * constants. */
+static bool sym_reshape(struct tstate *st, struct var *a, struct var *shape, int ndim, int *out)
+{
+	int64_t rv[TENSOR_MAX_DIMS];
+	int rs[TENSOR_MAX_DIMS], nr;
+	if (!size_items(st, shape, rv, rs, &nr) || nr != ndim)
+		return false;
+	int in = a->ex->ndim;
+	bool used[TENSOR_MAX_DIMS];
+	int match[TENSOR_MAX_DIMS]; /* per requested size: the input dimension of its symbol, -1 */
+	for (bool again = true; again;) {
+		/* a requested symbol with no input dimension left to match
+		 * (the example sizes only happened to agree) is specialized,
+		 * which may unmatch others: start again (it ends, as each round
+		 * specializes one more symbol) */
+		again = false;
+		for (int d = 0; d < in; d++)
+			used[d] = false;
+		for (int j = 0; j < nr && !again; j++) {
+			match[j] = -1;
+			int s = rs[j] >= 0 ? sym_find(st, rs[j]) : -1;
+			if (s < 0 || st->syms[s].spec)
+				continue;
+			for (int d = 0; d < in && match[j] < 0; d++)
+				if (!used[d] && vsym(st, a, d) == s) {
+					used[d] = true;
+					match[j] = d;
+				}
+			if (match[j] < 0) {
+				sym_spec(st, s);
+				again = true;
+			}
+		}
+	}
+	int minus = -1;
+	int64_t creq = 1, rest = 1;
+	for (int j = 0; j < nr; j++) {
+		out[j] = match[j] >= 0 ? vsym(st, a, match[j]) : -1;
+		if (match[j] >= 0)
+			continue;
+		if (rv[j] == -1 && minus < 0)
+			minus = j;
+		else
+			creq *= rv[j];
+	}
+	for (int d = 0; d < in; d++)
+		if (!used[d])
+			rest *= a->ex->shape[d];
+	/* A -1 is (the unmatched input sizes) / creq: it can be one unmatched
+	 * symbol u when the other unmatched sizes, specialized, make creq
+	 * ([s0, s1, s2] -> (-1, 20) is [s0, 20] with s1, s2 specialized) */
+	int keep = -1;
+	for (int d = 0; d < in && minus >= 0 && creq != 0 && keep < 0; d++)
+		if (!used[d] && vsym(st, a, d) >= 0 && rest / a->ex->shape[d] == creq)
+			keep = d;
+	if (keep >= 0)
+		out[minus] = vsym(st, a, keep);
+	/* the rest is constant: a -1 is then (the specialized sizes) / creq */
+	for (int d = 0; d < in; d++)
+		if (!used[d] && d != keep)
+			sym_spec(st, vsym(st, a, d));
+	return minus < 0 || creq != 0;
+}
+
+static bool full_slice(value x)
+{
+	const struct slice *sl = val_slice(x);
+	return (sl->start.tag == VAL_NONE || (sl->start.tag == VAL_INT && sl->start.i == 0)) &&
+	       sl->stop.tag == VAL_NONE &&
+	       (sl->step.tag == VAL_NONE || (sl->step.tag == VAL_INT && sl->step.i == 1));
+}
+
+/* x[index] with ints, slices and None: a full slice keeps the dimension's
+ * symbol; an int on a symbolic dimension is in range for every size the
+ * guard allows (>= 2) when it is 0, 1, -1 or -2, else the symbol is
+ * specialized; any other slice of a symbolic dimension specializes it (its
+ * size would be an expression of the symbol). */
+static bool sym_index(struct tstate *st, struct var *a, struct var *index, int ndim, int *out)
+{
+	struct var *iv = index && index->kind == VK_LAZY ? index->real : index;
+	if (!iv)
+		return false;
+	value items[TRACE_MAX_INDEX];
+	int ni = 0;
+	if (iv->kind == VK_TUPLE) {
+		if (iv->n > TRACE_MAX_INDEX)
+			return false;
+		for (int i = 0; i < iv->n; i++) {
+			struct var *it = iv->items[i] && iv->items[i]->kind == VK_LAZY ? iv->items[i]->real : iv->items[i];
+			/* a symbolic int here was specialized (emit_op): its value */
+			if (!it || (it->kind != VK_CONST && it->kind != VK_SYMINT))
+				return false;
+			items[ni++] = it->v;
+		}
+	} else if (iv->kind == VK_CONST && iv->v.tag == VAL_TUPLE) {
+		const struct tuple *t = val_tuple(iv->v);
+		if (t->len > TRACE_MAX_INDEX)
+			return false;
+		for (size_t i = 0; i < t->len; i++)
+			items[ni++] = t->items[i];
+	} else if (iv->kind == VK_CONST) {
+		items[ni++] = iv->v;
+	} else {
+		return false;
+	}
+	int in = a->ex->ndim, k = 0, o = 0;
+	for (int i = 0; i < ni; i++) {
+		value x = items[i];
+		if (x.tag == VAL_NONE) {
+			if (o >= ndim)
+				return false;
+			out[o++] = -1;
+			continue;
+		}
+		if (k >= in || (x.tag != VAL_INT && x.tag != VAL_SLICE))
+			return false;
+		int s = vsym(st, a, k++);
+		if (x.tag == VAL_INT) {
+			if (s >= 0 && (x.i < -2 || x.i > 1))
+				sym_spec(st, s);
+			continue;
+		}
+		if (o >= ndim)
+			return false;
+		if (full_slice(x)) {
+			out[o++] = s;
+		} else {
+			sym_spec(st, s);
+			out[o++] = -1;
+		}
+	}
+	while (k < in) {
+		if (o >= ndim)
+			return false;
+		out[o++] = vsym(st, a, k++);
+	}
+	return o == ndim;
+}
+
 /* The symbols of the result's dimensions (a result of ndim dimensions);
  * false: unknown, the caller specializes every input. */
 static bool infer_syms(struct tstate *st, int op, struct var **args, int n, int ndim, int *out)
@@ -1333,7 +1618,7 @@ static bool infer_syms(struct tstate *st, int op, struct var **args, int n, int 
 			continue;
 		if (v->kind == VK_TENSOR && v->syms)
 			any_sym = true;
-		if (v->kind == VK_LIST || v->kind == VK_TUPLE)
+		if (v->kind == VK_LIST || v->kind == VK_TUPLE || v->kind == VK_SYMINT)
 			any_sym = true;
 	}
 	if (!any_sym)
@@ -1559,19 +1844,62 @@ static bool infer_syms(struct tstate *st, int op, struct var **args, int n, int 
 	}
 	case OPS_expand: {
 		int64_t sz[TENSOR_MAX_DIMS];
-		int ns = 0;
-		if (!a || n < 2 || !const_ints(st, args[1], sz, &ns) || ns != ndim)
+		int ss[TENSOR_MAX_DIMS], ns = 0;
+		if (!a || n < 2 || !size_items(st, args[1], sz, ss, &ns) || ns != ndim)
 			return false;
 		int in = a->ex->ndim;
 		for (int d = 0; d < ndim; d++) {
 			int k = d - (ndim - in);
-			if (k < 0)
-				continue;
-			if (sz[d] == -1)
-				out[d] = vsym(st, a, k);
-			else
-				sym_spec(st, vsym(st, a, k));
+			int y = k >= 0 ? vsym(st, a, k) : -1;
+			if (ss[d] >= 0) {
+				/* a symbolic size: a new or a broadcast (1) dimension
+				 * takes it; a symbolic one must equal it */
+				if (k < 0 || (y < 0 && a->ex->shape[k] == 1))
+					out[d] = ss[d];
+				else if (y >= 0)
+					out[d] = sym_unify(st, y, ss[d]);
+				else
+					sym_spec(st, ss[d]);
+			} else if (k >= 0 && sz[d] == -1) {
+				out[d] = y;
+			} else if (k >= 0) {
+				sym_spec(st, y);
+			}
 		}
+		return true;
+	}
+	case OPS_reshape:
+	case OPS_view:
+		return a && n >= 2 && sym_reshape(st, a, args[1], ndim, out);
+	case OPS_getitem:
+		return a && n >= 2 && sym_index(st, a, args[1], ndim, out);
+	case OPS_zeros:
+	case OPS_ones:
+	case OPS_full:
+	case OPS_randn:
+	case OPS_rand: {
+		/* the result's sizes are the requested ones */
+		int64_t sz[TENSOR_MAX_DIMS];
+		int ss[TENSOR_MAX_DIMS], ns = 0;
+		if (n < 1 || !size_items(st, args[0], sz, ss, &ns) || ns != ndim)
+			return false;
+		for (int d = 0; d < ndim; d++)
+			out[d] = ss[d];
+		return true;
+	}
+	case OPS_arange: {
+		/* arange(n) and arange(0, n): n elements; others by value */
+		int64_t v0, step;
+		struct var *s0 = args[0] && args[0]->kind == VK_LAZY ? args[0]->real : args[0];
+		struct var *s1 = n > 1 && args[1] && args[1]->kind == VK_LAZY ? args[1]->real : n > 1 ? args[1] : NULL;
+		if (ndim != 1 || n < 3 || !const_int(st, args[2], &step) || step != 1)
+			return false;
+		if (isym_live(st, s0) >= 0 && is_none_var(s1))
+			out[0] = isym_live(st, s0);
+		else if (const_int(st, s0, &v0) && v0 == 0 && isym_live(st, s1) >= 0)
+			out[0] = isym_live(st, s1);
+		else
+			return false;
 		return true;
 	}
 	case OPS_cat:
@@ -1618,6 +1946,36 @@ static bool infer_syms(struct tstate *st, int op, struct var **args, int n, int 
 	}
 }
 
+/* x.shape, x.size(), x.size(d) of a tensor with symbols: a symbolic int
+ * for a symbolic dimension, a constant for the others (the shape guard
+ * covers both). NULL: not that case, the general path. */
+static struct var *symbolic_sizes(struct tstate *st, int op, struct var **args)
+{
+	struct var *t = R(st, args[0]);
+	if (t->kind != VK_TENSOR || !t->syms)
+		return NULL;
+	int nd = t->ex->ndim, d = -1;
+	if (op == OPS_size) {
+		struct var *dv = R(st, args[1]);
+		if (dv->kind != VK_CONST)
+			return NULL;
+		value x = cval(st, dv);
+		if (x.tag == VAL_INT) {
+			d = norm_dim(x.i, nd);
+			if (d < 0)
+				return NULL;
+		} else if (x.tag != VAL_NONE) {
+			return NULL;
+		}
+	}
+	if (d >= 0)
+		return sym_int_var(st, t, d);
+	struct var **items = aalloc(&st->arena, sizeof(struct var *) * (size_t)(nd ? nd : 1));
+	for (int k = 0; k < nd; k++)
+		items[k] = sym_int_var(st, t, k);
+	return tuple_var(st, nd, items);
+}
+
 /* Records op on normalized arguments (ops_call's convention) and returns
  * its result: a tensor, a tuple of tensors, or a constant for the ops
  * that read metadata. */
@@ -1660,6 +2018,11 @@ static struct var *emit_op(struct tstate *st, int op, struct var **args)
 	value ex[16];
 	if (n > 16)
 		fail(st, "too many parameters");
+	if ((op == OPS_shape || op == OPS_size) && st->nsyms) {
+		struct var *r = symbolic_sizes(st, op, args);
+		if (r)
+			return r;
+	}
 	if (info->flags & OPF_QUERY) {
 		/* metadata: a constant, with the tensor's facts guarded */
 		for (int i = 0; i < n; i++) {
@@ -1676,6 +2039,9 @@ static struct var *emit_op(struct tstate *st, int op, struct var **args)
 		return const_var(st, out);
 	}
 	check_graph_size(st);
+	if (st->nsyms && !takes_sym_sizes(op))
+		for (int i = 0; i < n; i++)
+			spec_symints(st, args[i], 0);
 	struct garg *made = aalloc(&st->arena, sizeof *made * (size_t)(n ? n : 1));
 	bool rg_in = false;
 	for (int i = 0; i < n; i++) {
@@ -1845,7 +2211,8 @@ static void bind_op(struct tstate *st, int op, struct var **args, int nargs, val
 	if (v >= 0) {
 		int nv = npos - head;
 		struct var *tv;
-		if (nv == 1 && (R(st, args[v])->kind == VK_TUPLE || R(st, args[v])->kind == VK_LIST)) {
+		if (nv == 1 && args[v]->kind != VK_SYMINT &&
+		    (R(st, args[v])->kind == VK_TUPLE || R(st, args[v])->kind == VK_LIST)) {
 			struct var *a = R(st, args[v]);
 			tv = a->kind == VK_TUPLE ? a : tuple_var(st, rec_read(st, a->rec)->n, a->rec->items);
 		} else {
@@ -2242,6 +2609,11 @@ static struct var *get_iter(struct tstate *st, struct var *v)
 			const struct range *r = val_range(x);
 			return iter_var(st, ITER_RANGE, NULL, r->start, r->len, r->step);
 		}
+		if (x.tag == VAL_TUPLE) {
+			/* a constant tuple (a static x.shape): its items */
+			val_incref(x);
+			return get_iter(st, from_result(st, x));
+		}
 		if (x.tag == VAL_STR) {
 			value l = vm_sequence_to_list(x);
 			struct var *lv = from_result(st, l);
@@ -2567,7 +2939,8 @@ static struct var *call_builtin(struct tstate *st, struct var *fv, value fn, str
 	struct builtin *b = (struct builtin *)fn.o;
 	need_id(st, fv ? fv->src : -1, fn);
 	int nkw = nkw_of(kwnames), npos = nargs - nkw;
-	struct var *first = npos > 0 ? R(st, args[0]) : NULL;
+	/* a symbolic int stays one until a builtin uses its value */
+	struct var *first = npos <= 0 ? NULL : args[0]->kind == VK_SYMINT ? args[0] : R(st, args[0]);
 	bool tfirst = first && first->kind == VK_TENSOR;
 	const char *name = b->name;
 
@@ -2591,10 +2964,11 @@ static struct var *call_builtin(struct tstate *st, struct var *fv, value fn, str
 		brk(st, BRK_TIME, NULL);
 	if (strcmp(name, "len") == 0 && nargs == 1 && nkw == 0) {
 		if (first->kind == VK_TENSOR) {
-			tensor *t = tmeta(st, first);
-			if (t->ndim == 0)
+			if (first->ex->ndim == 0) {
+				tmeta(st, first);
 				fail(st, "len() of a 0-d tensor");
-			return const_var(st, val_int(t->shape[0]));
+			}
+			return sym_int_var(st, first, 0);
 		}
 		if (is_seq(first))
 			return const_var(st, val_int(seq_n(first)));
@@ -3504,6 +3878,11 @@ static void recipe_of(struct planner *p, struct var *v, struct recipe *r, int de
 	case VK_CELLREF:
 		cell_recipe(p, v->cell, r, depth);
 		return;
+	case VK_SYMINT:
+		/* rebuilt as its value: the frame depends on it */
+		sym_spec(p->st, v->isym);
+		recipe_const(r, v->v);
+		return;
 	case VK_LAZY:
 		break;
 	}
@@ -3734,12 +4113,50 @@ static void restore_root(struct tstate *st)
  * each symbol (or its value, when specialized); each shape guard's
  * symbolic sizes become `>= 2` at a symbol's first input dimension and
  * `== sN` at the others, and a specialized size is checked by value. */
+static void garg_syms(struct tstate *st, struct garg *a, const bool *bound, int pass, int *maxsym)
+{
+	if (a->kind == GARG_LIST || a->kind == GARG_TUPLE) {
+		for (int i = 0; i < a->n; i++)
+			garg_syms(st, &a->items[i], bound, pass, maxsym);
+		return;
+	}
+	if (a->kind != GARG_SYM)
+		return;
+	int r = sym_find(st, a->sym);
+	if (pass == 0) {
+		if (!bound[r])
+			sym_spec(st, r);
+		return;
+	}
+	if (st->syms[r].spec) {
+		a->kind = GARG_CONST;
+		a->constant = val_int(st->syms[r].value);
+		return;
+	}
+	a->sym = r;
+	if (r > *maxsym)
+		*maxsym = r;
+}
+
 static void finish_syms(struct tstate *st)
 {
 	if (!st->nsyms)
 		return;
 	struct graph *g = st->g;
 	int maxsym = -1;
+	/* a symbolic size argument takes its value from an input's size when
+	 * the graph runs (tnode made the tensor it came from an input); one
+	 * that no input binds is specialized, to be safe */
+	bool *bound = xcalloc((size_t)st->nsyms, sizeof *bound);
+	for (int i = 0; i < g->nnodes; i++)
+		for (int d = 0; g->nodes[i].kind == GN_INPUT && d < g->nodes[i].ndim; d++)
+			if (g->nodes[i].shape[d].sym >= 0)
+				bound[sym_find(st, g->nodes[i].shape[d].sym)] = true;
+	for (int pass = 0; pass < 2; pass++)
+		for (int i = 0; i < g->nnodes; i++)
+			for (int k = 0; k < g->nodes[i].nargs; k++)
+				garg_syms(st, &g->nodes[i].args[k], bound, pass, &maxsym);
+	free(bound);
 	for (int i = 0; i < g->nnodes; i++) {
 		struct gnode *n = &g->nodes[i];
 		for (int d = 0; d < n->ndim; d++) {

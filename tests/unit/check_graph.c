@@ -289,6 +289,67 @@ START_TEST(test_interpret)
 }
 END_TEST
 
+/* a symbolic size argument takes its value from the input that binds it */
+START_TEST(test_interpret_symbolic_size)
+{
+	struct vm *vm = vm_new();
+	struct graph *g = graph_new("f", "0/1", toy, 1, STAGE_CAPTURED);
+	struct gnode in;
+	memset(&in, 0, sizeof in);
+	in.kind = GN_INPUT;
+	in.name = graph_fresh_name(g, "x");
+	in.source = strdup("L['x']");
+	in.is_tensor = true;
+	in.dt = DT_FLOAT32;
+	in.ndim = 2;
+	in.shape[0] = (struct sym_size){3, 0};
+	in.shape[1] = (struct sym_size){4, -1};
+	int x = graph_add(g, &in);
+	struct garg shape[2];
+	memset(shape, 0, sizeof shape);
+	shape[0].kind = GARG_SYM;
+	shape[0].sym = 0;
+	shape[1] = const_arg(val_int(-1));
+	struct garg args[2] = {node_arg(x), {.kind = GARG_TUPLE, .n = 2, .items = malloc(sizeof shape)}};
+	memcpy(args[1].items, shape, sizeof shape);
+	int r = add_op(g, OPS_reshape, 2, args, 2, 3);
+	g->nodes[r].ndim = 2;
+	g->nodes[r].shape[0] = (struct sym_size){3, 0};
+	g->nodes[r].shape[1] = (struct sym_size){4, -1};
+	g->nsyms = 1;
+	g->noutputs = 1;
+	g->outputs = malloc(sizeof(int));
+	g->outputs[0] = r;
+	struct strbuf sb = STRBUF_INIT;
+	graph_print(g, &sb);
+	ck_assert_ptr_nonnull(strstr(sb.buf, "  reshape: f32[s0, 4] = reshape(x, (s0, -1))"));
+	sb_release(&sb);
+	/* the copy keeps it */
+	struct graph *c = graph_copy(g);
+	tensor *a = tensor_arange(0, 20, 1, DT_FLOAT32);
+	tensor *a5 = tensor_reshape(a, 2, (int64_t[]){5, 4});
+	ck_assert_ptr_nonnull(a5);
+	value out;
+	ck_assert_int_eq(graph_interpret(vm, c, &a5, &out), 0);
+	ck_assert_int_eq(val_as_tensor(out)->ndim, 2);
+	ck_assert_int_eq(val_as_tensor(out)->shape[0], 5);
+	ck_assert_int_eq(val_as_tensor(out)->shape[1], 4);
+	val_decref(out);
+	/* no input binds s1: an error, nothing leaks */
+	c->nodes[r].args[1].items[0].sym = 1;
+	c->nsyms = 2;
+	ck_assert_int_eq(graph_interpret(vm, c, &a5, &out), -1);
+	char *msg = tj_error_take();
+	ck_assert_str_eq(msg, "graph symbol s1 is bound by no input");
+	free(msg);
+	tensor_decref(a);
+	tensor_decref(a5);
+	graph_free(g);
+	graph_free(c);
+	vm_free(vm);
+}
+END_TEST
+
 START_TEST(test_testing_backends)
 {
 	struct vm *vm = vm_new();
@@ -337,6 +398,7 @@ static Suite *graph_suite(void)
 	tcase_add_test(tc, test_types_and_args);
 	tcase_add_test(tc, test_copy_and_truncate);
 	tcase_add_test(tc, test_interpret);
+	tcase_add_test(tc, test_interpret_symbolic_size);
 	tcase_add_test(tc, test_testing_backends);
 	suite_add_tcase(s, tc);
 	return s;

@@ -366,6 +366,83 @@ START_TEST(test_recompile_reasons)
 }
 END_TEST
 
+/* Dynamic shapes: sizes read as ints, reshape/view and indexing. Each
+ * case runs f compiled with dynamic=True (or None) on x of shape
+ * (n, 4, 5) for n = 3, 4, 6: the trace compiled that many times, the
+ * listing of its first graph (with None: its second, the first with a
+ * symbol) has the line and its guards the guard, and r is what eager
+ * code makes. */
+struct dyn_case {
+	bool automatic;       /* dynamic=None, else True */
+	const char *body;     /* f(x)'s body */
+	int compiles;
+	const char *line;
+	const char *guard;    /* or NULL */
+};
+
+static const struct dyn_case dyn_cases[] = {
+	/* kept symbolic */
+	{false, "    return x.reshape(x.shape[0], -1) * 2\n", 1, "  reshape: f32[s0, 20] = reshape(x, (s0, -1))",
+	 "L['x'].shape == (s0, 4, 5)\n"},
+	{false, "    return x.view(x.shape[0], x.size(1), -1)\n", 1,
+	 "  view: f32[s0, s1, s2] = view(x, (s0, s1, -1))", "L['x'].shape == (s0, s1, s2)\n"},
+	{false, "    return x.view(-1, 20)\n", 1, "  view: f32[s0, 20] = view(x, (-1, 20))", "L['x'].shape == (s0, 4, 5)\n"},
+	{false, "    return x.reshape(4, -1, 5).sum(0)\n", 1, "  reshape: f32[4, s0, 5] = reshape(x, (4, -1, 5))",
+	 "L['x'].shape == (s0, 4, 5)\n"},
+	{false, "    n, m, k = x.shape\n    return x.reshape(k, n, m).sum(0)\n", 1,
+	 "  reshape: f32[s2, s0, s1] = reshape(x, (s2, s0, s1))", "L['x'].shape == (s0, s1, s2)\n"},
+	{false, "    return x[0] + x[-1] + x[1] + x[-2]\n", 1, "  getitem: f32[s1, s2] = getitem(x, 0)",
+	 "L['x'].shape == (s0, s1, s2)\n"},
+	{false, "    return x[:, 1]\n", 1, "  getitem: f32[s0, s2] = getitem(x, (slice(None, None, None), 1))", NULL},
+	{false, "    return x[None, :, 0:]\n", 1,
+	 "  getitem: f32[1, s0, s1, s2] = getitem(x, (None, slice(None, None, None), slice(0, None, None)))", NULL},
+	{false, "    return zeros(len(x), x.size(1)) + x.sum(2)\n", 1, "  zeros: f32[s0, s1] = zeros((s0, s1))", NULL},
+	{false, "    return x.sum(2).unsqueeze(0).expand(x.size(2), -1, -1)\n", 1,
+	 "  expand: f32[s2, s0, s1] = expand(unsqueeze, (s2, -1, -1))", NULL},
+	{false, "    s = x.shape\n    return arange(s[0]) * 1.5\n", 1, "  arange: i64[s0] = arange(s0)",
+	 "L['x'].shape == (s0, s1, s2)\n"},
+	{true, "    return x.reshape(x.shape[0], -1) * 2\n", 2, "  reshape: f32[s0, 20] = reshape(x, (s0, -1))", NULL},
+	{true, "    return x.view(-1, 20)\n", 2, "  view: f32[s0, 20] = view(x, (-1, 20))", NULL},
+	{true, "    n = x.shape[0]\n    return x.reshape(n, 2, -1)\n", 2,
+	 "  reshape: f32[s0, 2, 10] = reshape(x, (s0, 2, -1))", "L['x'].shape == (s0, 4, 5)\n"},
+	/* specialized, with a guard on the value */
+	{false, "    return x.view(-1)\n", 3, "  view: f32[60] = view(x, (-1,))", "L['x'].shape == (3, 4, 5)\n"},
+	{false, "    return x.view(-1, x.shape[2])\n", 3, "  view: f32[12, s2] = view(x, (-1, s2))",
+	 "L['x'].shape == (3, 4, s2)\n"},
+	{false, "    return x.reshape(x.shape[1], -1)\n", 3, "  reshape: f32[s1, 15] = reshape(x, (s1, -1))",
+	 "L['x'].shape == (3, s1, 5)\n"},
+	{false, "    return x[1:]\n", 3, "  getitem: f32[2, s1, s2] = getitem(x, slice(1, None, None))",
+	 "L['x'].shape == (3, s1, s2)\n"},
+	{false, "    return x[2]\n", 3, "  getitem: f32[s1, s2] = getitem(x, 2)", "L['x'].shape == (3, s1, s2)\n"},
+	{false, "    if x.shape[0] > 3:\n        return x * 2\n    return x + 1\n", 3, "  add: f32[3, s1, s2] = add(x, 1)",
+	 NULL},
+	{false, "    return x.reshape(len(x) * 2, -1)\n", 3, "reshape(x, (6, -1))", NULL},
+	{false, "    s = x[0]\n    for i in range(1, len(x)):\n        s = s + x[i]\n    return s\n", 3,
+	 "getitem(x, 0)", "L['x'].shape == (3, s1, s2)\n"},
+	{true, "    return x.view(-1)\n", 3, "  view: f32[80] = view(x, (-1,))", "L['x'].shape == (4, 4, 5)\n"},
+};
+
+START_TEST(test_dynamic_sizes)
+{
+	const struct dyn_case *c = &dyn_cases[_i];
+	char text[1024];
+	snprintf(text, sizeof text,
+		 "def f(x):\n%s"
+		 "g = compile(f, dynamic=%s)\n"
+		 "r = []\n"
+		 "for n in [3, 4, 6]:\n"
+		 "    r.append(g(arange(n * 20).reshape(n, 4, 5).float()))\n",
+		 c->body, c->automatic ? "None" : "True");
+	ck_assert_int_eq(run(text), 0);
+	ck_assert_int_eq(count_graphs(), c->compiles);
+	const struct seen *s = &seen[c->automatic ? 1 : 0];
+	ck_assert_msg(strstr(s->listing, c->line), "%s\nnot in:\n%s", c->line, s->listing);
+	if (c->guard)
+		ck_assert_msg(strstr(s->guards, c->guard), "%s\nnot in:\n%s", c->guard, s->guards);
+	same_as_eager(text);
+}
+END_TEST
+
 START_TEST(test_cache_limit)
 {
 	frame_eval_set_cache_size_limit(2);
@@ -520,6 +597,7 @@ static Suite *tracer_suite(void)
 	tcase_add_test(tc, test_every_break_cause);
 	tcase_add_test(tc, test_resume_in_loops);
 	tcase_add_test(tc, test_recompile_reasons);
+	tcase_add_loop_test(tc, test_dynamic_sizes, 0, (int)(sizeof dyn_cases / sizeof dyn_cases[0]));
 	tcase_add_test(tc, test_cache_limit);
 	tcase_add_test(tc, test_fullgraph);
 	tcase_add_test(tc, test_errors_fall_back);
