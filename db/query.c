@@ -49,6 +49,7 @@ enum stmt {
 	Q_TUI_FAILURES_BEFORE,
 	Q_TUI_COMPILE_FAILURES,
 	Q_TUI_COMPILE_BREAKS,
+	Q_TUI_RUNS_AFTER,
 	Q_COUNT
 };
 
@@ -149,6 +150,8 @@ static const char *const stmt_sql[Q_COUNT] = {
 	[Q_TUI_COMPILE_FAILURES] = TUI_FAILURE_COLS " WHERE g.compile_id = ?1 ORDER BY g.id",
 	[Q_TUI_COMPILE_BREAKS] = "SELECT code, file, line, col, category, message, user_stack, 1, hits, id"
 				 " FROM graph_breaks WHERE compile_id = ?1 ORDER BY id",
+	[Q_TUI_RUNS_AFTER] = "SELECT id, tool, program, command, started_at, ended_at, exit_status, pid, compile_count,"
+			     " graph_count, break_count, recompile_count FROM runs WHERE id > ?1 ORDER BY id LIMIT ?2",
 };
 
 struct dbq {
@@ -1109,6 +1112,20 @@ void dbq_nodes_free(struct dbq_node *nd, int n)
 }
 
 /* ---- tjit-tui ---- */
+
+int dbq_runs_after(struct dbq *q, int64_t after, int limit, struct dbq_run_row **out, int *n, char **err)
+{
+	if (err)
+		*err = NULL;
+	*out = NULL;
+	*n = 0;
+	sqlite3_stmt *st = stmt(q, Q_TUI_RUNS_AFTER, err);
+	if (!st)
+		return -1;
+	sqlite3_bind_int64(st, 1, after);
+	sqlite3_bind_int(st, 2, limit > 0 ? limit : -1);
+	return collect(q, st, (void **)out, n, sizeof **out, fill_run_row, free_run_rows, err);
+}
 
 int dbq_compiles_page(struct dbq *q, int64_t run_id, int64_t key, int dir, int limit, struct dbq_compile **out,
 		      int *n, char **err)

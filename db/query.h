@@ -213,6 +213,9 @@ void dbq_nodes_free(struct dbq_node *nd, int n);
  * order (INT64_MIN and INT64_MAX stand for "from the first" and "from the
  * last"). One search of an index per page, no sort. */
 
+/* Runs oldest first from the one after id after: dbq_runs_page's other
+ * direction. */
+int dbq_runs_after(struct dbq *q, int64_t after, int limit, struct dbq_run_row **out, int *n, char **err);
 /* A run's compiles by id (as dbq_compiles, in both directions). */
 int dbq_compiles_page(struct dbq *q, int64_t run_id, int64_t key, int dir, int limit, struct dbq_compile **out,
 		      int *n, char **err);

@@ -593,6 +593,12 @@ START_TEST(test_tui_compile_pages)
 	struct dbq_compile *c = NULL;
 	int n = 0;
 	char *err = NULL;
+	struct dbq_run_row *rr = NULL;
+	ck_assert_int_eq(dbq_runs_after(q, 1, 2, &rr, &n, &err), 0);
+	ck_assert_int_eq(n, 2);
+	ck_assert_int_eq(rr[0].id, 2);
+	ck_assert_int_eq(rr[1].id, 3);
+	dbq_run_rows_free(rr, n);
 	/* forward from the first, then on from the last of the page */
 	ck_assert_int_eq(dbq_compiles_page(q, 1, INT64_MIN, 1, 200, &c, &n, &err), 0);
 	ck_assert_int_eq(n, 200);
@@ -824,7 +830,7 @@ START_TEST(test_query_plans)
 		}
 		free(plan);
 	}
-	ck_assert_int_ge(i, 27);
+	ck_assert_int_ge(i, 28);
 	ck_assert_ptr_null(dbq_statement(-1, NULL));
 	dbq_close(q);
 }
