@@ -1,7 +1,7 @@
 /* tjit-tui.c - an ncurses explorer of the compile log (doc/tui.md).
  *
  * A thin main: the views are tui/view.c, the drawing tui/draw.c, the
- * queries db/query.c. The database is opened (read-only) and its first
+ * queries db/query.c, d's export viz/ (viz_export_graph). The database is opened (read-only) and its first
  * page read before the terminal is touched, so that every error is a
  * plain line on stderr.
  *
@@ -25,9 +25,7 @@
 #include "query.h"
 #include "run.h"
 #include "view.h"
-#ifdef HAVE_VIZ
 #include "viz.h"
-#endif
 
 #ifndef PACKAGE_VERSION
 #define PACKAGE_VERSION "0.1.0"
@@ -171,9 +169,7 @@ int main(int argc, char **argv)
 		return 1;
 	}
 	struct tui_options to = {
-#ifdef HAVE_VIZ
 		.export_graph = viz_export_graph,
-#endif
 		.export_dir = ".",
 	};
 	struct tui *t = tui_new(q, &to, 24, 80, &err);
