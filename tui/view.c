@@ -481,7 +481,8 @@ static void pane_reset(struct tui *t, struct view *v, struct pane *p, int dir)
 {
 	pane_clear(p);
 	p->scan_left = t->o.scan;
-	int want = p->height > t->o.page ? p->height : t->o.page;
+	/* a filter reads for one screen: matches can be far apart */
+	int want = p->filter ? p->height : p->height > t->o.page ? p->height : t->o.page;
 	if (dir > 0) {
 		p->more_after = true;
 		pane_extend(t, v, p, 1, want);
@@ -1817,7 +1818,7 @@ struct tui *tui_new(struct dbq *q, const struct tui_options *o, int rows, int co
 	if (t->o.window <= 0)
 		t->o.window = 1000;
 	if (t->o.scan <= 0)
-		t->o.scan = 20000;
+		t->o.scan = 5000;
 	if (t->o.profile_max <= 0)
 		t->o.profile_max = 20000;
 	t->rows = rows;

@@ -76,7 +76,7 @@ typedef int (*tui_export_fn)(struct dbq *q, int64_t graph_id, const char *format
 struct tui_options {
 	int page;            /* rows per query (default 100) */
 	int window;          /* rows a pane keeps around its cursor at most (default 1000) */
-	int scan;            /* rows a filter reads per key at most before it asks for n (default 20000) */
+	int scan;            /* rows a filter reads per key at most before it asks for n (default 5000) */
 	int profile_max;     /* runs of up to this many compiles get recompiles grouped by guard
 	                        (core/profile.c); bigger runs list their guard failures (default 20000) */
 	tui_export_fn export_graph;  /* NULL: d reports that it is not available */
