@@ -3,9 +3,9 @@
 # terminal (a detached tmux session of 80x24), driven with send-keys and
 # read with capture-pane.
 #
-# prog.tj is logged twice into a fresh database; then each step sends keys,
-# waits until the screen stops changing (capture-pane polled every 50 ms,
-# no fixed sleeps) and compares the screen, its instants and durations
+# prog.tj (run.sh also runs it against prog.out) is logged twice into a
+# fresh database; then each step sends keys, waits until the screen stops
+# changing (capture-pane polled every 50 ms, no fixed sleeps) and compares the screen, its instants and durations
 # masked, with NAME.screen beside this script: the runs, a run, its
 # compiles, a graph with its source line highlighted (the > column and,
 # with colors, the highlight's escape sequence), d's export, the breaks,
