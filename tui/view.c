@@ -1091,6 +1091,7 @@ static int build_guards(struct tui *t, struct view *v, int i, char **err)
 			r->s2 = xstrdup(g[k].file);
 		}
 	}
+	dbq_guards_free(g, n);
 	if (n == 0)
 		add_text_row(p, T_NONE, "no guards");
 	return 0;
