@@ -57,6 +57,32 @@ static char *first_message(void)
 	return out;
 }
 
+/* ---- the Graphviz context ----
+ *
+ * One per process, made on first use and freed at exit: Graphviz 2.42's
+ * pango plugin remembers the last font name by a pointer into the
+ * context's font table, so a second context after gvFreeContext reads
+ * freed memory (ASan shows it when the TUI or a test exports twice). */
+
+static GVC_t *shared_gvc;
+
+static void free_gvc(void)
+{
+	if (shared_gvc)
+		gvFreeContext(shared_gvc);
+	shared_gvc = NULL;
+}
+
+static GVC_t *gvc_get(void)
+{
+	if (!shared_gvc) {
+		shared_gvc = gvContext();
+		if (shared_gvc)
+			atexit(free_gvc);
+	}
+	return shared_gvc;
+}
+
 /* ---- rendering ---- */
 
 static int write_dot(Agraph_t *g, char **out, size_t *len, char **err)
@@ -83,7 +109,7 @@ static int gv_render(Agraph_t *g, const char *format, char **out, size_t *len, c
 	agusererrf old = agseterrf(catch_message);
 	vb_reset(&gv_messages);
 	int rc = -1;
-	GVC_t *gvc = gvContext();
+	GVC_t *gvc = gvc_get();
 	if (!gvc) {
 		if (err)
 			*err = viz_err("cannot start Graphviz (gvContext failed)");
@@ -118,8 +144,6 @@ static int gv_render(Agraph_t *g, const char *format, char **out, size_t *len, c
 	}
 	gvFreeLayout(gvc, g);
 cleanup:
-	if (gvc)
-		gvFreeContext(gvc);
 	agseterrf(old);
 	vb_release(&gv_messages);
 	return rc;

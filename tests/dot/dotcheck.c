@@ -40,7 +40,8 @@ static int cmp(const void *a, const void *b)
 /* prints the lines sorted and frees them */
 static void flush(struct lines *l)
 {
-	qsort(l->v, (size_t)l->n, sizeof *l->v, cmp);
+	if (l->n)
+		qsort(l->v, (size_t)l->n, sizeof *l->v, cmp);
 	for (int i = 0; i < l->n; i++) {
 		puts(l->v[i]);
 		free(l->v[i]);
@@ -94,7 +95,8 @@ static void subgraphs(Agraph_t *g, struct lines *out)
 		struct lines names = {0};
 		for (Agnode_t *n = agfstnode(s); n; n = agnxtnode(s, n))
 			add(&names, agnameof(n));
-		qsort(names.v, (size_t)names.n, sizeof *names.v, cmp);
+		if (names.n)
+			qsort(names.v, (size_t)names.n, sizeof *names.v, cmp);
 		struct text t;
 		text_open(&t);
 		fprintf(t.f, "subgraph %s", agnameof(s));

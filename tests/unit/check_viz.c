@@ -296,7 +296,7 @@ START_TEST(test_run_view)
 	ck_assert_str_eq(agget(e, "label"), "L['n'] == 1 (got 2)");
 	/* each break at the place resumes in frame 1 */
 	for (int i = 0; i < 3; i++) {
-		char name[16];
+		char name[32];
 		snprintf(name, sizeof name, "break 0/%d", i);
 		e = agedge(g, agnode(g, name, 0), agnode(g, "1/0", 0), NULL, 0);
 		ck_assert_msg(e != NULL, "no edge %s -> 1/0", name);
@@ -330,6 +330,8 @@ END_TEST
 
 /* ---- output ---- */
 
+/* several renders in one process, as the TUI makes them (one Graphviz
+ * context per process: see viz/render.c) */
 START_TEST(test_render)
 {
 	Agraph_t *g = graph_of(3, 0, true);
