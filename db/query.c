@@ -37,6 +37,19 @@ enum stmt {
 	Q_GRAPH,
 	Q_GRAPHS_OF,
 	Q_NODES,
+	/* ---- tjit-tui ---- */
+	Q_TUI_COMPILES_BEFORE,
+	Q_TUI_FRAME_COMPILES_AFTER,
+	Q_TUI_FRAME_COMPILES_BEFORE,
+	Q_TUI_FRAMES_AFTER,
+	Q_TUI_FRAMES_BEFORE,
+	Q_TUI_PLACES_AFTER,
+	Q_TUI_PLACES_BEFORE,
+	Q_TUI_FAILURES_AFTER,
+	Q_TUI_FAILURES_BEFORE,
+	Q_TUI_COMPILE_FAILURES,
+	Q_TUI_COMPILE_BREAKS,
+	Q_TUI_RUNS_AFTER,
 	Q_COUNT
 };
 
@@ -101,6 +114,45 @@ static const char *const stmt_sql[Q_COUNT] = {
 	[Q_GRAPHS_OF] = GRAPH_SELECT " WHERE g.compile_id = ?1 ORDER BY g.id",
 	[Q_NODES] = "SELECT idx, name, kind, op, args, dtype, shape, file, line, col, user_stack"
 		    " FROM nodes WHERE graph_id = ?1 ORDER BY idx",
+	/* ---- tjit-tui: pages in both directions by a key range ---- */
+	[Q_TUI_COMPILES_BEFORE] = "SELECT " COMPILE_COLS " FROM compiles c JOIN frames f ON f.id = c.frame_id"
+				  " WHERE c.run_id = ?1 AND c.id < ?2 ORDER BY c.id DESC LIMIT ?3",
+	[Q_TUI_FRAME_COMPILES_AFTER] = "SELECT " COMPILE_COLS " FROM compiles c JOIN frames f ON f.id = c.frame_id"
+				       " WHERE c.frame_id = ?1 AND c.compile_index > ?2"
+				       " ORDER BY c.compile_index LIMIT ?3",
+	[Q_TUI_FRAME_COMPILES_BEFORE] = "SELECT " COMPILE_COLS " FROM compiles c JOIN frames f ON f.id = c.frame_id"
+					" WHERE c.frame_id = ?1 AND c.compile_index < ?2"
+					" ORDER BY c.compile_index DESC LIMIT ?3",
+	/* a frame's compiles are numbered 0, 1, ...: the largest N is one
+	 * search of compiles_frame, where counting them would read them all */
+#define TUI_FRAME_COLS                                                                                   \
+	"SELECT f.id, f.frame_index, f.function, f.file, f.line, f.resume_pc, f.resume_line, f.calls,"   \
+	" f.cache_hits, f.eager_calls, f.eager_reason, f.guard_checks, f.guard_check_ms,"                 \
+	" (SELECT max(compile_index) FROM compiles WHERE frame_id = f.id) FROM frames f"
+	[Q_TUI_FRAMES_AFTER] = TUI_FRAME_COLS " WHERE f.run_id = ?1 AND f.frame_index > ?2"
+			       " ORDER BY f.frame_index LIMIT ?3",
+	[Q_TUI_FRAMES_BEFORE] = TUI_FRAME_COLS " WHERE f.run_id = ?1 AND f.frame_index < ?2"
+				" ORDER BY f.frame_index DESC LIMIT ?3",
+	/* graph-break places in the order of graph_breaks_run, (code, file,
+	 * line): a page reads the breaks of its places only */
+#define TUI_PLACE_COLS                                                                                   \
+	"SELECT code, file, line, col, category, message, user_stack, count(*),"                          \
+	" coalesce(sum(CASE WHEN instr(user_stack, char(10)) = 0 THEN hits END), sum(hits)), min(id)"     \
+	" FROM graph_breaks"
+	[Q_TUI_PLACES_AFTER] = TUI_PLACE_COLS " WHERE run_id = ?1 AND (code, file, line) > (?2, ?3, ?4)"
+			       " GROUP BY code, file, line ORDER BY code, file, line LIMIT ?5",
+	[Q_TUI_PLACES_BEFORE] = TUI_PLACE_COLS " WHERE run_id = ?1 AND (code, file, line) < (?2, ?3, ?4)"
+				" GROUP BY code, file, line ORDER BY code DESC, file DESC, line DESC LIMIT ?5",
+#define TUI_FAILURE_COLS                                                                                 \
+	"SELECT g.id, g.compile_id, c.label, f.function, g.failed_label, g.guard_text, g.value_seen"      \
+	" FROM guard_failures g JOIN compiles c ON c.id = g.compile_id JOIN frames f ON f.id = c.frame_id"
+	[Q_TUI_FAILURES_AFTER] = TUI_FAILURE_COLS " WHERE g.run_id = ?1 AND g.id > ?2 ORDER BY g.id LIMIT ?3",
+	[Q_TUI_FAILURES_BEFORE] = TUI_FAILURE_COLS " WHERE g.run_id = ?1 AND g.id < ?2 ORDER BY g.id DESC LIMIT ?3",
+	[Q_TUI_COMPILE_FAILURES] = TUI_FAILURE_COLS " WHERE g.compile_id = ?1 ORDER BY g.id",
+	[Q_TUI_COMPILE_BREAKS] = "SELECT code, file, line, col, category, message, user_stack, 1, hits, id"
+				 " FROM graph_breaks WHERE compile_id = ?1 ORDER BY id",
+	[Q_TUI_RUNS_AFTER] = "SELECT id, tool, program, command, started_at, ended_at, exit_status, pid, compile_count,"
+			     " graph_count, break_count, recompile_count FROM runs WHERE id > ?1 ORDER BY id LIMIT ?2",
 };
 
 struct dbq {
@@ -1059,6 +1111,200 @@ void dbq_nodes_free(struct dbq_node *nd, int n)
 		free(nd[i].user_stack);
 	}
 	free(nd);
+}
+
+/* ---- tjit-tui ---- */
+
+int dbq_runs_after(struct dbq *q, int64_t after, int limit, struct dbq_run_row **out, int *n, char **err)
+{
+	if (err)
+		*err = NULL;
+	*out = NULL;
+	*n = 0;
+	sqlite3_stmt *st = stmt(q, Q_TUI_RUNS_AFTER, err);
+	if (!st)
+		return -1;
+	sqlite3_bind_int64(st, 1, after);
+	sqlite3_bind_int(st, 2, limit > 0 ? limit : -1);
+	return collect(q, st, (void **)out, n, sizeof **out, fill_run_row, free_run_rows, err);
+}
+
+int dbq_compiles_page(struct dbq *q, int64_t run_id, int64_t key, int dir, int limit, struct dbq_compile **out,
+		      int *n, char **err)
+{
+	if (dir > 0)
+		return dbq_compiles(q, run_id, key, limit, out, n, err);
+	if (err)
+		*err = NULL;
+	*out = NULL;
+	*n = 0;
+	sqlite3_stmt *st = stmt(q, Q_TUI_COMPILES_BEFORE, err);
+	if (!st)
+		return -1;
+	sqlite3_bind_int64(st, 1, run_id);
+	sqlite3_bind_int64(st, 2, key);
+	sqlite3_bind_int(st, 3, limit > 0 ? limit : -1);
+	return collect(q, st, (void **)out, n, sizeof **out, fill_compile, free_compiles, err);
+}
+
+int dbq_frame_compiles_page(struct dbq *q, int64_t frame_id, int64_t key, int dir, int limit,
+			    struct dbq_compile **out, int *n, char **err)
+{
+	if (err)
+		*err = NULL;
+	*out = NULL;
+	*n = 0;
+	sqlite3_stmt *st = stmt(q, dir > 0 ? Q_TUI_FRAME_COMPILES_AFTER : Q_TUI_FRAME_COMPILES_BEFORE, err);
+	if (!st)
+		return -1;
+	sqlite3_bind_int64(st, 1, frame_id);
+	sqlite3_bind_int64(st, 2, key);
+	sqlite3_bind_int(st, 3, limit > 0 ? limit : -1);
+	return collect(q, st, (void **)out, n, sizeof **out, fill_compile, free_compiles, err);
+}
+
+static bool fill_frame_row(sqlite3_stmt *st, void *elem)
+{
+	struct dbq_frame *r = elem;
+	r->id = sqlite3_column_int64(st, 0);
+	r->frame_index = sqlite3_column_int(st, 1);
+	r->function = dup_text(st, 2);
+	r->file = dup_text(st, 3);
+	r->line = sqlite3_column_int(st, 4);
+	r->resume_pc = sqlite3_column_int(st, 5);
+	r->resume_line = sqlite3_column_int(st, 6);
+	r->calls = sqlite3_column_int64(st, 7);
+	r->cache_hits = sqlite3_column_int64(st, 8);
+	r->eager_calls = sqlite3_column_int64(st, 9);
+	r->eager_reason = dup_col(st, 10);
+	r->guard_checks = sqlite3_column_int64(st, 11);
+	r->guard_check_ms = sqlite3_column_double(st, 12);
+	r->compiles = sqlite3_column_type(st, 13) == SQLITE_NULL ? 0 : sqlite3_column_int64(st, 13) + 1;
+	return r->function && r->file;
+}
+
+static void free_frames(void *arr, int n) { dbq_frames_free(arr, n); }
+
+int dbq_frames_page(struct dbq *q, int64_t run_id, int64_t key, int dir, int limit, struct dbq_frame **out, int *n,
+		    char **err)
+{
+	if (err)
+		*err = NULL;
+	*out = NULL;
+	*n = 0;
+	sqlite3_stmt *st = stmt(q, dir > 0 ? Q_TUI_FRAMES_AFTER : Q_TUI_FRAMES_BEFORE, err);
+	if (!st)
+		return -1;
+	sqlite3_bind_int64(st, 1, run_id);
+	sqlite3_bind_int64(st, 2, key);
+	sqlite3_bind_int(st, 3, limit > 0 ? limit : -1);
+	return collect(q, st, (void **)out, n, sizeof **out, fill_frame_row, free_frames, err);
+}
+
+static bool fill_break(sqlite3_stmt *st, void *elem)
+{
+	struct dbq_break *r = elem;
+	r->code = dup_text(st, 0);
+	r->file = dup_text(st, 1);
+	r->line = sqlite3_column_int(st, 2);
+	r->col = sqlite3_column_int(st, 3);
+	r->category = dup_text(st, 4);
+	r->message = dup_text(st, 5);
+	r->user_stack = dup_text(st, 6);
+	r->compiles = sqlite3_column_int64(st, 7);
+	r->hits = sqlite3_column_int64(st, 8);
+	return r->code && r->file && r->category && r->message && r->user_stack;
+}
+
+static void free_breaks(void *arr, int n) { dbq_breaks_free(arr, n); }
+
+/* above any code a break has (UTF-8 text never has the byte 0xf8) */
+#define TOP_TEXT "\xf8"
+
+int dbq_break_places_page(struct dbq *q, int64_t run_id, const struct dbq_break *anchor, int dir, int limit,
+			  struct dbq_break **out, int *n, char **err)
+{
+	if (err)
+		*err = NULL;
+	*out = NULL;
+	*n = 0;
+	sqlite3_stmt *st = stmt(q, dir > 0 ? Q_TUI_PLACES_AFTER : Q_TUI_PLACES_BEFORE, err);
+	if (!st)
+		return -1;
+	sqlite3_bind_int64(st, 1, run_id);
+	if (anchor) {
+		sqlite3_bind_text(st, 2, anchor->code, -1, SQLITE_STATIC);
+		sqlite3_bind_text(st, 3, anchor->file, -1, SQLITE_STATIC);
+		sqlite3_bind_int(st, 4, anchor->line);
+	} else {
+		sqlite3_bind_text(st, 2, dir > 0 ? "" : TOP_TEXT, -1, SQLITE_STATIC);
+		sqlite3_bind_text(st, 3, dir > 0 ? "" : TOP_TEXT, -1, SQLITE_STATIC);
+		sqlite3_bind_int(st, 4, dir > 0 ? -1 : INT32_MAX);
+	}
+	sqlite3_bind_int(st, 5, limit > 0 ? limit : -1);
+	return collect(q, st, (void **)out, n, sizeof **out, fill_break, free_breaks, err);
+}
+
+int dbq_compile_breaks(struct dbq *q, int64_t compile_id, struct dbq_break **out, int *n, char **err)
+{
+	if (err)
+		*err = NULL;
+	*out = NULL;
+	*n = 0;
+	sqlite3_stmt *st = stmt(q, Q_TUI_COMPILE_BREAKS, err);
+	if (!st)
+		return -1;
+	sqlite3_bind_int64(st, 1, compile_id);
+	return collect(q, st, (void **)out, n, sizeof **out, fill_break, free_breaks, err);
+}
+
+static bool fill_failure_row(sqlite3_stmt *st, void *elem)
+{
+	struct dbq_failure_row *r = elem;
+	r->id = sqlite3_column_int64(st, 0);
+	r->compile_id = sqlite3_column_int64(st, 1);
+	r->label = dup_text(st, 2);
+	r->function = dup_text(st, 3);
+	r->failed_label = dup_text(st, 4);
+	r->guard_text = dup_text(st, 5);
+	r->value_seen = dup_text(st, 6);
+	return r->label && r->function && r->failed_label && r->guard_text && r->value_seen;
+}
+
+static void free_failure_rows(void *arr, int n) { dbq_failure_rows_free(arr, n); }
+
+int dbq_failures_page(struct dbq *q, int64_t run_id, int64_t compile_id, int64_t key, int dir, int limit,
+		      struct dbq_failure_row **out, int *n, char **err)
+{
+	if (err)
+		*err = NULL;
+	*out = NULL;
+	*n = 0;
+	sqlite3_stmt *st;
+	if (compile_id > 0) {
+		if (!(st = stmt(q, Q_TUI_COMPILE_FAILURES, err)))
+			return -1;
+		sqlite3_bind_int64(st, 1, compile_id);
+	} else {
+		if (!(st = stmt(q, dir > 0 ? Q_TUI_FAILURES_AFTER : Q_TUI_FAILURES_BEFORE, err)))
+			return -1;
+		sqlite3_bind_int64(st, 1, run_id);
+		sqlite3_bind_int64(st, 2, key);
+		sqlite3_bind_int(st, 3, limit > 0 ? limit : -1);
+	}
+	return collect(q, st, (void **)out, n, sizeof **out, fill_failure_row, free_failure_rows, err);
+}
+
+void dbq_failure_rows_free(struct dbq_failure_row *r, int n)
+{
+	for (int i = 0; i < n; i++) {
+		free(r[i].label);
+		free(r[i].function);
+		free(r[i].failed_label);
+		free(r[i].guard_text);
+		free(r[i].value_seen);
+	}
+	free(r);
 }
 
 /* ---- tests ---- */

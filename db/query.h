@@ -204,6 +204,54 @@ struct dbq_node {
 int dbq_nodes(struct dbq *q, int64_t graph_id, struct dbq_node **out, int *n, char **err);
 void dbq_nodes_free(struct dbq_node *nd, int n);
 
+/* ---- tjit-tui: pages in both directions ----
+ *
+ * The explorer shows a window of rows around its cursor and fetches more
+ * by key as the cursor moves, so that a list of a million rows costs what
+ * a list of ten does. Each function below returns at most limit rows (0:
+ * all) next to a key: dir > 0, the rows whose key is above key, in
+ * ascending order; dir < 0, those whose key is below key, in descending
+ * order (INT64_MIN and INT64_MAX stand for "from the first" and "from the
+ * last"). One search of an index per page, no sort. */
+
+/* Runs oldest first from the one after id after: dbq_runs_page's other
+ * direction. */
+int dbq_runs_after(struct dbq *q, int64_t after, int limit, struct dbq_run_row **out, int *n, char **err);
+/* A run's compiles by id (as dbq_compiles, in both directions). */
+int dbq_compiles_page(struct dbq *q, int64_t run_id, int64_t key, int dir, int limit, struct dbq_compile **out,
+		      int *n, char **err);
+/* A frame's compiles by compile index N. */
+int dbq_frame_compiles_page(struct dbq *q, int64_t frame_id, int64_t key, int dir, int limit,
+			    struct dbq_compile **out, int *n, char **err);
+/* A run's frames by frame index, with the counters of their rows; of the
+ * sums over their compiles only .compiles is set (the largest N + 1: one
+ * index search, where a count would read every compile), the others 0.
+ * Free with dbq_frames_free. */
+int dbq_frames_page(struct dbq *q, int64_t run_id, int64_t key, int dir, int limit, struct dbq_frame **out, int *n,
+		    char **err);
+/* A run's graph-break places, one per (code, file, line) as dbq_breaks
+ * (the same counts), in that key order: after or before the place of
+ * anchor (its code, file and line; NULL: from the first or the last).
+ * Free with dbq_breaks_free. */
+int dbq_break_places_page(struct dbq *q, int64_t run_id, const struct dbq_break *anchor, int dir, int limit,
+			  struct dbq_break **out, int *n, char **err);
+/* The graph breaks of one compile in id order (.compiles is 1, .hits its own). */
+int dbq_compile_breaks(struct dbq *q, int64_t compile_id, struct dbq_break **out, int *n, char **err);
+
+/* A guard failure with the recompile it triggered. */
+struct dbq_failure_row {
+	int64_t id, compile_id;
+	char *label;          /* the recompile's "F/N" */
+	char *function;       /* its frame's function */
+	char *failed_label;   /* the entry whose guard failed */
+	char *guard_text, *value_seen;
+};
+/* A run's guard failures by id (compile_id 0), or all the failures of one
+ * compile (compile_id > 0: key, dir and limit are ignored). */
+int dbq_failures_page(struct dbq *q, int64_t run_id, int64_t compile_id, int64_t key, int dir, int limit,
+		      struct dbq_failure_row **out, int *n, char **err);
+void dbq_failure_rows_free(struct dbq_failure_row *r, int n);
+
 /* ---- for tests/unit/check_query.c ---- */
 /* The SQL of statement i (NULL past the last), and whether it may scan the
  * runs table (only the run count of an error message does). */

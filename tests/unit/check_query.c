@@ -563,6 +563,181 @@ START_TEST(test_browsing)
 }
 END_TEST
 
+/* ---- tjit-tui: pages in both directions ---- */
+
+/* 500 compiles of one frame in run 1, and run 2 of three_runs' shape */
+static void many_compiles(int count)
+{
+	struct db_writer *w = must_open(dbpath);
+	begin(w, "tjit run", prog_text);
+	struct db_frame f = {0, "f", "prog.tj", 1, 0, 0};
+	int64_t fr = db_log_frame(w, &f);
+	struct db_frame g = {1, "g", "prog.tj", 5, 0, 0};
+	db_log_frame(w, &g);
+	for (int i = 0; i < count; i++) {
+		char label[32];
+		snprintf(label, sizeof label, "0/%d", i);
+		struct db_compile c = {.frame_id = fr, .compile_id = label, .compile_index = i,
+				       .reason = i ? "recompile" : "first", .backend = "eager", .outcome = "ok"};
+		db_log_compile(w, &c, NULL);
+	}
+	db_end_run(w, 0);
+	db_close(w);
+}
+
+START_TEST(test_tui_compile_pages)
+{
+	many_compiles(500);
+	three_runs(); /* runs 2..4 */
+	struct dbq *q = must_query(dbpath);
+	struct dbq_compile *c = NULL;
+	int n = 0;
+	char *err = NULL;
+	struct dbq_run_row *rr = NULL;
+	ck_assert_int_eq(dbq_runs_after(q, 1, 2, &rr, &n, &err), 0);
+	ck_assert_int_eq(n, 2);
+	ck_assert_int_eq(rr[0].id, 2);
+	ck_assert_int_eq(rr[1].id, 3);
+	dbq_run_rows_free(rr, n);
+	/* forward from the first, then on from the last of the page */
+	ck_assert_int_eq(dbq_compiles_page(q, 1, INT64_MIN, 1, 200, &c, &n, &err), 0);
+	ck_assert_int_eq(n, 200);
+	ck_assert_str_eq(c[0].label, "0/0");
+	ck_assert_str_eq(c[199].label, "0/199");
+	int64_t last = c[199].id;
+	dbq_compiles_free(c, n);
+	ck_assert_int_eq(dbq_compiles_page(q, 1, last, 1, 200, &c, &n, &err), 0);
+	ck_assert_str_eq(c[0].label, "0/200");
+	dbq_compiles_free(c, n);
+	/* backward from the last: descending, and only this run's */
+	ck_assert_int_eq(dbq_compiles_page(q, 1, INT64_MAX, -1, 3, &c, &n, &err), 0);
+	ck_assert_int_eq(n, 3);
+	ck_assert_str_eq(c[0].label, "0/499");
+	ck_assert_str_eq(c[2].label, "0/497");
+	int64_t first = c[2].id;
+	dbq_compiles_free(c, n);
+	ck_assert_int_eq(dbq_compiles_page(q, 1, first, -1, 1000, &c, &n, &err), 0);
+	ck_assert_int_eq(n, 497);
+	ck_assert_str_eq(c[496].label, "0/0");
+	dbq_compiles_free(c, n);
+	/* by frame and compile index */
+	struct dbq_frame *f = NULL;
+	ck_assert_int_eq(dbq_frames_page(q, 1, INT64_MIN, 1, 10, &f, &n, &err), 0);
+	ck_assert_int_eq(n, 2);
+	ck_assert_int_eq(f[0].compiles, 500);
+	ck_assert_int_eq(f[1].compiles, 0);
+	ck_assert_str_eq(f[1].function, "g");
+	int64_t fid = f[0].id;
+	dbq_frames_free(f, n);
+	ck_assert_int_eq(dbq_frames_page(q, 1, 1, -1, 10, &f, &n, &err), 0);
+	ck_assert_int_eq(n, 1);
+	ck_assert_int_eq(f[0].frame_index, 0);
+	dbq_frames_free(f, n);
+	ck_assert_int_eq(dbq_frame_compiles_page(q, fid, 10, 1, 2, &c, &n, &err), 0);
+	ck_assert_int_eq(n, 2);
+	ck_assert_str_eq(c[0].label, "0/11");
+	dbq_compiles_free(c, n);
+	ck_assert_int_eq(dbq_frame_compiles_page(q, fid, INT64_MAX, -1, 2, &c, &n, &err), 0);
+	ck_assert_str_eq(c[0].label, "0/499");
+	ck_assert_str_eq(c[1].label, "0/498");
+	dbq_compiles_free(c, n);
+	dbq_close(q);
+}
+END_TEST
+
+START_TEST(test_tui_break_places)
+{
+	struct db_writer *w = must_open(dbpath);
+	begin(w, "tjit run", prog_text);
+	struct db_frame f = {0, "f", "prog.tj", 1, 0, 0};
+	int64_t fr = db_log_frame(w, &f);
+	struct db_break brk[] = {
+		{"TJB004", "data_dependent", "branch", "prog.tj", 9, 5, 1, "prog.tj:9 in f"},
+		{"TJB001", "side_effect", "print", "prog.tj", 3, 5, 2, "prog.tj:3 in f"},
+		{"TJB001", "side_effect", "print", "prog.tj", 3, 5, 2, "prog.tj:3 in f"},
+		{"TJB001", "side_effect", "print", "prog.tj", 7, 5, 3, "prog.tj:7 in f"},
+	};
+	int64_t cid[4];
+	for (int i = 0; i < 4; i++) {
+		char label[16];
+		snprintf(label, sizeof label, "0/%d", i);
+		struct db_compile c = {.frame_id = fr, .compile_id = label, .compile_index = i, .reason = "first",
+				       .backend = "eager", .outcome = "graph_break", .nbreaks = 1, .breaks = &brk[i]};
+		int64_t id = 0;
+		cid[i] = db_log_compile(w, &c, &id);
+		db_break_hits(w, id, 10 + i);
+	}
+	db_end_run(w, 0);
+	db_close(w);
+	struct dbq *q = must_query(dbpath);
+	struct dbq_break *b = NULL;
+	int n = 0;
+	char *err = NULL;
+	ck_assert_int_eq(dbq_break_places_page(q, 1, NULL, 1, 2, &b, &n, &err), 0);
+	ck_assert_int_eq(n, 2);
+	ck_assert_str_eq(b[0].code, "TJB001");
+	ck_assert_int_eq(b[0].line, 3);
+	ck_assert_int_eq(b[0].compiles, 2);
+	ck_assert_int_eq(b[0].hits, 23);
+	ck_assert_int_eq(b[1].line, 7);
+	struct dbq_break *b2 = NULL;
+	int n2 = 0;
+	ck_assert_int_eq(dbq_break_places_page(q, 1, &b[1], 1, 2, &b2, &n2, &err), 0);
+	ck_assert_int_eq(n2, 1);
+	ck_assert_str_eq(b2[0].code, "TJB004");
+	dbq_breaks_free(b2, n2);
+	ck_assert_int_eq(dbq_break_places_page(q, 1, &b[1], -1, 5, &b2, &n2, &err), 0);
+	ck_assert_int_eq(n2, 1);
+	ck_assert_int_eq(b2[0].line, 3);
+	dbq_breaks_free(b2, n2);
+	dbq_breaks_free(b, n);
+	ck_assert_int_eq(dbq_break_places_page(q, 1, NULL, -1, 5, &b, &n, &err), 0);
+	ck_assert_int_eq(n, 3);
+	ck_assert_str_eq(b[0].code, "TJB004");
+	dbq_breaks_free(b, n);
+	ck_assert_int_eq(dbq_compile_breaks(q, cid[1], &b, &n, &err), 0);
+	ck_assert_int_eq(n, 1);
+	ck_assert_str_eq(b[0].message, "print");
+	ck_assert_int_eq(b[0].hits, 11);
+	dbq_breaks_free(b, n);
+	dbq_close(q);
+}
+END_TEST
+
+START_TEST(test_tui_failure_pages)
+{
+	three_runs();
+	struct dbq *q = must_query(dbpath);
+	struct dbq_failure_row *f = NULL;
+	int n = 0;
+	char *err = NULL;
+	ck_assert_int_eq(dbq_failures_page(q, 3, 0, INT64_MIN, 1, 2, &f, &n, &err), 0);
+	ck_assert_int_eq(n, 2);
+	ck_assert_str_eq(f[0].label, "0/1");
+	ck_assert_str_eq(f[0].function, "f");
+	ck_assert_str_eq(f[0].failed_label, "0/0");
+	ck_assert_str_eq(f[0].guard_text, "L['n'] == 0");
+	ck_assert_str_eq(f[0].value_seen, "1");
+	ck_assert_str_eq(f[1].label, "0/2");
+	int64_t cid = f[1].compile_id, key = f[1].id;
+	dbq_failure_rows_free(f, n);
+	ck_assert_int_eq(dbq_failures_page(q, 3, 0, key, 1, 10, &f, &n, &err), 0);
+	ck_assert_int_eq(n, 1);
+	ck_assert_str_eq(f[0].failed_label, "0/0");
+	dbq_failure_rows_free(f, n);
+	ck_assert_int_eq(dbq_failures_page(q, 3, 0, INT64_MAX, -1, 10, &f, &n, &err), 0);
+	ck_assert_int_eq(n, 3);
+	ck_assert_str_eq(f[2].label, "0/1");
+	dbq_failure_rows_free(f, n);
+	ck_assert_int_eq(dbq_failures_page(q, 3, cid, 0, 0, 0, &f, &n, &err), 0);
+	ck_assert_int_eq(n, 2);
+	ck_assert_str_eq(f[0].failed_label, "0/1");
+	ck_assert_str_eq(f[1].failed_label, "0/0");
+	dbq_failure_rows_free(f, n);
+	dbq_close(q);
+}
+END_TEST
+
 START_TEST(test_find_run)
 {
 	three_runs();
@@ -655,7 +830,7 @@ START_TEST(test_query_plans)
 		}
 		free(plan);
 	}
-	ck_assert_int_ge(i, 10);
+	ck_assert_int_ge(i, 28);
 	ck_assert_ptr_null(dbq_statement(-1, NULL));
 	dbq_close(q);
 }
@@ -677,6 +852,9 @@ static Suite *query_suite(void)
 	tcase_add_test(tc, test_failures);
 	tcase_add_test(tc, test_guards);
 	tcase_add_test(tc, test_browsing);
+	tcase_add_test(tc, test_tui_compile_pages);
+	tcase_add_test(tc, test_tui_break_places);
+	tcase_add_test(tc, test_tui_failure_pages);
 	tcase_add_test(tc, test_find_run);
 	tcase_add_test(tc, test_odd_path_read_only);
 	tcase_add_test(tc, test_read_while_writing);

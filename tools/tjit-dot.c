@@ -1,0 +1,331 @@
+/* tjit-dot.c - graphs and runs of the compile log as Graphviz DOT, or
+ * rendered to SVG, PNG or PDF (doc/dot.md).
+ *
+ * A thin main: reading the database is db/query.c, the drawings and
+ * their output viz/.
+ *
+ * Exit status: 0 success; 1 no database, no such graph, run or compile,
+ * or an output that cannot be written or rendered; 2 bad usage.
+ */
+#ifdef HAVE_CONFIG_H
+#include "config.h"
+#endif
+
+#include <errno.h>
+#include <limits.h>
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "db.h"
+#include "query.h"
+#include "run.h"
+#include "viz.h"
+
+#ifndef PACKAGE_VERSION
+#define PACKAGE_VERSION "0.1.0"
+#endif
+
+#define NAME "tjit-dot"
+
+static const char *const usage_lines[] = {
+	"usage: tjit-dot graph [--db PATH] [-o FILE] [-T FORMAT] [--max-nodes N] ID",
+	"       tjit-dot graph [--db PATH] [-o FILE] [-T FORMAT] [--max-nodes N]",
+	"                      --compile F/N [--run RUN] [--stage STAGE]",
+	"       tjit-dot run [--db PATH] [-o FILE] [-T FORMAT] [--max-nodes N] [RUN]",
+	"       tjit-dot help",
+	"       tjit-dot --help | --version",
+	NULL,
+};
+
+static void print_usage(FILE *out)
+{
+	for (int i = 0; usage_lines[i]; i++)
+		fprintf(out, "%s\n", usage_lines[i]);
+}
+
+/* ---- options ---- */
+
+struct options {
+	const char *args[1];          /* the positional argument */
+	int nargs;
+	const char *db, *output, *format, *max_nodes, *compile, *run, *stage;
+	int max;                      /* --max-nodes as a number */
+};
+
+#define OPT_DB {"--db", "PATH", offsetof(struct options, db), "the database (default: $TJIT_DB, else ./tjit.db)"}
+#define OPT_OUTPUT {"-o", "FILE", offsetof(struct options, output), "write to FILE (default: stdout)"}
+#define OPT_FORMAT                                                                                   \
+	{"-T", "FORMAT", offsetof(struct options, format),                                           \
+	 "dot (the default), or svg, png, pdf: rendered by Graphviz"}
+#define OPT_MAX                                                                                      \
+	{"--max-nodes", "N", offsetof(struct options, max_nodes),                                    \
+	 "draw the first N ops (graph) or compiles (run), note the rest"}
+
+static const struct run_option graph_options[] = {
+	OPT_DB,
+	OPT_OUTPUT,
+	OPT_FORMAT,
+	OPT_MAX,
+	{"--compile", "F/N", offsetof(struct options, compile), "the graph of compile F/N of a run (instead of ID)"},
+	{"--run", "RUN", offsetof(struct options, run), "the run of --compile (default: latest)"},
+	{"--stage", "STAGE", offsetof(struct options, stage), "the graph of --compile at STAGE (default: captured)"},
+	{NULL, NULL, 0, NULL},
+};
+
+static const struct run_option run_options[] = {
+	OPT_DB,
+	OPT_OUTPUT,
+	OPT_FORMAT,
+	OPT_MAX,
+	{NULL, NULL, 0, NULL},
+};
+
+/* "-Tsvg", "-ofile" as Graphviz's dot takes them: the value glued to the
+ * letter. 1 when argv[*i] was one (taken), 0 when not. */
+static int glued_option(const char *a, struct options *o)
+{
+	if (a[0] != '-' || (a[1] != 'T' && a[1] != 'o') || !a[2] || a[2] == '=')
+		return 0;
+	if (a[1] == 'T')
+		o->format = a + 2;
+	else
+		o->output = a + 2;
+	return 1;
+}
+
+/* 0, or -1 after printing why (usage). argv[0] is the subcommand. */
+static int parse_args(const char *cmd, int argc, char **argv, const struct run_option *defs, int max_args,
+		      struct options *o)
+{
+	memset(o, 0, sizeof *o);
+	bool only_args = false;
+	for (int i = 1; i < argc; i++) {
+		const char *a = argv[i];
+		if (!only_args && strcmp(a, "--") == 0) {
+			only_args = true;
+			continue;
+		}
+		if (!only_args && a[0] == '-' && a[1]) {
+			if (glued_option(a, o))
+				continue;
+			if (run_parse_option(NAME, cmd, defs, argc, argv, &i, o) < 0) {
+				print_usage(stderr);
+				return -1;
+			}
+			continue;
+		}
+		if (o->nargs >= max_args) {
+			fprintf(stderr, NAME " %s: unexpected argument '%s'\n", cmd, a);
+			print_usage(stderr);
+			return -1;
+		}
+		o->args[o->nargs++] = a;
+	}
+	if (!o->format)
+		o->format = "dot";
+	if (!viz_format_known(o->format)) {
+		fprintf(stderr, NAME " %s: -T: expected " VIZ_FORMATS ", got '%s'\n", cmd, o->format);
+		return -1;
+	}
+	if (o->max_nodes) {
+		char *end = NULL;
+		errno = 0;
+		long n = strtol(o->max_nodes, &end, 10);
+		if (errno || end == o->max_nodes || *end || n < 0 || n > INT_MAX) {
+			fprintf(stderr, NAME " %s: --max-nodes: expected a whole number >= 0, got '%s'\n", cmd,
+				o->max_nodes);
+			return -1;
+		}
+		o->max = (int)n;
+	}
+	if (viz_format_binary(o->format) && !o->output && isatty(STDOUT_FILENO)) {
+		fprintf(stderr, NAME " %s: not writing %s to a terminal: use -o FILE\n", cmd, o->format);
+		return -1;
+	}
+	return 0;
+}
+
+/* ---- the database ---- */
+
+static struct dbq *open_db(const struct options *o)
+{
+	char *err = NULL;
+	struct dbq *q = dbq_open(db_default_path(o->db), &err);
+	if (!q) {
+		fprintf(stderr, NAME ": %s\n", err ? err : "cannot open the database");
+		free(err);
+	}
+	return q;
+}
+
+/* 1 after printing err */
+static int fail(char *err)
+{
+	fflush(stdout);
+	fprintf(stderr, NAME ": %s\n", err ? err : "failed");
+	free(err);
+	return 1;
+}
+
+/* a graph id: digits only */
+static bool parse_id(const char *s, int64_t *id)
+{
+	char *end = NULL;
+	errno = 0;
+	long long v = strtoll(s, &end, 10);
+	if (errno || end == s || *end || v < 1 || s[0] == '+' || s[0] == ' ')
+		return false;
+	*id = v;
+	return true;
+}
+
+/* ---- the subcommands ---- */
+
+static int cmd_graph(int argc, char **argv)
+{
+	struct options o;
+	if (parse_args("graph", argc, argv, graph_options, 1, &o) < 0)
+		return 2;
+	if (o.nargs && o.compile) {
+		fprintf(stderr, NAME " graph: give a graph ID or --compile F/N, not both\n");
+		print_usage(stderr);
+		return 2;
+	}
+	if (!o.nargs && !o.compile) {
+		fprintf(stderr, NAME " graph: missing ID (or --compile F/N)\n");
+		print_usage(stderr);
+		return 2;
+	}
+	if (!o.compile && (o.run || o.stage)) {
+		fprintf(stderr, NAME " graph: %s needs --compile F/N\n", o.run ? "--run" : "--stage");
+		print_usage(stderr);
+		return 2;
+	}
+	int64_t id = 0;
+	if (o.nargs && !parse_id(o.args[0], &id)) {
+		fprintf(stderr, NAME ": bad graph id '%s': expected a number (as tjit-dot run shows)\n", o.args[0]);
+		return 1;
+	}
+	struct dbq *q = open_db(&o);
+	if (!q)
+		return 1;
+	char *err = NULL;
+	int status = 0;
+	if (o.compile) {
+		int64_t run_id = 0;
+		if (dbq_resolve_run(q, o.run ? o.run : "latest", &run_id, &err) < 0 ||
+		    viz_compile_graph(q, run_id, o.compile, o.stage, &id, &err) < 0)
+			status = fail(err);
+	}
+	if (status == 0 && viz_export_graph(q, id, o.format, o.output, o.max, &err) < 0)
+		status = fail(err);
+	dbq_close(q);
+	return run_finish_stdout(NAME, status);
+}
+
+static int cmd_run(int argc, char **argv)
+{
+	struct options o;
+	if (parse_args("run", argc, argv, run_options, 1, &o) < 0)
+		return 2;
+	struct dbq *q = open_db(&o);
+	if (!q)
+		return 1;
+	char *err = NULL;
+	int64_t run_id = 0;
+	int status = 0;
+	if (dbq_resolve_run(q, o.nargs ? o.args[0] : "latest", &run_id, &err) < 0 ||
+	    viz_export_run(q, run_id, o.format, o.output, o.max, &err) < 0)
+		status = fail(err);
+	dbq_close(q);
+	return run_finish_stdout(NAME, status);
+}
+
+static int cmd_help(int argc, char **argv);
+
+struct command {
+	const char *name;
+	int (*fn)(int argc, char **argv);
+	const struct run_option *options;
+	const char *summary;
+};
+
+static const struct command commands[] = {
+	{"graph", cmd_graph, graph_options, "a graph: its ops, their types, sources and edges"},
+	{"run", cmd_run, run_options, "a run: frames, compiles, graphs, breaks and recompiles"},
+	{"help", cmd_help, NULL, "print this help"},
+	{NULL, NULL, NULL, NULL},
+};
+
+static void print_help(void)
+{
+	print_usage(stdout);
+	fputs("\nGraphviz drawings of the compile log: a graph, or the chain of a run.\n"
+	      "\ncommands:\n",
+	      stdout);
+	for (const struct command *c = commands; c->name; c++)
+		printf("  %-8s %s\n", c->name, c->summary);
+	for (const struct command *c = commands; c->name; c++) {
+		if (!c->options)
+			continue;
+		printf("\noptions of %s:\n", c->name);
+		for (const struct run_option *d = c->options; d->name; d++) {
+			char left[64];
+			snprintf(left, sizeof left, "%s%s%s", d->name, d->arg ? " " : "", d->arg ? d->arg : "");
+			printf("  %-16s %s\n", left, d->help);
+		}
+	}
+	fputs("\nAn ID is a graph's id in the database (tjit-dot run shows them). A RUN\n"
+	      "is a run id (1, 2, ...), latest, or latest~N (the Nth run before the\n"
+	      "latest). TJIT_DB names the default database.\n"
+	      "\nExit status: 0 success; 1 no database, graph, run or compile, or an\n"
+	      "output that cannot be written; 2 bad usage.\n",
+	      stdout);
+}
+
+static int cmd_help(int argc, char **argv)
+{
+	(void)argc;
+	(void)argv;
+	print_help();
+	return run_finish_stdout(NAME, 0);
+}
+
+int main(int argc, char **argv)
+{
+	if (argc < 2) {
+		fputs(NAME ": missing command\n", stderr);
+		print_usage(stderr);
+		return 2;
+	}
+	const char *cmd = argv[1];
+	if (strcmp(cmd, "--help") == 0 || strcmp(cmd, "-h") == 0) {
+		print_help();
+		return run_finish_stdout(NAME, 0);
+	}
+	if (strcmp(cmd, "--version") == 0) {
+		printf(NAME " %s\n", PACKAGE_VERSION);
+		return run_finish_stdout(NAME, 0);
+	}
+	for (const struct command *c = commands; c->name; c++) {
+		if (strcmp(c->name, cmd) != 0)
+			continue;
+		for (int i = 2; i < argc; i++) {
+			if (strcmp(argv[i], "--help") == 0 || strcmp(argv[i], "-h") == 0) {
+				print_help();
+				return run_finish_stdout(NAME, 0);
+			}
+			if (strcmp(argv[i], "--") == 0)
+				break;
+		}
+		return c->fn(argc - 1, argv + 1);
+	}
+	fprintf(stderr, NAME ": unknown command '%s'\n", cmd);
+	print_usage(stderr);
+	return 2;
+}

@@ -1,0 +1,246 @@
+/* graph_view.c - one graph of the compile log as a cgraph graph
+ * (viz_impl.h, doc/dot.md).
+ *
+ * A node per graph node, in graph order, named as the graph names it
+ * (a, abs_1, ...): inputs with their source (L['a']), ops as the listing
+ * prints them (abs_1: f32[10] = abs(a)) over their source line, the
+ * output as "return (...)". The three extra nodes have names that no tj
+ * identifier can take: "return", "graph-break", "not-shown".
+ */
+#include "viz_impl.h"
+
+#include <stdlib.h>
+#include <string.h>
+
+#include "util.h"
+
+/* LANGUAGE.md section 7's short dtype names, as core/graph.c prints them */
+static const char *dtype_short(const char *dtype)
+{
+	static const char *const names[][2] = {
+		{"float32", "f32"}, {"float64", "f64"}, {"int64", "i64"}, {"bool", "b8"},
+	};
+	for (size_t i = 0; i < sizeof names / sizeof names[0]; i++)
+		if (strcmp(dtype, names[i][0]) == 0)
+			return names[i][1];
+	return dtype;
+}
+
+/* "f32[2, 3]"; nothing for a value that is not a tensor */
+static void put_type(struct vbuf *b, const struct dbq_node *n)
+{
+	if (n->dtype && n->shape) {
+		vb_puts(b, dtype_short(n->dtype));
+		vb_puts(b, n->shape);
+	}
+}
+
+static bool is_op(const struct dbq_node *n)
+{
+	return strcmp(n->kind, "input") != 0 && strcmp(n->kind, "output") != 0;
+}
+
+/* the innermost function of a user stack ("f.tj:3 in f\nf.tj:7 in helper"
+ * -> "helper"): the function an inlined node came from */
+static char *innermost_function(const char *stack)
+{
+	const char *last = strrchr(stack, '\n');
+	last = last ? last + 1 : stack;
+	const char *in = strstr(last, " in ");
+	if (!in || !in[4])
+		return NULL;
+	return xstrdup(in + 4);
+}
+
+#define ARGS_MAX 48 /* characters of an op's arguments in its label */
+
+static void node_label(struct vbuf *b, const struct dbq_node *n, const struct viz_graph_rows *r)
+{
+	vb_label_text(b, n->name, 80);
+	if (n->dtype && n->shape) {
+		vb_puts(b, ": ");
+		put_type(b, n);
+	}
+	if (strcmp(n->kind, "input") == 0) {
+		vb_puts(b, VB_NEWLINE "input ");
+		vb_label_text(b, n->args ? n->args : "?", ARGS_MAX);
+		return;
+	}
+	vb_puts(b, " = ");
+	vb_label_text(b, n->op ? n->op : n->kind, 80);
+	vb_puts(b, "(");
+	vb_label_text(b, n->args ? n->args : "", ARGS_MAX);
+	vb_puts(b, ")");
+	if (n->file) {
+		vb_puts(b, VB_NEWLINE);
+		viz_place(b, n->file, n->line, r->program, r->source_text);
+	}
+}
+
+/* the defaults that every node and edge starts from */
+static void declare(Agraph_t *g)
+{
+	agattr(g, AGRAPH, "label", "");
+	agattr(g, AGRAPH, "labelloc", "t");
+	agattr(g, AGRAPH, "style", "");
+	agattr(g, AGRAPH, "color", "");
+	agattr(g, AGNODE, "shape", "box");
+	agattr(g, AGNODE, "label", "\\N");
+	agattr(g, AGNODE, "style", "");
+	agattr(g, AGNODE, "color", "");
+	agattr(g, AGNODE, "fillcolor", "");
+	agattr(g, AGNODE, "peripheries", "");
+	agattr(g, AGEDGE, "label", "");
+	agattr(g, AGEDGE, "style", "");
+}
+
+/* the cluster of an inlined function, made on first use */
+static Agraph_t *cluster_of(Agraph_t *g, const char *function)
+{
+	struct vbuf b = VBUF_INIT;
+	vb_printf(&b, "cluster_%s", function);
+	Agraph_t *c = agsubg(g, b.text, 0);
+	if (!c) {
+		c = agsubg(g, b.text, 1);
+		vb_reset(&b);
+		vb_label_text(&b, function, 80);
+		vb_puts(&b, " (inlined)");
+		viz_set(c, "label", b.text);
+		viz_set(c, "style", "dashed");
+	}
+	vb_release(&b);
+	return c;
+}
+
+static void edge(Agraph_t *g, Agnode_t *t, Agnode_t *h, const char *label, const char *style)
+{
+	Agedge_t *e = agedge(g, t, h, NULL, 1);
+	if (label && *label)
+		viz_set(e, "label", label);
+	if (style)
+		viz_set(e, "style", style);
+}
+
+Agraph_t *viz_graph_view(const struct viz_graph_rows *r, int max_nodes)
+{
+	const struct dbq_graph *gr = r->graph;
+	struct vbuf b = VBUF_INIT;
+	vb_printf(&b, "graph %lld", (long long)gr->id);
+	Agraph_t *g = agopen(b.text, Agdirected, NULL);
+	declare(g);
+
+	/* the header of the listing: graph 0/0 toy_example (toy.tj:1) · 3 ops */
+	vb_reset(&b);
+	vb_puts(&b, "graph ");
+	vb_label_text(&b, gr->label ? gr->label : "?", 40);
+	vb_puts(&b, " ");
+	vb_label_text(&b, gr->name ? gr->name : "?", 80);
+	if (r->def_file) {
+		vb_puts(&b, " (");
+		vb_label_text(&b, r->def_file, 200);
+		vb_printf(&b, ":%d)", r->def_line);
+	}
+	if (gr->stage && strcmp(gr->stage, "captured") != 0)
+		vb_printf(&b, " [%s]", gr->stage);
+	vb_printf(&b, " \xc2\xb7 %lld op%s", (long long)gr->op_count, gr->op_count == 1 ? "" : "s");
+	viz_set(g, "label", b.text);
+
+	int n = r->nnodes;
+	const char **names = xcalloc((size_t)(n > 0 ? n : 1), sizeof *names);
+	for (int i = 0; i < n; i++)
+		names[i] = r->nodes[i].name;
+	struct viz_names *ix = viz_names_new(names, n);
+	Agnode_t **made = xcalloc((size_t)(n > 0 ? n : 1), sizeof *made);
+	int *refs = xcalloc((size_t)(n > 0 ? n : 1), sizeof *refs);
+	int ops = 0, cut = 0;
+	Agnode_t *ret = NULL;
+
+	for (int i = 0; i < n; i++) {
+		const struct dbq_node *nd = &r->nodes[i];
+		bool output = strcmp(nd->kind, "output") == 0;
+		if (is_op(nd) && max_nodes > 0 && ops++ >= max_nodes) {
+			cut++;
+			continue;
+		}
+		Agraph_t *home = g;
+		if (nd->user_stack && !output) {
+			char *fn = innermost_function(nd->user_stack);
+			if (fn)
+				home = cluster_of(g, fn);
+			free(fn);
+		}
+		Agnode_t *v = agnode(home, output ? "return" : nd->name, 1);
+		made[i] = v;
+		vb_reset(&b);
+		if (output) {
+			ret = v;
+			vb_puts(&b, "output" VB_NEWLINE "return (");
+			vb_label_text(&b, nd->args ? nd->args : "", ARGS_MAX);
+			/* a one-element tuple, as the listing prints it */
+			vb_puts(&b, nd->args && *nd->args && !strchr(nd->args, ',') ? ",)" : ")");
+			viz_set(v, "shape", "house");
+			viz_set(v, "style", "filled");
+			viz_set(v, "fillcolor", "#d9f2d9");
+		} else {
+			node_label(&b, nd, r);
+			if (!is_op(nd)) {
+				viz_set(v, "shape", "invhouse");
+				viz_set(v, "style", "filled");
+				viz_set(v, "fillcolor", "#dde8f8");
+			}
+		}
+		viz_set(v, "label", b.text);
+
+		int k = viz_arg_refs(ix, nd->args, output ? n : i, refs, n);
+		if (!is_op(nd) && !output)
+			k = 0; /* an input's args are its source, not nodes */
+		for (int j = 0; j < k; j++) {
+			Agnode_t *from = made[refs[j]];
+			if (!from)
+				continue; /* cut by max_nodes */
+			if (output)
+				viz_set(from, "peripheries", "2"); /* a value the graph returns */
+			vb_reset(&b);
+			put_type(&b, &r->nodes[refs[j]]);
+			edge(g, from, v, b.text, NULL);
+		}
+	}
+
+	if (cut) {
+		Agnode_t *note = agnode(g, "not-shown", 1);
+		vb_reset(&b);
+		vb_printf(&b, "\xe2\x80\xa6 %d more op%s not shown (--max-nodes %d)", cut, cut == 1 ? "" : "s",
+			  max_nodes);
+		viz_set(note, "label", b.text);
+		viz_set(note, "shape", "note");
+		viz_set(note, "style", "dashed");
+		if (ret)
+			edge(g, note, ret, NULL, "dashed");
+	}
+
+	if (gr->break_code) {
+		Agnode_t *brk = agnode(g, "graph-break", 1);
+		vb_reset(&b);
+		vb_label_text(&b, gr->break_code, 20);
+		vb_puts(&b, " graph break: ");
+		vb_label_text(&b, gr->break_message ? gr->break_message : "?", 80);
+		if (gr->break_file) {
+			vb_puts(&b, VB_NEWLINE);
+			viz_place(&b, gr->break_file, gr->break_line, r->program, r->source_text);
+		}
+		viz_set(brk, "label", b.text);
+		viz_set(brk, "shape", "octagon");
+		viz_set(brk, "color", "red");
+		viz_set(brk, "style", "filled");
+		viz_set(brk, "fillcolor", "#fde0dc");
+		if (ret)
+			edge(g, ret, brk, NULL, "dashed"); /* the graph returns, then the breaking instruction runs */
+	}
+
+	vb_release(&b);
+	free(refs);
+	free(made);
+	free(names);
+	viz_names_free(ix);
+	return g;
+}

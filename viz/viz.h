@@ -1,0 +1,54 @@
+/* viz.h - graphs and runs of the compile log as Graphviz drawings.
+ *
+ * What the database holds (db/query.h) becomes a Graphviz graph built
+ * through cgraph's API, written as DOT (agwrite) or laid out with dot and
+ * rendered through gvc (SVG, PNG, PDF). tjit-dot is a command line over
+ * these functions; tjit-tui exports the selected graph with
+ * viz_export_graph. doc/dot.md shows what each view draws.
+ *
+ * This header does not include Graphviz's: the tools that call it need
+ * only the link flags (libtjviz.a, CGRAPH_LIBS, GVC_LIBS).
+ *
+ * Errors as in db/query.h: -1 with *err a malloc'd message (no "tool: "
+ * prefix, lowercase, no period), e.g. "no graph 12 in x.db" or "cannot
+ * write 'out/g.svg': No such file or directory". err may be NULL.
+ */
+#ifndef TJ_VIZ_H
+#define TJ_VIZ_H
+
+#include <stdbool.h>
+#include <stdint.h>
+
+struct dbq;
+
+/* The output formats: "dot" (the DOT text, no layout), "svg", "png",
+ * "pdf" (laid out by dot, rendered by gvc). */
+bool viz_format_known(const char *format);
+#define VIZ_FORMATS "dot, svg, png or pdf"
+/* png and pdf are binary: the tools refuse to write them to a terminal */
+bool viz_format_binary(const char *format);
+
+/* Graph graph_id (graphs.id) in format to path (NULL: stdout): a node per
+ * graph node with its type and source line, edges with tensor types, a
+ * cluster per inlined function, the graph break it ended in. max_nodes >
+ * 0 keeps the first max_nodes ops (graph order) and says how many more
+ * there were; 0: no limit. 0, or -1 with *err. Nothing is written on an
+ * error, and path is left as it was. */
+int viz_export_graph(struct dbq *q, int64_t graph_id, const char *format, const char *path, int max_nodes,
+		     char **err);
+
+/* Run run_id as a chain: a cluster per frame, a node per compile, its
+ * graph and its break, the break linked to the frame that resumes after
+ * it, recompiles as side branches labelled with the failing guard.
+ * max_nodes > 0 keeps the first max_nodes compiles (id order). */
+int viz_export_run(struct dbq *q, int64_t run_id, const char *format, const char *path, int max_nodes,
+		   char **err);
+
+/* The graph at stage (NULL: "captured") of the compile labelled label
+ * ("0/1") in run run_id: 0 with *graph_id, or -1 with *err ("no compile
+ * 0/9 in run 3", "compile 0/1 of run 3 has no aot_forward graph (it has:
+ * captured)"). */
+int viz_compile_graph(struct dbq *q, int64_t run_id, const char *label, const char *stage, int64_t *graph_id,
+		      char **err);
+
+#endif
