@@ -648,11 +648,17 @@ static int fetch_runs(struct tui *t, struct view *v, struct pane *p, const struc
 		char st[32], when[32];
 		const char *state = run_state(&rr[i], st, sizeof st);
 		fmt_time(when, sizeof when, rr[i].started_at, "%m-%d %H:%M");
-		char *prog = tail(rr[i].program, 40);
+		/* "tjit run" -> "run", "tjit-profile run" -> "profile run": the
+		 * program's tail then fits the 80 columns (57 go to the numbers) */
+		const char *tool = rr[i].tool;
+		if (strncmp(tool, "tjit-", 5) == 0 || strncmp(tool, "tjit ", 5) == 0)
+			tool += 5;
+		int w = 80 - 57 - (int)strlen(tool) - 1;
+		char *prog = tail(rr[i].program, w < 12 ? 12 : w);
 		struct row *r = rows_add(out);
-		r->text = xasprintf("%5lld %-7s %-11s %8lld %6lld %6lld %6lld  %s (%s)", (long long)rr[i].id, state,
+		r->text = xasprintf("%5lld %-7s %-11s %8lld %6lld %6lld %6lld  %s %s", (long long)rr[i].id, state,
 				    when, (long long)rr[i].compiles, (long long)rr[i].graphs, (long long)rr[i].breaks,
-				    (long long)rr[i].recompiles, prog, rr[i].tool);
+				    (long long)rr[i].recompiles, tool, prog);
 		free(prog);
 		r->id = r->ref = rr[i].id;
 		r->target = T_RUN;
@@ -666,7 +672,7 @@ static int open_runs(struct tui *t, struct view *v, char **err)
 	(void)t;
 	(void)err;
 	v->crumb = xstrdup("runs");
-	v->header = xstrdup("   ID STATUS  STARTED     COMPILES GRAPHS BREAKS RECOMP  PROGRAM (TOOL)");
+	v->header = xstrdup("   ID STATUS  STARTED     COMPILES GRAPHS BREAKS RECOMP  TOOL PROGRAM");
 	v->pane[0].fetch = fetch_runs;
 	return 0;
 }

@@ -204,10 +204,10 @@ START_TEST(test_first_screen)
 	free(s);
 	char *l0 = screen_line(0), *l1 = screen_line(1), *l2 = screen_line(2), *l23 = screen_line(23);
 	ck_assert_str_eq(l0, "tjit-tui: runs");
-	ck_assert_str_eq(l1, "   ID STATUS  STARTED     COMPILES GRAPHS BREAKS RECOMP  PROGRAM (TOOL)");
+	ck_assert_str_eq(l1, "   ID STATUS  STARTED     COMPILES GRAPHS BREAKS RECOMP  TOOL PROGRAM");
 	/* newest first: run 3, with its counters */
 	ck_assert_msg(strncmp(l2, "    3 ok      ", 14) == 0, "%s", l2);
-	ck_assert_ptr_nonnull(strstr(l2 + 25, "       3      3      1      2  prog.tj (tjit run)"));
+	ck_assert_ptr_nonnull(strstr(l2 + 25, "       3      3      1      2  run prog.tj"));
 	ck_assert_str_eq(l23, "Enter:open  Esc/q:back  /:filter  r:reload  ?:help  Q:quit");
 	free(l0);
 	free(l1);
@@ -640,7 +640,7 @@ START_TEST(test_reload)
 	ck_selected("    3 ok");
 	keys("k");
 	ck_selected("    4 running");
-	ck_screen_has("       1      1      1      0  prog.tj (tjit-profile r");
+	ck_screen_has("       1      1      1      0  profile run prog.tj");
 	/* the compiles of the running run grow */
 	key(TUI_KEY_ENTER);
 	key(TUI_KEY_ENTER);
