@@ -677,9 +677,12 @@ static void db_rows(const struct compile_record *r)
 		guards[i].line = g->line;
 		guards[i].col = g->col;
 	}
-	struct db_guard_failure *failures =
-		r->nfailures ? calloc((size_t)r->nfailures, sizeof *failures) : NULL;
-	for (int i = 0; failures && i < r->nfailures; i++) {
+	/* the newest DB_FAILURES_PER_COMPILE entries' failures: a frame with n
+	 * entries would otherwise log n(n-1)/2 rows over its recompiles, and
+	 * the newest ones already carry every value the frame took */
+	int nfail = r->nfailures < DB_FAILURES_PER_COMPILE ? r->nfailures : DB_FAILURES_PER_COMPILE;
+	struct db_guard_failure *failures = nfail ? calloc((size_t)nfail, sizeof *failures) : NULL;
+	for (int i = 0; failures && i < nfail; i++) {
 		failures[i].failed_compile = r->failures[i].failed_compile;
 		failures[i].guard_text = r->failures[i].guard_text;
 		failures[i].value_seen = r->failures[i].value_seen;
@@ -730,7 +733,7 @@ static void db_rows(const struct compile_record *r)
 		.error = r->error,
 		.nguards = guards ? r->nguards : 0,
 		.guards = guards,
-		.nfailures = failures ? r->nfailures : 0,
+		.nfailures = failures ? nfail : 0,
 		.failures = failures,
 		.nbreaks = r->brk ? 1 : 0,
 		.breaks = r->brk ? &brk : NULL,

@@ -47,6 +47,9 @@
 /* The user_version that db/schema.sql sets: files up to it are opened
  * (older ones migrated), newer ones refused. */
 #define DB_SCHEMA_VERSION 2
+/* guard_failures rows per compile at most (the newest entries first): the
+ * default cache_size_limit, so that a default run keeps them all */
+#define DB_FAILURES_PER_COMPILE 8
 
 struct db_writer;   /* opaque: a vtable and its state */
 

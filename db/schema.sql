@@ -126,7 +126,10 @@ CREATE TABLE IF NOT EXISTS guards (
 );
 
 -- Why a recompile happened: the first failing guard of each existing entry
--- of the frame, newest entry first (id order).
+-- of the frame, newest entry first (id order), for the newest 8 entries
+-- (DB_FAILURES_PER_COMPILE, the default cache_size_limit: a frame with n
+-- entries would log n(n-1)/2 rows over its recompiles; TJIT_LOGS prints
+-- them all).
 CREATE TABLE IF NOT EXISTS guard_failures (
 	id          INTEGER PRIMARY KEY,
 	run_id      INTEGER NOT NULL REFERENCES runs(id), -- the run

@@ -153,6 +153,29 @@ check "runs that fail have their status" "$db" \
 tjit run|tests/e2e/db/no_such_file.tj|1|2|1
 tjit explain|tests/e2e/db/fails.tj|0|1|1"
 
+# guard failures: at most 8 a compile (the newest entries), however many
+# entries the frame has; the runs row counts the compiles
+db=$work/many.db
+cat >"$work/many.tj" <<'TJ'
+def f(x, n):
+    return x * n
+
+cf = compile(f)
+for i in range(12):
+    cf(ones(2), i)
+TJ
+run 0 run --db "$db" --cache-size-limit 20 "$work/many.tj"
+check "guard failures: one per entry up to 8, newest first" "$db" \
+	"SELECT c.label, count(g.id), min(g.failed_label), max(g.failed_label) FROM compiles c
+	 LEFT JOIN guard_failures g ON g.compile_id = c.id WHERE c.label IN ('0/1', '0/8', '0/9', '0/11')
+	 GROUP BY c.id ORDER BY c.id" \
+	"0/1|1|0/0|0/0
+0/8|8|0/0|0/7
+0/9|8|0/1|0/8
+0/11|8|0/10|0/9"
+check "the run's counters" "$db" \
+	"SELECT compile_count, graph_count, break_count, recompile_count FROM runs" "12|12|0|11"
+
 # a killed run keeps its rows and no end
 db=$work/killed.db
 cat >"$work/forever.tj" <<'TJ'
