@@ -57,6 +57,21 @@ enum stmt {
 	"c.id, c.run_id, c.frame_id, c.label, f.frame_index, c.compile_index, f.function, f.file, f.line," \
 	" f.resume_pc, f.resume_line, c.reason, c.backend, c.outcome, c.dynamic, c.error, c.started_at,"  \
 	" c.trace_ms, c.guard_ms, c.backend_ms, c.total_ms, c.op_count"
+#define COMPILES_SELECT "SELECT " COMPILE_COLS " FROM compiles c JOIN frames f ON f.id = c.frame_id"
+#define RUN_ROW_COLS                                                                                     \
+	"SELECT id, tool, program, command, started_at, ended_at, exit_status, pid, compile_count,"       \
+	" graph_count, break_count, recompile_count FROM runs"
+/* a place of graph breaks: min(id) is the only min/max aggregate, so
+ * SQLite takes the bare columns (col, category, message, user_stack) from
+ * that row. The hits of a place are those of its breaks in the frame
+ * itself (a one-line user stack) when there are some: a break inside an
+ * inlined call also breaks the caller at the call, whose row counts the
+ * same executions again. */
+#define BREAK_PLACE_COLS                                                                                 \
+	"SELECT b.code, b.file, b.line, b.col, b.category, b.message, b.user_stack, count(*),"            \
+	" coalesce(sum(CASE WHEN instr(b.user_stack, char(10)) = 0 THEN b.hits END), sum(b.hits)) AS h," \
+	" min(b.id), sum(c.outcome = 'error')"                                                            \
+	" FROM graph_breaks b JOIN compiles c ON c.id = b.compile_id"
 /* a graph with the first break of its compile */
 #define GRAPH_SELECT                                                                                     \
 	"SELECT g.id, g.compile_id, c.run_id, c.label, g.stage, g.name, g.listing, g.op_count, b.code,"   \
@@ -73,8 +88,9 @@ static const char *const stmt_sql[Q_COUNT] = {
 	[Q_RUN_LATEST] = "SELECT max(id) FROM runs",
 	[Q_RUN_BEFORE] = "SELECT max(id) FROM runs WHERE id < ?1",
 	[Q_RUN_COUNT] = "SELECT count(*) FROM runs",
+	/* the columns of TUI_FRAME_COLS (no compile count: Q_FRAME_COMPILES) */
 	[Q_FRAMES] = "SELECT id, frame_index, function, file, line, resume_pc, resume_line, calls, cache_hits,"
-		      " eager_calls, eager_reason, guard_checks, guard_check_ms"
+		     " eager_calls, eager_reason, guard_checks, guard_check_ms, NULL"
 		     " FROM frames WHERE run_id = ?1 ORDER BY frame_index",
 	[Q_FRAME_COMPILES] =
 		"SELECT frame_id, count(*), sum(reason = 'recompile'),"
@@ -82,17 +98,7 @@ static const char *const stmt_sql[Q_COUNT] = {
 		" sum(reason = 'cache_limit'), sum(reason = 'frozen_miss'), sum(outcome = 'error'),"
 		" sum(op_count > 0), sum(op_count), sum(trace_ms), sum(guard_ms), sum(backend_ms), sum(total_ms)"
 		" FROM compiles WHERE run_id = ?1 GROUP BY frame_id",
-	/* min(id) is the only min/max aggregate: SQLite takes the bare
-	 * columns (col, category, message, user_stack) from that row. The
-	 * hits of a place are those of its breaks in the frame itself (a
-	 * one-line user stack) when there are some: a break inside an inlined
-	 * call also breaks the caller at the call, whose row counts the same
-	 * executions again. */
-	[Q_BREAKS] = "SELECT b.code, b.file, b.line, b.col, b.category, b.message, b.user_stack, count(*),"
-		     " coalesce(sum(CASE WHEN instr(b.user_stack, char(10)) = 0 THEN b.hits END), sum(b.hits)) AS h,"
-		     " min(b.id), sum(c.outcome = 'error')"
-		     " FROM graph_breaks b JOIN compiles c ON c.id = b.compile_id"
-		     " WHERE b.run_id = ?1 GROUP BY b.code, b.file, b.line"
+	[Q_BREAKS] = BREAK_PLACE_COLS " WHERE b.run_id = ?1 GROUP BY b.code, b.file, b.line"
 		     " ORDER BY h DESC, count(*) DESC, b.file, b.line, b.code",
 	[Q_FAILURES] = "SELECT g.compile_id, c.frame_id, g.failed_label, g.guard_text, g.value_seen"
 		       " FROM guard_failures g JOIN compiles c ON c.id = g.compile_id"
@@ -102,11 +108,9 @@ static const char *const stmt_sql[Q_COUNT] = {
 		     " FROM frames f JOIN compiles c ON c.frame_id = f.id AND c.compile_index = ?3"
 		     " JOIN guards gd ON gd.compile_id = c.id"
 		     " WHERE f.run_id = ?1 AND f.frame_index = ?2 ORDER BY gd.idx",
-	[Q_RUNS_PAGE] = "SELECT id, tool, program, command, started_at, ended_at, exit_status, pid, compile_count,"
-			" graph_count, break_count, recompile_count FROM runs WHERE id < ?1 ORDER BY id DESC LIMIT ?2",
+	[Q_RUNS_PAGE] = RUN_ROW_COLS " WHERE id < ?1 ORDER BY id DESC LIMIT ?2",
 	/* compiles_run is (run_id): its entries are in id order within a run */
-	[Q_COMPILES] = "SELECT " COMPILE_COLS " FROM compiles c JOIN frames f ON f.id = c.frame_id"
-		       " WHERE c.run_id = ?1 AND c.id > ?2 ORDER BY c.id LIMIT ?3",
+	[Q_COMPILES] = COMPILES_SELECT " WHERE c.run_id = ?1 AND c.id > ?2 ORDER BY c.id LIMIT ?3",
 	[Q_COMPILE_BY_LABEL] = "SELECT " COMPILE_COLS
 			       " FROM frames f JOIN compiles c ON c.frame_id = f.id AND c.compile_index = ?3"
 			       " WHERE f.run_id = ?1 AND f.frame_index = ?2 ORDER BY c.id LIMIT 1",
@@ -115,13 +119,10 @@ static const char *const stmt_sql[Q_COUNT] = {
 	[Q_NODES] = "SELECT idx, name, kind, op, args, dtype, shape, file, line, col, user_stack"
 		    " FROM nodes WHERE graph_id = ?1 ORDER BY idx",
 	/* ---- tjit-tui: pages in both directions by a key range ---- */
-	[Q_TUI_COMPILES_BEFORE] = "SELECT " COMPILE_COLS " FROM compiles c JOIN frames f ON f.id = c.frame_id"
-				  " WHERE c.run_id = ?1 AND c.id < ?2 ORDER BY c.id DESC LIMIT ?3",
-	[Q_TUI_FRAME_COMPILES_AFTER] = "SELECT " COMPILE_COLS " FROM compiles c JOIN frames f ON f.id = c.frame_id"
-				       " WHERE c.frame_id = ?1 AND c.compile_index > ?2"
+	[Q_TUI_COMPILES_BEFORE] = COMPILES_SELECT " WHERE c.run_id = ?1 AND c.id < ?2 ORDER BY c.id DESC LIMIT ?3",
+	[Q_TUI_FRAME_COMPILES_AFTER] = COMPILES_SELECT " WHERE c.frame_id = ?1 AND c.compile_index > ?2"
 				       " ORDER BY c.compile_index LIMIT ?3",
-	[Q_TUI_FRAME_COMPILES_BEFORE] = "SELECT " COMPILE_COLS " FROM compiles c JOIN frames f ON f.id = c.frame_id"
-					" WHERE c.frame_id = ?1 AND c.compile_index < ?2"
+	[Q_TUI_FRAME_COMPILES_BEFORE] = COMPILES_SELECT " WHERE c.frame_id = ?1 AND c.compile_index < ?2"
 					" ORDER BY c.compile_index DESC LIMIT ?3",
 	/* a frame's compiles are numbered 0, 1, ...: the largest N is one
 	 * search of compiles_frame, where counting them would read them all */
@@ -135,24 +136,21 @@ static const char *const stmt_sql[Q_COUNT] = {
 				" ORDER BY f.frame_index DESC LIMIT ?3",
 	/* graph-break places in the order of graph_breaks_run, (code, file,
 	 * line): a page reads the breaks of its places only */
-#define TUI_PLACE_COLS                                                                                   \
-	"SELECT code, file, line, col, category, message, user_stack, count(*),"                          \
-	" coalesce(sum(CASE WHEN instr(user_stack, char(10)) = 0 THEN hits END), sum(hits)), min(id)"     \
-	" FROM graph_breaks"
-	[Q_TUI_PLACES_AFTER] = TUI_PLACE_COLS " WHERE run_id = ?1 AND (code, file, line) > (?2, ?3, ?4)"
-			       " GROUP BY code, file, line ORDER BY code, file, line LIMIT ?5",
-	[Q_TUI_PLACES_BEFORE] = TUI_PLACE_COLS " WHERE run_id = ?1 AND (code, file, line) < (?2, ?3, ?4)"
-				" GROUP BY code, file, line ORDER BY code DESC, file DESC, line DESC LIMIT ?5",
+	[Q_TUI_PLACES_AFTER] = BREAK_PLACE_COLS " WHERE b.run_id = ?1 AND (b.code, b.file, b.line) > (?2, ?3, ?4)"
+			       " GROUP BY b.code, b.file, b.line ORDER BY b.code, b.file, b.line LIMIT ?5",
+	[Q_TUI_PLACES_BEFORE] = BREAK_PLACE_COLS " WHERE b.run_id = ?1 AND (b.code, b.file, b.line) < (?2, ?3, ?4)"
+				" GROUP BY b.code, b.file, b.line ORDER BY b.code DESC, b.file DESC, b.line DESC LIMIT ?5",
 #define TUI_FAILURE_COLS                                                                                 \
 	"SELECT g.id, g.compile_id, c.label, f.function, g.failed_label, g.guard_text, g.value_seen"      \
 	" FROM guard_failures g JOIN compiles c ON c.id = g.compile_id JOIN frames f ON f.id = c.frame_id"
 	[Q_TUI_FAILURES_AFTER] = TUI_FAILURE_COLS " WHERE g.run_id = ?1 AND g.id > ?2 ORDER BY g.id LIMIT ?3",
 	[Q_TUI_FAILURES_BEFORE] = TUI_FAILURE_COLS " WHERE g.run_id = ?1 AND g.id < ?2 ORDER BY g.id DESC LIMIT ?3",
 	[Q_TUI_COMPILE_FAILURES] = TUI_FAILURE_COLS " WHERE g.compile_id = ?1 ORDER BY g.id",
-	[Q_TUI_COMPILE_BREAKS] = "SELECT code, file, line, col, category, message, user_stack, 1, hits, id"
-				 " FROM graph_breaks WHERE compile_id = ?1 ORDER BY id",
-	[Q_TUI_RUNS_AFTER] = "SELECT id, tool, program, command, started_at, ended_at, exit_status, pid, compile_count,"
-			     " graph_count, break_count, recompile_count FROM runs WHERE id > ?1 ORDER BY id LIMIT ?2",
+	[Q_TUI_COMPILE_BREAKS] = "SELECT b.code, b.file, b.line, b.col, b.category, b.message, b.user_stack, 1, b.hits,"
+				 " b.id, c.outcome = 'error'"
+				 " FROM graph_breaks b JOIN compiles c ON c.id = b.compile_id"
+				 " WHERE b.compile_id = ?1 ORDER BY b.id",
+	[Q_TUI_RUNS_AFTER] = RUN_ROW_COLS " WHERE id > ?1 ORDER BY id LIMIT ?2",
 };
 
 struct dbq {
@@ -538,6 +536,84 @@ static void *grow(void *arr, int n, int *cap, size_t size)
 	return bigger;
 }
 
+/* Steps st (bound) to the end, growing *arr by one element of size for
+ * each row and filling it with fill (which returns false when out of
+ * memory). 0 with *arr and *n, or -1 with *err; free(elem) frees one
+ * element's strings. */
+static int collect(struct dbq *q, sqlite3_stmt *st, void **arr, int *nout, size_t size,
+		   bool (*fill)(sqlite3_stmt *st, void *elem), void (*free_elems)(void *arr, int n), char **err)
+{
+	char *a = NULL;
+	int n = 0, cap = 0, rc;
+	while ((rc = sqlite3_step(st)) == SQLITE_ROW) {
+		char *bigger = grow(a, n, &cap, size);
+		if (!bigger) {
+			sqlite3_reset(st);
+			free_elems(a, n);
+			return set_err(err, "out of memory");
+		}
+		a = bigger;
+		void *e = a + (size_t)n * size;
+		memset(e, 0, size);
+		n++;
+		if (!fill(st, e)) {
+			sqlite3_reset(st);
+			free_elems(a, n);
+			return set_err(err, "out of memory");
+		}
+	}
+	sqlite3_reset(st);
+	if (rc != SQLITE_DONE) {
+		free_elems(a, n);
+		return sql_err(q, err);
+	}
+	*arr = a;
+	*nout = n;
+	return 0;
+}
+
+/* The row of st (a statement of one row at most) into out: 0, 1 when
+ * there is none, -1 with *err. */
+static int collect_one(struct dbq *q, sqlite3_stmt *st, void *out, size_t size,
+		       bool (*fill)(sqlite3_stmt *st, void *elem), void (*free_elems)(void *arr, int n), char **err)
+{
+	void *a = NULL;
+	int n = 0;
+	memset(out, 0, size);
+	if (collect(q, st, &a, &n, size, fill, free_elems, err) < 0)
+		return -1;
+	if (n > 0)
+		memcpy(out, a, size);
+	free(a);
+	return n > 0 ? 0 : 1;
+}
+
+/* The start of a query of a list: no error, no rows yet, and statement s
+ * ready to bind (NULL with *err). */
+static sqlite3_stmt *list_begin(struct dbq *q, enum stmt s, void *out, int *n, char **err)
+{
+	if (err)
+		*err = NULL;
+	*(void **)out = NULL;
+	*n = 0;
+	return stmt(q, s, err);
+}
+
+/* the key and the LIMIT of a page, parameters i and i + 1 (limit 0: all) */
+static void bind_page(sqlite3_stmt *st, int i, int64_t key, int limit)
+{
+	sqlite3_bind_int64(st, i, key);
+	sqlite3_bind_int(st, i + 1, limit > 0 ? limit : -1);
+}
+
+/* a compile id "F/N" */
+static bool parse_label(const char *label, int *frame, int *index)
+{
+	int used = 0;
+	return label[0] >= '0' && label[0] <= '9' && sscanf(label, "%d/%d%n", frame, index, &used) == 2 &&
+	       !label[used] && *frame >= 0 && *index >= 0;
+}
+
 /* ---- frames ---- */
 
 static struct dbq_frame *frame_by_id(struct dbq_frame *f, int n, int64_t id)
@@ -560,48 +636,43 @@ static struct dbq_frame *frame_by_id(struct dbq_frame *f, int n, int64_t id)
 	return NULL;
 }
 
+static bool fill_frame_row(sqlite3_stmt *st, void *elem)
+{
+	struct dbq_frame *r = elem;
+	r->id = sqlite3_column_int64(st, 0);
+	r->frame_index = sqlite3_column_int(st, 1);
+	r->function = dup_text(st, 2);
+	r->file = dup_text(st, 3);
+	r->line = sqlite3_column_int(st, 4);
+	r->resume_pc = sqlite3_column_int(st, 5);
+	r->resume_line = sqlite3_column_int(st, 6);
+	r->calls = sqlite3_column_int64(st, 7);
+	r->cache_hits = sqlite3_column_int64(st, 8);
+	r->eager_calls = sqlite3_column_int64(st, 9);
+	r->eager_reason = dup_col(st, 10);
+	r->guard_checks = sqlite3_column_int64(st, 11);
+	r->guard_check_ms = sqlite3_column_double(st, 12);
+	r->compiles = sqlite3_column_type(st, 13) == SQLITE_NULL ? 0 : sqlite3_column_int64(st, 13) + 1;
+	return r->function && r->file;
+}
+
+static void free_frames(void *arr, int n) { dbq_frames_free(arr, n); }
+
 int dbq_frames(struct dbq *q, int64_t run_id, struct dbq_frame **out, int *nout, char **err)
 {
-	if (err)
-		*err = NULL;
-	*out = NULL;
-	*nout = 0;
 	struct dbq_frame *f = NULL;
-	int n = 0, cap = 0, rc;
-	sqlite3_stmt *st = stmt(q, Q_FRAMES, err);
+	int n = 0, rc;
+	sqlite3_stmt *st = list_begin(q, Q_FRAMES, out, nout, err);
 	if (!st)
 		return -1;
 	sqlite3_bind_int64(st, 1, run_id);
-	while ((rc = sqlite3_step(st)) == SQLITE_ROW) {
-		struct dbq_frame *bigger = grow(f, n, &cap, sizeof *f);
-		if (!bigger)
-			goto oom;
-		f = bigger;
-		struct dbq_frame *r = &f[n];
-		memset(r, 0, sizeof *r);
-		r->id = sqlite3_column_int64(st, 0);
-		r->frame_index = sqlite3_column_int(st, 1);
-		r->function = dup_text(st, 2);
-		r->file = dup_text(st, 3);
-		n++;
-		r->line = sqlite3_column_int(st, 4);
-		r->resume_pc = sqlite3_column_int(st, 5);
-		r->resume_line = sqlite3_column_int(st, 6);
-		r->calls = sqlite3_column_int64(st, 7);
-		r->cache_hits = sqlite3_column_int64(st, 8);
-		r->eager_calls = sqlite3_column_int64(st, 9);
-		r->eager_reason = dup_col(st, 10);
-		r->guard_checks = sqlite3_column_int64(st, 11);
-		r->guard_check_ms = sqlite3_column_double(st, 12);
-		if (!r->function || !r->file)
-			goto oom;
-	}
-	sqlite3_reset(st);
-	if (rc != SQLITE_DONE)
-		goto fail;
+	if (collect(q, st, (void **)&f, &n, sizeof *f, fill_frame_row, free_frames, err) < 0)
+		return -1;
 	st = stmt(q, Q_FRAME_COMPILES, err);
-	if (!st)
-		goto out;
+	if (!st) {
+		dbq_frames_free(f, n);
+		return -1;
+	}
 	sqlite3_bind_int64(st, 1, run_id);
 	while ((rc = sqlite3_step(st)) == SQLITE_ROW) {
 		struct dbq_frame *r = frame_by_id(f, n, sqlite3_column_int64(st, 0));
@@ -621,20 +692,13 @@ int dbq_frames(struct dbq *q, int64_t run_id, struct dbq_frame **out, int *nout,
 		r->total_ms = sqlite3_column_double(st, 12);
 	}
 	sqlite3_reset(st);
-	if (rc != SQLITE_DONE)
-		goto fail;
+	if (rc != SQLITE_DONE) {
+		dbq_frames_free(f, n);
+		return sql_err(q, err);
+	}
 	*out = f;
 	*nout = n;
 	return 0;
-oom:
-	sqlite3_reset(st);
-	set_err(err, "out of memory");
-	goto out;
-fail:
-	sql_err(q, err);
-out:
-	dbq_frames_free(f, n);
-	return -1;
 }
 
 void dbq_frames_free(struct dbq_frame *f, int n)
@@ -649,51 +713,31 @@ void dbq_frames_free(struct dbq_frame *f, int n)
 
 /* ---- graph breaks ---- */
 
-int dbq_breaks(struct dbq *q, int64_t run_id, struct dbq_break **out, int *nout, char **err)
+static bool fill_break(sqlite3_stmt *st, void *elem)
 {
-	if (err)
-		*err = NULL;
-	*out = NULL;
-	*nout = 0;
-	struct dbq_break *b = NULL;
-	int n = 0, cap = 0, rc;
-	sqlite3_stmt *st = stmt(q, Q_BREAKS, err);
+	struct dbq_break *r = elem;
+	r->code = dup_text(st, 0);
+	r->file = dup_text(st, 1);
+	r->line = sqlite3_column_int(st, 2);
+	r->col = sqlite3_column_int(st, 3);
+	r->category = dup_text(st, 4);
+	r->message = dup_text(st, 5);
+	r->user_stack = dup_text(st, 6);
+	r->compiles = sqlite3_column_int64(st, 7);
+	r->hits = sqlite3_column_int64(st, 8);
+	r->fullgraph_errors = sqlite3_column_int64(st, 10);
+	return r->code && r->file && r->category && r->message && r->user_stack;
+}
+
+static void free_breaks(void *arr, int n) { dbq_breaks_free(arr, n); }
+
+int dbq_breaks(struct dbq *q, int64_t run_id, struct dbq_break **out, int *n, char **err)
+{
+	sqlite3_stmt *st = list_begin(q, Q_BREAKS, out, n, err);
 	if (!st)
 		return -1;
 	sqlite3_bind_int64(st, 1, run_id);
-	while ((rc = sqlite3_step(st)) == SQLITE_ROW) {
-		struct dbq_break *bigger = grow(b, n, &cap, sizeof *b);
-		if (!bigger)
-			goto oom;
-		b = bigger;
-		struct dbq_break *r = &b[n++];
-		memset(r, 0, sizeof *r);
-		r->code = dup_text(st, 0);
-		r->file = dup_text(st, 1);
-		r->line = sqlite3_column_int(st, 2);
-		r->col = sqlite3_column_int(st, 3);
-		r->category = dup_text(st, 4);
-		r->message = dup_text(st, 5);
-		r->user_stack = dup_text(st, 6);
-		r->compiles = sqlite3_column_int64(st, 7);
-		r->hits = sqlite3_column_int64(st, 8);
-		r->fullgraph_errors = sqlite3_column_int64(st, 10);
-		if (!r->code || !r->file || !r->category || !r->message || !r->user_stack)
-			goto oom;
-	}
-	sqlite3_reset(st);
-	if (rc != SQLITE_DONE) {
-		sql_err(q, err);
-		dbq_breaks_free(b, n);
-		return -1;
-	}
-	*out = b;
-	*nout = n;
-	return 0;
-oom:
-	sqlite3_reset(st);
-	dbq_breaks_free(b, n);
-	return set_err(err, "out of memory");
+	return collect(q, st, (void **)out, n, sizeof **out, fill_break, free_breaks, err);
 }
 
 void dbq_breaks_free(struct dbq_break *b, int n)
@@ -746,52 +790,32 @@ int dbq_each_failure(struct dbq *q, int64_t run_id, int (*fn)(void *ctx, const s
 
 /* ---- guards ---- */
 
-int dbq_guards(struct dbq *q, int64_t run_id, const char *label, struct dbq_guard **out, int *nout, char **err)
+static bool fill_guard(sqlite3_stmt *st, void *elem)
 {
-	if (err)
-		*err = NULL;
-	*out = NULL;
-	*nout = 0;
-	int frame = -1, index = -1, used = 0;
-	if (sscanf(label, "%d/%d%n", &frame, &index, &used) != 2 || label[used] || frame < 0 || index < 0)
-		return 0; /* not a compile id: no guards */
-	sqlite3_stmt *st = stmt(q, Q_GUARDS, err);
+	struct dbq_guard *r = elem;
+	r->idx = sqlite3_column_int(st, 0);
+	r->kind = dup_text(st, 1);
+	r->text = dup_text(st, 2);
+	r->file = dup_col(st, 3);
+	r->line = sqlite3_column_int(st, 4);
+	r->col = sqlite3_column_int(st, 5);
+	return r->kind && r->text;
+}
+
+static void free_guards(void *arr, int n) { dbq_guards_free(arr, n); }
+
+int dbq_guards(struct dbq *q, int64_t run_id, const char *label, struct dbq_guard **out, int *n, char **err)
+{
+	int frame = -1, index = -1;
+	sqlite3_stmt *st = list_begin(q, Q_GUARDS, out, n, err);
 	if (!st)
 		return -1;
+	if (!parse_label(label, &frame, &index))
+		return 0; /* not a compile id: no guards */
 	sqlite3_bind_int64(st, 1, run_id);
 	sqlite3_bind_int(st, 2, frame);
 	sqlite3_bind_int(st, 3, index);
-	struct dbq_guard *g = NULL;
-	int n = 0, cap = 0, rc;
-	while ((rc = sqlite3_step(st)) == SQLITE_ROW) {
-		struct dbq_guard *bigger = grow(g, n, &cap, sizeof *g);
-		if (!bigger)
-			goto oom;
-		g = bigger;
-		struct dbq_guard *r = &g[n++];
-		memset(r, 0, sizeof *r);
-		r->idx = sqlite3_column_int(st, 0);
-		r->kind = dup_text(st, 1);
-		r->text = dup_text(st, 2);
-		r->file = dup_col(st, 3);
-		r->line = sqlite3_column_int(st, 4);
-		r->col = sqlite3_column_int(st, 5);
-		if (!r->kind || !r->text)
-			goto oom;
-	}
-	sqlite3_reset(st);
-	if (rc != SQLITE_DONE) {
-		sql_err(q, err);
-		dbq_guards_free(g, n);
-		return -1;
-	}
-	*out = g;
-	*nout = n;
-	return 0;
-oom:
-	sqlite3_reset(st);
-	dbq_guards_free(g, n);
-	return set_err(err, "out of memory");
+	return collect(q, st, (void **)out, n, sizeof **out, fill_guard, free_guards, err);
 }
 
 void dbq_guards_free(struct dbq_guard *g, int n)
@@ -805,42 +829,6 @@ void dbq_guards_free(struct dbq_guard *g, int n)
 }
 
 /* ---- browsing ---- */
-
-/* Steps st (bound) to the end, growing *arr by one element of size for
- * each row and filling it with fill (which returns false when out of
- * memory). 0 with *arr and *n, or -1 with *err; free(elem) frees one
- * element's strings. */
-static int collect(struct dbq *q, sqlite3_stmt *st, void **arr, int *nout, size_t size,
-		   bool (*fill)(sqlite3_stmt *st, void *elem), void (*free_elems)(void *arr, int n), char **err)
-{
-	char *a = NULL;
-	int n = 0, cap = 0, rc;
-	while ((rc = sqlite3_step(st)) == SQLITE_ROW) {
-		char *bigger = grow(a, n, &cap, size);
-		if (!bigger) {
-			sqlite3_reset(st);
-			free_elems(a, n);
-			return set_err(err, "out of memory");
-		}
-		a = bigger;
-		void *e = a + (size_t)n * size;
-		memset(e, 0, size);
-		n++;
-		if (!fill(st, e)) {
-			sqlite3_reset(st);
-			free_elems(a, n);
-			return set_err(err, "out of memory");
-		}
-	}
-	sqlite3_reset(st);
-	if (rc != SQLITE_DONE) {
-		free_elems(a, n);
-		return sql_err(q, err);
-	}
-	*arr = a;
-	*nout = n;
-	return 0;
-}
 
 static bool fill_run_row(sqlite3_stmt *st, void *elem)
 {
@@ -865,15 +853,10 @@ static void free_run_rows(void *arr, int n) { dbq_run_rows_free(arr, n); }
 
 int dbq_runs_page(struct dbq *q, int64_t before, int limit, struct dbq_run_row **out, int *n, char **err)
 {
-	if (err)
-		*err = NULL;
-	*out = NULL;
-	*n = 0;
-	sqlite3_stmt *st = stmt(q, Q_RUNS_PAGE, err);
+	sqlite3_stmt *st = list_begin(q, Q_RUNS_PAGE, out, n, err);
 	if (!st)
 		return -1;
-	sqlite3_bind_int64(st, 1, before > 0 ? before : INT64_MAX);
-	sqlite3_bind_int(st, 2, limit > 0 ? limit : -1);
+	bind_page(st, 1, before > 0 ? before : INT64_MAX, limit);
 	return collect(q, st, (void **)out, n, sizeof **out, fill_run_row, free_run_rows, err);
 }
 
@@ -920,16 +903,11 @@ static void free_compiles(void *arr, int n) { dbq_compiles_free(arr, n); }
 int dbq_compiles(struct dbq *q, int64_t run_id, int64_t after, int limit, struct dbq_compile **out, int *n,
 		 char **err)
 {
-	if (err)
-		*err = NULL;
-	*out = NULL;
-	*n = 0;
-	sqlite3_stmt *st = stmt(q, Q_COMPILES, err);
+	sqlite3_stmt *st = list_begin(q, Q_COMPILES, out, n, err);
 	if (!st)
 		return -1;
 	sqlite3_bind_int64(st, 1, run_id);
-	sqlite3_bind_int64(st, 2, after);
-	sqlite3_bind_int(st, 3, limit > 0 ? limit : -1);
+	bind_page(st, 2, after, limit);
 	return collect(q, st, (void **)out, n, sizeof **out, fill_compile, free_compiles, err);
 }
 
@@ -938,9 +916,8 @@ int dbq_compile_get(struct dbq *q, int64_t run_id, const char *label, struct dbq
 	if (err)
 		*err = NULL;
 	memset(out, 0, sizeof *out);
-	int frame = -1, index = -1, used = 0;
-	if (sscanf(label, "%d/%d%n", &frame, &index, &used) != 2 || label[used] || frame < 0 || index < 0 ||
-	    !(label[0] >= '0' && label[0] <= '9'))
+	int frame = -1, index = -1;
+	if (!parse_label(label, &frame, &index))
 		return set_err(err, "bad compile id '%s': expected F/N, as 0/1", label);
 	sqlite3_stmt *st = stmt(q, Q_COMPILE_BY_LABEL, err);
 	if (!st)
@@ -948,17 +925,8 @@ int dbq_compile_get(struct dbq *q, int64_t run_id, const char *label, struct dbq
 	sqlite3_bind_int64(st, 1, run_id);
 	sqlite3_bind_int(st, 2, frame);
 	sqlite3_bind_int(st, 3, index);
-	struct dbq_compile *c = NULL;
-	int n = 0;
-	if (collect(q, st, (void **)&c, &n, sizeof *c, fill_compile, free_compiles, err) < 0)
-		return -1;
-	if (n == 0) {
-		free(c);
-		return set_err(err, "no compile %s in run %lld", label, (long long)run_id);
-	}
-	*out = c[0];
-	free(c);
-	return 0;
+	int rc = collect_one(q, st, out, sizeof *out, fill_compile, free_compiles, err);
+	return rc > 0 ? set_err(err, "no compile %s in run %lld", label, (long long)run_id) : rc;
 }
 
 void dbq_compile_release(struct dbq_compile *c)
@@ -1018,26 +986,13 @@ int dbq_graph_get(struct dbq *q, int64_t graph_id, struct dbq_graph *out, char *
 	if (!st)
 		return -1;
 	sqlite3_bind_int64(st, 1, graph_id);
-	struct dbq_graph *g = NULL;
-	int n = 0;
-	if (collect(q, st, (void **)&g, &n, sizeof *g, fill_graph, free_graphs, err) < 0)
-		return -1;
-	if (n == 0) {
-		free(g);
-		return set_err(err, "no graph %lld in %s", (long long)graph_id, q->path);
-	}
-	*out = g[0];
-	free(g);
-	return 0;
+	int rc = collect_one(q, st, out, sizeof *out, fill_graph, free_graphs, err);
+	return rc > 0 ? set_err(err, "no graph %lld in %s", (long long)graph_id, q->path) : rc;
 }
 
 int dbq_graphs_of(struct dbq *q, int64_t compile_id, struct dbq_graph **out, int *n, char **err)
 {
-	if (err)
-		*err = NULL;
-	*out = NULL;
-	*n = 0;
-	sqlite3_stmt *st = stmt(q, Q_GRAPHS_OF, err);
+	sqlite3_stmt *st = list_begin(q, Q_GRAPHS_OF, out, n, err);
 	if (!st)
 		return -1;
 	sqlite3_bind_int64(st, 1, compile_id);
@@ -1087,11 +1042,7 @@ static void free_nodes(void *arr, int n) { dbq_nodes_free(arr, n); }
 
 int dbq_nodes(struct dbq *q, int64_t graph_id, struct dbq_node **out, int *n, char **err)
 {
-	if (err)
-		*err = NULL;
-	*out = NULL;
-	*n = 0;
-	sqlite3_stmt *st = stmt(q, Q_NODES, err);
+	sqlite3_stmt *st = list_begin(q, Q_NODES, out, n, err);
 	if (!st)
 		return -1;
 	sqlite3_bind_int64(st, 1, graph_id);
@@ -1117,15 +1068,10 @@ void dbq_nodes_free(struct dbq_node *nd, int n)
 
 int dbq_runs_after(struct dbq *q, int64_t after, int limit, struct dbq_run_row **out, int *n, char **err)
 {
-	if (err)
-		*err = NULL;
-	*out = NULL;
-	*n = 0;
-	sqlite3_stmt *st = stmt(q, Q_TUI_RUNS_AFTER, err);
+	sqlite3_stmt *st = list_begin(q, Q_TUI_RUNS_AFTER, out, n, err);
 	if (!st)
 		return -1;
-	sqlite3_bind_int64(st, 1, after);
-	sqlite3_bind_int(st, 2, limit > 0 ? limit : -1);
+	bind_page(st, 1, after, limit);
 	return collect(q, st, (void **)out, n, sizeof **out, fill_run_row, free_run_rows, err);
 }
 
@@ -1134,89 +1080,35 @@ int dbq_compiles_page(struct dbq *q, int64_t run_id, int64_t key, int dir, int l
 {
 	if (dir > 0)
 		return dbq_compiles(q, run_id, key, limit, out, n, err);
-	if (err)
-		*err = NULL;
-	*out = NULL;
-	*n = 0;
-	sqlite3_stmt *st = stmt(q, Q_TUI_COMPILES_BEFORE, err);
+	sqlite3_stmt *st = list_begin(q, Q_TUI_COMPILES_BEFORE, out, n, err);
 	if (!st)
 		return -1;
 	sqlite3_bind_int64(st, 1, run_id);
-	sqlite3_bind_int64(st, 2, key);
-	sqlite3_bind_int(st, 3, limit > 0 ? limit : -1);
+	bind_page(st, 2, key, limit);
 	return collect(q, st, (void **)out, n, sizeof **out, fill_compile, free_compiles, err);
 }
 
 int dbq_frame_compiles_page(struct dbq *q, int64_t frame_id, int64_t key, int dir, int limit,
 			    struct dbq_compile **out, int *n, char **err)
 {
-	if (err)
-		*err = NULL;
-	*out = NULL;
-	*n = 0;
-	sqlite3_stmt *st = stmt(q, dir > 0 ? Q_TUI_FRAME_COMPILES_AFTER : Q_TUI_FRAME_COMPILES_BEFORE, err);
+	sqlite3_stmt *st = list_begin(q, dir > 0 ? Q_TUI_FRAME_COMPILES_AFTER : Q_TUI_FRAME_COMPILES_BEFORE, out, n, err);
 	if (!st)
 		return -1;
 	sqlite3_bind_int64(st, 1, frame_id);
-	sqlite3_bind_int64(st, 2, key);
-	sqlite3_bind_int(st, 3, limit > 0 ? limit : -1);
+	bind_page(st, 2, key, limit);
 	return collect(q, st, (void **)out, n, sizeof **out, fill_compile, free_compiles, err);
 }
-
-static bool fill_frame_row(sqlite3_stmt *st, void *elem)
-{
-	struct dbq_frame *r = elem;
-	r->id = sqlite3_column_int64(st, 0);
-	r->frame_index = sqlite3_column_int(st, 1);
-	r->function = dup_text(st, 2);
-	r->file = dup_text(st, 3);
-	r->line = sqlite3_column_int(st, 4);
-	r->resume_pc = sqlite3_column_int(st, 5);
-	r->resume_line = sqlite3_column_int(st, 6);
-	r->calls = sqlite3_column_int64(st, 7);
-	r->cache_hits = sqlite3_column_int64(st, 8);
-	r->eager_calls = sqlite3_column_int64(st, 9);
-	r->eager_reason = dup_col(st, 10);
-	r->guard_checks = sqlite3_column_int64(st, 11);
-	r->guard_check_ms = sqlite3_column_double(st, 12);
-	r->compiles = sqlite3_column_type(st, 13) == SQLITE_NULL ? 0 : sqlite3_column_int64(st, 13) + 1;
-	return r->function && r->file;
-}
-
-static void free_frames(void *arr, int n) { dbq_frames_free(arr, n); }
 
 int dbq_frames_page(struct dbq *q, int64_t run_id, int64_t key, int dir, int limit, struct dbq_frame **out, int *n,
 		    char **err)
 {
-	if (err)
-		*err = NULL;
-	*out = NULL;
-	*n = 0;
-	sqlite3_stmt *st = stmt(q, dir > 0 ? Q_TUI_FRAMES_AFTER : Q_TUI_FRAMES_BEFORE, err);
+	sqlite3_stmt *st = list_begin(q, dir > 0 ? Q_TUI_FRAMES_AFTER : Q_TUI_FRAMES_BEFORE, out, n, err);
 	if (!st)
 		return -1;
 	sqlite3_bind_int64(st, 1, run_id);
-	sqlite3_bind_int64(st, 2, key);
-	sqlite3_bind_int(st, 3, limit > 0 ? limit : -1);
+	bind_page(st, 2, key, limit);
 	return collect(q, st, (void **)out, n, sizeof **out, fill_frame_row, free_frames, err);
 }
-
-static bool fill_break(sqlite3_stmt *st, void *elem)
-{
-	struct dbq_break *r = elem;
-	r->code = dup_text(st, 0);
-	r->file = dup_text(st, 1);
-	r->line = sqlite3_column_int(st, 2);
-	r->col = sqlite3_column_int(st, 3);
-	r->category = dup_text(st, 4);
-	r->message = dup_text(st, 5);
-	r->user_stack = dup_text(st, 6);
-	r->compiles = sqlite3_column_int64(st, 7);
-	r->hits = sqlite3_column_int64(st, 8);
-	return r->code && r->file && r->category && r->message && r->user_stack;
-}
-
-static void free_breaks(void *arr, int n) { dbq_breaks_free(arr, n); }
 
 /* above any code a break has (UTF-8 text never has the byte 0xf8) */
 #define TOP_TEXT "\xf8"
@@ -1224,11 +1116,7 @@ static void free_breaks(void *arr, int n) { dbq_breaks_free(arr, n); }
 int dbq_break_places_page(struct dbq *q, int64_t run_id, const struct dbq_break *anchor, int dir, int limit,
 			  struct dbq_break **out, int *n, char **err)
 {
-	if (err)
-		*err = NULL;
-	*out = NULL;
-	*n = 0;
-	sqlite3_stmt *st = stmt(q, dir > 0 ? Q_TUI_PLACES_AFTER : Q_TUI_PLACES_BEFORE, err);
+	sqlite3_stmt *st = list_begin(q, dir > 0 ? Q_TUI_PLACES_AFTER : Q_TUI_PLACES_BEFORE, out, n, err);
 	if (!st)
 		return -1;
 	sqlite3_bind_int64(st, 1, run_id);
@@ -1247,11 +1135,7 @@ int dbq_break_places_page(struct dbq *q, int64_t run_id, const struct dbq_break 
 
 int dbq_compile_breaks(struct dbq *q, int64_t compile_id, struct dbq_break **out, int *n, char **err)
 {
-	if (err)
-		*err = NULL;
-	*out = NULL;
-	*n = 0;
-	sqlite3_stmt *st = stmt(q, Q_TUI_COMPILE_BREAKS, err);
+	sqlite3_stmt *st = list_begin(q, Q_TUI_COMPILE_BREAKS, out, n, err);
 	if (!st)
 		return -1;
 	sqlite3_bind_int64(st, 1, compile_id);
@@ -1276,21 +1160,17 @@ static void free_failure_rows(void *arr, int n) { dbq_failure_rows_free(arr, n);
 int dbq_failures_page(struct dbq *q, int64_t run_id, int64_t compile_id, int64_t key, int dir, int limit,
 		      struct dbq_failure_row **out, int *n, char **err)
 {
-	if (err)
-		*err = NULL;
-	*out = NULL;
-	*n = 0;
-	sqlite3_stmt *st;
+	enum stmt which = compile_id > 0 ? Q_TUI_COMPILE_FAILURES
+			  : dir > 0	  ? Q_TUI_FAILURES_AFTER
+					  : Q_TUI_FAILURES_BEFORE;
+	sqlite3_stmt *st = list_begin(q, which, out, n, err);
+	if (!st)
+		return -1;
 	if (compile_id > 0) {
-		if (!(st = stmt(q, Q_TUI_COMPILE_FAILURES, err)))
-			return -1;
 		sqlite3_bind_int64(st, 1, compile_id);
 	} else {
-		if (!(st = stmt(q, dir > 0 ? Q_TUI_FAILURES_AFTER : Q_TUI_FAILURES_BEFORE, err)))
-			return -1;
 		sqlite3_bind_int64(st, 1, run_id);
-		sqlite3_bind_int64(st, 2, key);
-		sqlite3_bind_int(st, 3, limit > 0 ? limit : -1);
+		bind_page(st, 2, key, limit);
 	}
 	return collect(q, st, (void **)out, n, sizeof **out, fill_failure_row, free_failure_rows, err);
 }
