@@ -252,3 +252,61 @@ int run_program(const struct run_options *o, struct run_result *res)
 	source_free(src);
 	return res->status = status;
 }
+
+/* ---- tools with subcommands ---- */
+
+void run_tool_usage(const struct run_tool *t, FILE *out)
+{
+	for (int i = 0; t->usage[i]; i++)
+		fprintf(out, "%s\n", t->usage[i]);
+}
+
+static int tool_help(const struct run_tool *t)
+{
+	run_tool_usage(t, stdout);
+	printf("\n%s\ncommands:\n", t->about);
+	for (const struct run_command *c = t->commands; c->name; c++)
+		printf("  %-8s %s\n", c->name, c->summary);
+	for (const struct run_command *c = t->commands; c->name; c++) {
+		if (!c->options)
+			continue;
+		printf("\noptions of %s:\n", c->name);
+		for (const struct run_option *d = c->options; d->name; d++) {
+			char left[64];
+			snprintf(left, sizeof left, "%s%s%s", d->name, d->arg ? " " : "", d->arg ? d->arg : "");
+			printf("  %-16s %s\n", left, d->help);
+		}
+	}
+	printf("\n%s", t->notes);
+	return run_finish_stdout(t->name, 0);
+}
+
+int run_tool_main(const struct run_tool *t, int argc, char **argv)
+{
+	if (argc < 2) {
+		fprintf(stderr, "%s: missing command\n", t->name);
+		run_tool_usage(t, stderr);
+		return 2;
+	}
+	const char *cmd = argv[1];
+	if (strcmp(cmd, "--help") == 0 || strcmp(cmd, "-h") == 0)
+		return tool_help(t);
+	if (strcmp(cmd, "--version") == 0) {
+		printf("%s %s\n", t->name, t->version);
+		return run_finish_stdout(t->name, 0);
+	}
+	for (const struct run_command *c = t->commands; c->name; c++) {
+		if (strcmp(c->name, cmd) != 0)
+			continue;
+		for (int i = 2; i < argc; i++) {
+			if (strcmp(argv[i], "--help") == 0 || strcmp(argv[i], "-h") == 0)
+				return tool_help(t);
+			if (strcmp(argv[i], "--") == 0)
+				break;
+		}
+		return c->fn ? c->fn(argc - 1, argv + 1) : tool_help(t);
+	}
+	fprintf(stderr, "%s: unknown command '%s'\n", t->name, cmd);
+	run_tool_usage(t, stderr);
+	return 2;
+}

@@ -15,6 +15,7 @@
 #include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
+#include <stdio.h>
 
 struct run_options {
 	const char *name;           /* the tool, for messages: "tjit" */
@@ -70,6 +71,28 @@ struct run_option {
  * usage. */
 int run_parse_option(const char *name, const char *cmd, const struct run_option *defs, int argc, char **argv,
 		     int *i, void *opts);
+
+/* A tool with subcommands (tjit-profile, tjit-dot): its commands, its
+ * usage and its help, and the main() they share. */
+struct run_command {
+	const char *name;
+	int (*fn)(int argc, char **argv);   /* argv[0] is the command; NULL: "help" */
+	const struct run_option *options;   /* listed in the help; NULL: none */
+	const char *summary;
+};
+struct run_tool {
+	const char *name;                   /* "tjit-dot" */
+	const char *version;
+	const char *const *usage;           /* usage lines, ended by NULL */
+	const char *about;                  /* the help's first paragraph */
+	const char *notes;                  /* its last paragraphs */
+	const struct run_command *commands; /* ended by a NULL name */
+};
+void run_tool_usage(const struct run_tool *t, FILE *out);
+/* The tool's main: --help, -h, --version, then the command named by
+ * argv[1] (a --help among its arguments prints the help instead). A
+ * missing or unknown command is bad usage: 2. */
+int run_tool_main(const struct run_tool *t, int argc, char **argv);
 
 /* Flushes stdout; a write error is reported ("NAME: error writing to
  * stdout: ...") and turns status 0 into 1. Returns the status. */

@@ -42,11 +42,9 @@ static const char *const usage_lines[] = {
 	NULL,
 };
 
-static void print_usage(FILE *out)
-{
-	for (int i = 0; usage_lines[i]; i++)
-		fprintf(out, "%s\n", usage_lines[i]);
-}
+static const struct run_tool tool; /* at the end: its commands come first */
+
+static void print_usage(FILE *out) { run_tool_usage(&tool, out); }
 
 /* ---- options ---- */
 
@@ -246,86 +244,27 @@ static int cmd_run(int argc, char **argv)
 	return run_finish_stdout(NAME, status);
 }
 
-static int cmd_help(int argc, char **argv);
-
-struct command {
-	const char *name;
-	int (*fn)(int argc, char **argv);
-	const struct run_option *options;
-	const char *summary;
-};
-
-static const struct command commands[] = {
+static const struct run_command commands[] = {
 	{"graph", cmd_graph, graph_options, "a graph: its ops, their types, sources and edges"},
 	{"run", cmd_run, run_options, "a run: frames, compiles, graphs, breaks and recompiles"},
-	{"help", cmd_help, NULL, "print this help"},
+	{"help", NULL, NULL, "print this help"},
 	{NULL, NULL, NULL, NULL},
 };
 
-static void print_help(void)
-{
-	print_usage(stdout);
-	fputs("\nGraphviz drawings of the compile log: a graph, or the chain of a run.\n"
-	      "\ncommands:\n",
-	      stdout);
-	for (const struct command *c = commands; c->name; c++)
-		printf("  %-8s %s\n", c->name, c->summary);
-	for (const struct command *c = commands; c->name; c++) {
-		if (!c->options)
-			continue;
-		printf("\noptions of %s:\n", c->name);
-		for (const struct run_option *d = c->options; d->name; d++) {
-			char left[64];
-			snprintf(left, sizeof left, "%s%s%s", d->name, d->arg ? " " : "", d->arg ? d->arg : "");
-			printf("  %-16s %s\n", left, d->help);
-		}
-	}
-	fputs("\nAn ID is a graph's id in the database (tjit-dot run shows them). A RUN\n"
-	      "is a run id (1, 2, ...), latest, or latest~N (the Nth run before the\n"
-	      "latest). TJIT_DB names the default database.\n"
-	      "\nExit status: 0 success; 1 no database, graph, run or compile, or an\n"
-	      "output that cannot be written; 2 bad usage.\n",
-	      stdout);
-}
-
-static int cmd_help(int argc, char **argv)
-{
-	(void)argc;
-	(void)argv;
-	print_help();
-	return run_finish_stdout(NAME, 0);
-}
+static const struct run_tool tool = {
+	NAME,
+	PACKAGE_VERSION,
+	usage_lines,
+	"Graphviz drawings of the compile log: a graph, or the chain of a run.\n",
+	"An ID is a graph's id in the database (tjit-dot run shows them). A RUN\n"
+	"is a run id (1, 2, ...), latest, or latest~N (the Nth run before the\n"
+	"latest). TJIT_DB names the default database.\n"
+	"\nExit status: 0 success; 1 no database, graph, run or compile, or an\n"
+	"output that cannot be written; 2 bad usage.\n",
+	commands,
+};
 
 int main(int argc, char **argv)
 {
-	if (argc < 2) {
-		fputs(NAME ": missing command\n", stderr);
-		print_usage(stderr);
-		return 2;
-	}
-	const char *cmd = argv[1];
-	if (strcmp(cmd, "--help") == 0 || strcmp(cmd, "-h") == 0) {
-		print_help();
-		return run_finish_stdout(NAME, 0);
-	}
-	if (strcmp(cmd, "--version") == 0) {
-		printf(NAME " %s\n", PACKAGE_VERSION);
-		return run_finish_stdout(NAME, 0);
-	}
-	for (const struct command *c = commands; c->name; c++) {
-		if (strcmp(c->name, cmd) != 0)
-			continue;
-		for (int i = 2; i < argc; i++) {
-			if (strcmp(argv[i], "--help") == 0 || strcmp(argv[i], "-h") == 0) {
-				print_help();
-				return run_finish_stdout(NAME, 0);
-			}
-			if (strcmp(argv[i], "--") == 0)
-				break;
-		}
-		return c->fn(argc - 1, argv + 1);
-	}
-	fprintf(stderr, NAME ": unknown command '%s'\n", cmd);
-	print_usage(stderr);
-	return 2;
+	return run_tool_main(&tool, argc, argv);
 }

@@ -44,11 +44,9 @@ static const char *const usage_lines[] = {
 	NULL,
 };
 
-static void print_usage(FILE *out)
-{
-	for (int i = 0; usage_lines[i]; i++)
-		fprintf(out, "%s\n", usage_lines[i]);
-}
+static const struct run_tool tool; /* at the end: its commands come first */
+
+static void print_usage(FILE *out) { run_tool_usage(&tool, out); }
 
 /* ---- options ---- */
 
@@ -279,90 +277,31 @@ static int cmd_diff(int argc, char **argv)
 	return run_finish_stdout(NAME, status);
 }
 
-static int cmd_help(int argc, char **argv);
-
-struct command {
-	const char *name;
-	int (*fn)(int argc, char **argv);
-	const struct run_option *options;
-	const char *summary;
-};
-
-static const struct command commands[] = {
+static const struct run_command commands[] = {
 	{"run", cmd_run, run_options,
 	 "run FILE with every recompile observed, log it, print its report"},
 	{"report", cmd_report, report_options, "print the report of a logged run (default: latest)"},
 	{"diff", cmd_diff, diff_options, "compare two runs: breaks, recompiles, guard failures, time"},
-	{"help", cmd_help, NULL, "print this help"},
+	{"help", NULL, NULL, "print this help"},
 	{NULL, NULL, NULL, NULL},
 };
 
-static void print_help(void)
-{
-	print_usage(stdout);
-	fputs("\nThe compile profiler: why did it recompile, where and why did the graph\n"
-	      "break, which frames ran eagerly, and where did compile time go.\n"
-	      "\ncommands:\n",
-	      stdout);
-	for (const struct command *c = commands; c->name; c++)
-		printf("  %-8s %s\n", c->name, c->summary);
-	for (const struct command *c = commands; c->name; c++) {
-		if (!c->options)
-			continue;
-		printf("\noptions of %s:\n", c->name);
-		for (const struct run_option *d = c->options; d->name; d++) {
-			char left[64];
-			snprintf(left, sizeof left, "%s%s%s", d->name, d->arg ? " " : "", d->arg ? d->arg : "");
-			printf("  %-16s %s\n", left, d->help);
-		}
-	}
-	fputs("\nA RUN is a run id of the database (1, 2, ...), latest, or latest~N (the\n"
-	      "Nth run before the latest). TJIT_DB names the default database.\n"
-	      "\nExit status: 0 success; 1 the program failed, no database or run, or\n"
-	      "diff --fail-on-new found something new; 2 bad usage.\n",
-	      stdout);
-}
-
-static int cmd_help(int argc, char **argv)
-{
-	(void)argc;
-	(void)argv;
-	print_help();
-	return run_finish_stdout(NAME, 0);
-}
+static const struct run_tool tool = {
+	NAME,
+	PACKAGE_VERSION,
+	usage_lines,
+	"The compile profiler: why did it recompile, where and why did the graph\n"
+	"break, which frames ran eagerly, and where did compile time go.\n",
+	"A RUN is a run id of the database (1, 2, ...), latest, or latest~N (the\n"
+	"Nth run before the latest). TJIT_DB names the default database.\n"
+	"\nExit status: 0 success; 1 the program failed, no database or run, or\n"
+	"diff --fail-on-new found something new; 2 bad usage.\n",
+	commands,
+};
 
 int main(int argc, char **argv)
 {
 	if (!isatty(STDOUT_FILENO))
 		setvbuf(stdout, NULL, _IOFBF, 1 << 16);
-	if (argc < 2) {
-		fputs(NAME ": missing command\n", stderr);
-		print_usage(stderr);
-		return 2;
-	}
-	const char *cmd = argv[1];
-	if (strcmp(cmd, "--help") == 0 || strcmp(cmd, "-h") == 0) {
-		print_help();
-		return run_finish_stdout(NAME, 0);
-	}
-	if (strcmp(cmd, "--version") == 0) {
-		printf(NAME " %s\n", PACKAGE_VERSION);
-		return run_finish_stdout(NAME, 0);
-	}
-	for (const struct command *c = commands; c->name; c++) {
-		if (strcmp(c->name, cmd) != 0)
-			continue;
-		for (int i = 2; i < argc; i++) {
-			if (strcmp(argv[i], "--help") == 0 || strcmp(argv[i], "-h") == 0) {
-				print_help();
-				return run_finish_stdout(NAME, 0);
-			}
-			if (strcmp(argv[i], "--") == 0)
-				break;
-		}
-		return c->fn(argc - 1, argv + 1);
-	}
-	fprintf(stderr, NAME ": unknown command '%s'\n", cmd);
-	print_usage(stderr);
-	return 2;
+	return run_tool_main(&tool, argc, argv);
 }
