@@ -181,8 +181,11 @@ struct pane {
 };
 
 struct view_class {
-	const char *name;
-	/* sets the panes up (fetch functions, texts, header); 0 or -1 with *err */
+	const char *name;           /* also the crumb of a view that open does not name */
+	const char *header;         /* the column header of a list; NULL: open sets one, or none */
+	fetch_fn fetch;             /* pane 0's rows from the database; NULL: open sets the panes */
+	/* sets the panes up (fetch functions, texts, header, crumb); 0 or -1
+	 * with *err; NULL: a list of header and fetch alone */
 	int (*open)(struct tui *t, struct view *v, char **err);
 	/* rebuilds the text of static pane i (for r); NULL: nothing to do */
 	int (*rebuild)(struct tui *t, struct view *v, int i, char **err);
@@ -667,17 +670,11 @@ static int fetch_runs(struct tui *t, struct view *v, struct pane *p, const struc
 	return 0;
 }
 
-static int open_runs(struct tui *t, struct view *v, char **err)
-{
-	(void)t;
-	(void)err;
-	v->crumb = xstrdup("runs");
-	v->header = xstrdup("   ID STATUS  STARTED     COMPILES GRAPHS BREAKS RECOMP  TOOL PROGRAM");
-	v->pane[0].fetch = fetch_runs;
-	return 0;
-}
-
-static const struct view_class runs_class = {"runs", open_runs, NULL, NULL, NULL};
+static const struct view_class runs_class = {
+	.name = "runs",
+	.header = "   ID STATUS  STARTED     COMPILES GRAPHS BREAKS RECOMP  TOOL PROGRAM",
+	.fetch = fetch_runs,
+};
 
 /* -- a run: what there is to see of it -- */
 
@@ -728,7 +725,7 @@ static int open_run(struct tui *t, struct view *v, char **err)
 	return build_run(t, v, 0, err);
 }
 
-static const struct view_class run_class = {"run", open_run, build_run, NULL, NULL};
+static const struct view_class run_class = {.name = "run", .open = open_run, .rebuild = build_run};
 
 /* -- compiles of a run or of a frame -- */
 
@@ -785,13 +782,18 @@ static int open_compiles(struct tui *t, struct view *v, char **err)
 {
 	(void)t;
 	(void)err;
-	v->crumb = v->frame_id ? xasprintf("frame %s", v->label ? v->label : "") : xstrdup("compiles");
-	v->header = xstrdup("F/N     FUNCTION       WHY         OUTCOME       OPS        TOTAL  STARTED");
-	v->pane[0].fetch = fetch_compiles;
+	if (v->frame_id)
+		v->crumb = xasprintf("frame %s", v->label ? v->label : "");
 	return 0;
 }
 
-static const struct view_class compiles_class = {"compiles", open_compiles, NULL, compiles_graph_of, NULL};
+static const struct view_class compiles_class = {
+	.name = "compiles",
+	.header = "F/N     FUNCTION       WHY         OUTCOME       OPS        TOTAL  STARTED",
+	.fetch = fetch_compiles,
+	.open = open_compiles,
+	.graph_of = compiles_graph_of,
+};
 
 /* -- frames of a run -- */
 
@@ -823,17 +825,11 @@ static int fetch_frames(struct tui *t, struct view *v, struct pane *p, const str
 	return 0;
 }
 
-static int open_frames(struct tui *t, struct view *v, char **err)
-{
-	(void)t;
-	(void)err;
-	v->crumb = xstrdup("frames");
-	v->header = xstrdup("    F FUNCTION       WHERE                         CALLS     HITS  EAGER COMPILES");
-	v->pane[0].fetch = fetch_frames;
-	return 0;
-}
-
-static const struct view_class frames_class = {"frames", open_frames, NULL, NULL, NULL};
+static const struct view_class frames_class = {
+	.name = "frames",
+	.header = "    F FUNCTION       WHERE                         CALLS     HITS  EAGER COMPILES",
+	.fetch = fetch_frames,
+};
 
 /* -- graph-break places of a run -- */
 
@@ -867,17 +863,11 @@ static int fetch_places(struct tui *t, struct view *v, struct pane *p, const str
 	return 0;
 }
 
-static int open_breaks(struct tui *t, struct view *v, char **err)
-{
-	(void)t;
-	(void)err;
-	v->crumb = xstrdup("breaks");
-	v->header = xstrdup("CODE   PLACE                  COMPILES     HITS  REASON");
-	v->pane[0].fetch = fetch_places;
-	return 0;
-}
-
-static const struct view_class breaks_class = {"breaks", open_breaks, NULL, NULL, NULL};
+static const struct view_class breaks_class = {
+	.name = "breaks",
+	.header = "CODE   PLACE                  COMPILES     HITS  REASON",
+	.fetch = fetch_places,
+};
 
 /* -- guard failures of a run or of a compile -- */
 
@@ -911,8 +901,6 @@ static int open_failures(struct tui *t, struct view *v, char **err)
 	(void)t;
 	(void)err;
 	v->crumb = v->compile_id ? xasprintf("failures of %s", v->label) : xstrdup("guard failures");
-	v->header = xstrdup("F/N     FUNCTION       GUARD THAT FAILED  (VALUE SEEN)  ENTRY IT FAILED");
-	v->pane[0].fetch = fetch_failures;
 	if (v->preset) {
 		v->pane[0].filter = v->preset;
 		v->preset = NULL;
@@ -920,7 +908,12 @@ static int open_failures(struct tui *t, struct view *v, char **err)
 	return 0;
 }
 
-static const struct view_class failures_class = {"failures", open_failures, NULL, NULL, NULL};
+static const struct view_class failures_class = {
+	.name = "failures",
+	.header = "F/N     FUNCTION       GUARD THAT FAILED  (VALUE SEEN)  ENTRY IT FAILED",
+	.fetch = fetch_failures,
+	.open = open_failures,
+};
 
 /* -- recompiles of a run: guard failures grouped by subject (core/profile.c) -- */
 
@@ -978,13 +971,16 @@ static int build_recompiles(struct tui *t, struct view *v, int i, char **err)
 
 static int open_recompiles(struct tui *t, struct view *v, char **err)
 {
-	v->crumb = xstrdup("recompiles");
-	v->header = xstrdup("FUNCTION · RECOMPILES; GUARD SUBJECT · RECOMPILES · VALUES SEEN");
 	static_pane(&v->pane[0]);
 	return build_recompiles(t, v, 0, err);
 }
 
-static const struct view_class recompiles_class = {"recompiles", open_recompiles, build_recompiles, NULL, NULL};
+static const struct view_class recompiles_class = {
+	.name = "recompiles",
+	.header = "FUNCTION · RECOMPILES; GUARD SUBJECT · RECOMPILES · VALUES SEEN",
+	.open = open_recompiles,
+	.rebuild = build_recompiles,
+};
 
 /* -- a compile -- */
 
@@ -1074,7 +1070,8 @@ static int64_t compile_graph_of(struct tui *t, struct view *v, const struct row 
 	return first_graph(t, v->compile_id);
 }
 
-static const struct view_class compile_class = {"compile", open_compile, build_compile, compile_graph_of, NULL};
+static const struct view_class compile_class = {
+	.name = "compile", .open = open_compile, .rebuild = build_compile, .graph_of = compile_graph_of};
 
 /* -- guards of a compile -- */
 
@@ -1106,12 +1103,16 @@ static int build_guards(struct tui *t, struct view *v, int i, char **err)
 static int open_guards(struct tui *t, struct view *v, char **err)
 {
 	v->crumb = xasprintf("guards of %s", v->label);
-	v->header = xstrdup("  # KIND          GUARD                                    MADE AT");
 	static_pane(&v->pane[0]);
 	return build_guards(t, v, 0, err);
 }
 
-static const struct view_class guards_class = {"guards", open_guards, build_guards, NULL, NULL};
+static const struct view_class guards_class = {
+	.name = "guards",
+	.header = "  # KIND          GUARD                                    MADE AT",
+	.open = open_guards,
+	.rebuild = build_guards,
+};
 
 /* -- source of a run's program, with markers -- */
 
@@ -1235,7 +1236,7 @@ static int open_source(struct tui *t, struct view *v, char **err)
 	return 0;
 }
 
-static const struct view_class source_class = {"source", open_source, build_source, NULL, NULL};
+static const struct view_class source_class = {.name = "source", .open = open_source, .rebuild = build_source};
 
 /* -- a graph, with a source pane -- */
 
@@ -1308,7 +1309,8 @@ static int64_t graph_graph_of(struct tui *t, struct view *v, const struct row *r
 	return v->graph_id;
 }
 
-static const struct view_class graph_class = {"graph", open_graph, build_graph, graph_graph_of, graph_moved};
+static const struct view_class graph_class = {
+	.name = "graph", .open = open_graph, .rebuild = build_graph, .graph_of = graph_graph_of, .moved = graph_moved};
 
 /* -- help -- */
 
@@ -1316,7 +1318,6 @@ static int open_help(struct tui *t, struct view *v, char **err)
 {
 	(void)t;
 	(void)err;
-	v->crumb = xstrdup("help");
 	v->header = xstrdup("tjit-tui: the keys (q or Esc closes this)");
 	static_pane(&v->pane[0]);
 	char *text = tui_help_text();
@@ -1331,7 +1332,7 @@ static int open_help(struct tui *t, struct view *v, char **err)
 	return 0;
 }
 
-static const struct view_class help_class = {"help", open_help, NULL, NULL, NULL};
+static const struct view_class help_class = {.name = "help", .open = open_help};
 
 /* ---- the stack ---- */
 
@@ -1382,12 +1383,17 @@ static int push(struct tui *t, const struct view_class *cls, struct view *tmpl)
 	v->cls = cls;
 	v->npanes = 1;
 	char *err = NULL;
-	if (cls->open(t, v, &err) < 0) {
+	if (cls->header)
+		v->header = xstrdup(cls->header);
+	v->pane[0].fetch = cls->fetch;
+	if (cls->open && cls->open(t, v, &err) < 0) {
 		set_status(t, true, "%s", err ? err : "cannot open the view");
 		free(err);
 		view_free(v);
 		return TUI_HANDLED | TUI_REDRAW;
 	}
+	if (!v->crumb)
+		v->crumb = xstrdup(cls->name);
 	set_heights(t, v);
 	for (int i = 0; i < v->npanes; i++)
 		pane_reset(t, v, &v->pane[i], 1);
