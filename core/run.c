@@ -31,18 +31,21 @@ int run_parse_option(const char *name, const char *cmd, const struct run_option 
 		     int *i, void *opts)
 {
 	const char *a = argv[*i];
+	/* "tjit run: ..." for a command, "tjit-tui: ..." for a tool without */
+	const char *sep = cmd ? " " : "";
+	cmd = cmd ? cmd : "";
 	const char *eq = strchr(a, '=');
 	size_t len = eq ? (size_t)(eq - a) : strlen(a);
 	const struct run_option *d = defs;
 	while (d && d->name && !(strlen(d->name) == len && strncmp(d->name, a, len) == 0))
 		d++;
 	if (!d || !d->name) {
-		fprintf(stderr, "%s %s: unknown option '%s'\n", name, cmd, a);
+		fprintf(stderr, "%s%s%s: unknown option '%s'\n", name, sep, cmd, a);
 		return -1;
 	}
 	if (!d->arg) {
 		if (eq) {
-			fprintf(stderr, "%s %s: option '%s' takes no value\n", name, cmd, d->name);
+			fprintf(stderr, "%s%s%s: option '%s' takes no value\n", name, sep, cmd, d->name);
 			return -1;
 		}
 		*(bool *)((char *)opts + d->offset) = true;
@@ -51,7 +54,7 @@ int run_parse_option(const char *name, const char *cmd, const struct run_option 
 	const char *v = eq ? eq + 1 : NULL;
 	if (!v) {
 		if (*i + 1 >= argc) {
-			fprintf(stderr, "%s %s: option '%s' needs a value (%s)\n", name, cmd, d->name, d->arg);
+			fprintf(stderr, "%s%s%s: option '%s' needs a value (%s)\n", name, sep, cmd, d->name, d->arg);
 			return -1;
 		}
 		v = argv[++*i];
@@ -255,6 +258,17 @@ int run_program(const struct run_options *o, struct run_result *res)
 
 /* ---- tools with subcommands ---- */
 
+void run_print_options(const struct run_option *defs)
+{
+	for (const struct run_option *d = defs; d->name; d++) {
+		if (!d->help)
+			continue; /* another spelling of the option above */
+		char left[64];
+		snprintf(left, sizeof left, "%s%s%s", d->name, d->arg ? " " : "", d->arg ? d->arg : "");
+		printf("  %-16s %s\n", left, d->help);
+	}
+}
+
 void run_tool_usage(const struct run_tool *t, FILE *out)
 {
 	for (int i = 0; t->usage[i]; i++)
@@ -271,11 +285,7 @@ static int tool_help(const struct run_tool *t)
 		if (!c->options)
 			continue;
 		printf("\noptions of %s:\n", c->name);
-		for (const struct run_option *d = c->options; d->name; d++) {
-			char left[64];
-			snprintf(left, sizeof left, "%s%s%s", d->name, d->arg ? " " : "", d->arg ? d->arg : "");
-			printf("  %-16s %s\n", left, d->help);
-		}
+		run_print_options(c->options);
 	}
 	printf("\n%s", t->notes);
 	return run_finish_stdout(t->name, 0);

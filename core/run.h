@@ -67,10 +67,14 @@ struct run_option {
 /* Parses the option argv[*i] ("--name", "--name=VALUE" or "--name VALUE",
  * which takes argv[*i + 1] and advances *i) by defs (ended by a NULL name;
  * defs may be NULL: no options) into the struct at opts. 0, or -1 after
- * printing why ("NAME CMD: unknown option '-x'"); the caller prints its
- * usage. */
+ * printing why ("NAME CMD: unknown option '-x'", or "NAME: ..." when cmd
+ * is NULL); the caller prints its usage. */
 int run_parse_option(const char *name, const char *cmd, const struct run_option *defs, int argc, char **argv,
 		     int *i, void *opts);
+
+/* The help's lines of defs, to stdout ("  --db PATH        the database");
+ * an option without help text is not listed (another spelling). */
+void run_print_options(const struct run_option *defs);
 
 /* A tool with subcommands (tjit-profile, tjit-dot): its commands, its
  * usage and its help, and the main() they share. */

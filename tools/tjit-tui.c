@@ -68,13 +68,7 @@ static void print_help(void)
 	      "source, guards. The database is opened read-only: a run may go on\n"
 	      "writing it (r reads the screen again).\n\noptions:\n",
 	      stdout);
-	for (const struct run_option *d = options; d->name; d++) {
-		if (!d->help)
-			continue;
-		char left[64];
-		snprintf(left, sizeof left, "%s%s%s", d->name, d->arg ? " " : "", d->arg ? d->arg : "");
-		printf("  %-16s %s\n", left, d->help);
-	}
+	run_print_options(options);
 	fputs("\nkeys:\n", stdout);
 	char *keys = tui_help_text();
 	fputs(keys, stdout);
@@ -95,30 +89,10 @@ static int parse_args(int argc, char **argv, struct options *o)
 			continue;
 		}
 		if (!only_args && a[0] == '-' && a[1]) {
-			const char *eq = strchr(a, '=');
-			size_t len = eq ? (size_t)(eq - a) : strlen(a);
-			const struct run_option *d = options;
-			while (d->name && !(strlen(d->name) == len && strncmp(d->name, a, len) == 0))
-				d++;
-			if (!d->name) {
-				fprintf(stderr, NAME ": unknown option '%s'\n", a);
+			if (run_parse_option(NAME, NULL, options, argc, argv, &i, o) < 0) {
 				print_usage(stderr);
 				return 2;
 			}
-			if (!d->arg && eq) {
-				fprintf(stderr, NAME ": option '%s' takes no value\n", d->name);
-				return 2;
-			}
-			if (!d->arg) {
-				*(bool *)((char *)o + d->offset) = true;
-				continue;
-			}
-			const char *v = eq ? eq + 1 : (i + 1 < argc ? argv[++i] : NULL);
-			if (!v) {
-				fprintf(stderr, NAME ": option '%s' needs a value (%s)\n", d->name, d->arg);
-				return 2;
-			}
-			*(const char **)((char *)o + d->offset) = v;
 			continue;
 		}
 		if (positional || (o->db && !only_args)) {
