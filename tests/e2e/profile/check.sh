@@ -47,13 +47,8 @@ export LC_ALL
 cd "$work" || exit 99
 here=tests/e2e/profile
 
-pass=0
-fail=0
-ok() { pass=$((pass + 1)); }
-bad() {
-	fail=$((fail + 1))
-	printf 'FAIL: %s\n' "$*"
-}
+# shellcheck source=tests/e2e/lib.sh
+. "$top/tests/e2e/lib.sh"
 
 # normalize < REPORT: the instants and durations masked; the compile time
 # section's number columns collapsed and its functions sorted; its "by
@@ -99,45 +94,6 @@ normalize() {
 	sec { flush(); mode = ""; print mask($0); next }
 	{ print }
 	END { if (sec) flush() }'
-}
-
-# compare NAME EXPECTED_FILE ACTUAL_FILE
-compare() {
-	if [ $update -eq 1 ]; then
-		cmp -s "$2" "$3" 2>/dev/null || { cp "$3" "$2"; echo "UPDATED: $2"; }
-		ok
-	elif cmp -s "$2" "$3"; then
-		ok
-	else
-		bad "$1"
-		diff -u --label "$2 (expected)" --label "$1 (got)" "$2" "$3" | sed 's/^/    /'
-	fi
-}
-
-# expect STATUS NAME COMMAND...: runs it, stdout in $work/out, stderr in $work/err
-expect() {
-	e_want=$1
-	e_name=$2
-	shift 2
-	"$@" >"$work/out" 2>"$work/err" </dev/null
-	e_st=$?
-	if [ "$e_st" -eq "$e_want" ]; then
-		ok
-	else
-		bad "$e_name: exit status $e_st, expected $e_want"
-		sed 's/^/    stderr: /' "$work/err"
-	fi
-}
-
-# same NAME EXPECTED_TEXT FILE: the file is exactly the text (and a newline)
-same() {
-	printf '%s\n' "$2" >"$work/want"
-	if cmp -s "$work/want" "$3"; then
-		ok
-	else
-		bad "$1"
-		diff -u --label expected --label got "$work/want" "$3" | sed 's/^/    /'
-	fi
 }
 
 # json NAME FILE 'PATH' EXPECTED: json_extract(FILE, PATH) is EXPECTED

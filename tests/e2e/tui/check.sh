@@ -33,13 +33,8 @@ case $tui in /*) ;; *) tui=$(pwd)/$tui ;; esac
 [ -x "$tjit" ] || { echo "check.sh: no tjit binary at $tjit (set TJIT)" >&2; exit 99; }
 [ -x "$tui" ] || { echo "check.sh: no tjit-tui binary at $tui (set TJIT_TUI)" >&2; exit 99; }
 
-pass=0
-fail=0
-ok() { pass=$((pass + 1)); }
-bad() {
-	fail=$((fail + 1))
-	printf 'FAIL: %s\n' "$*"
-}
+# shellcheck source=tests/e2e/lib.sh
+. "$top/tests/e2e/lib.sh"
 
 work=$(mktemp -d "${TMPDIR:-/tmp}/tjit-tui.XXXXXX") || exit 99
 sock=tjtest-$$
@@ -57,7 +52,7 @@ cp "$here/prog.tj" . || exit 99
 
 # ---- before the terminal: errors, --help, --version (no tmux needed) ----
 
-expect() { # NAME STATUS STDERR-TEXT COMMAND...
+expect_stderr() { # NAME STATUS STDERR-TEXT COMMAND...
 	name=$1 want_status=$2 want_err=$3
 	shift 3
 	"$@" >out 2>err </dev/null
@@ -68,23 +63,23 @@ expect() { # NAME STATUS STDERR-TEXT COMMAND...
 		bad "$name: status $status, stderr: $(cat err) (wanted $want_status: $want_err)"
 	fi
 }
-expect "missing database" 1 "tjit-tui: no database at 'none.db'" "$tui" none.db
-expect "not a database" 1 "tjit-tui: 'prog.tj' is not a tjit database" "$tui" prog.tj
-expect "TJIT_DB" 1 "tjit-tui: no database at 'env.db'" env TJIT_DB=env.db "$tui"
-expect "default ./tjit.db" 1 "tjit-tui: no database at 'tjit.db'" "$tui"
-expect "not a terminal" 1 \
+expect_stderr "missing database" 1 "tjit-tui: no database at 'none.db'" "$tui" none.db
+expect_stderr "not a database" 1 "tjit-tui: 'prog.tj' is not a tjit database" "$tui" prog.tj
+expect_stderr "TJIT_DB" 1 "tjit-tui: no database at 'env.db'" env TJIT_DB=env.db "$tui"
+expect_stderr "default ./tjit.db" 1 "tjit-tui: no database at 'tjit.db'" "$tui"
+expect_stderr "not a terminal" 1 \
 	"tjit-tui: not a terminal: tjit-tui needs one on its input and output (tjit-profile report prints a run as text)" \
 	"$tui" t.db
-expect "two databases" 2 "tjit-tui: unexpected argument 'b.db' (one database at a time)
+expect_stderr "two databases" 2 "tjit-tui: unexpected argument 'b.db' (one database at a time)
 usage: tjit-tui [--db PATH] [-C | --no-color] [DB]
        tjit-tui --help | --version" "$tui" t.db b.db
-expect "unknown option" 2 "tjit-tui: unknown option '-x'
+expect_stderr "unknown option" 2 "tjit-tui: unknown option '-x'
 usage: tjit-tui [--db PATH] [-C | --no-color] [DB]
        tjit-tui --help | --version" "$tui" -x
-expect "--help" 0 "" "$tui" --help
+expect_stderr "--help" 0 "" "$tui" --help
 grep -q '^  j, Down  *move down$' out && grep -q '^  -C *' out || grep -q -- '--no-color' out && ok ||
 	bad "--help lacks the keys or the options"
-expect "--version" 0 "" "$tui" --version
+expect_stderr "--version" 0 "" "$tui" --version
 grep -q '^tjit-tui [0-9]' out && ok || bad "--version: $(cat out)"
 
 if ! command -v tmux >/dev/null 2>&1; then

@@ -1,0 +1,57 @@
+# tests/e2e/lib.sh - what the tools' check scripts share (sourced by
+# tests/e2e/{profile,dot,tui}/check.sh): counting checks, and comparing
+# files, texts and exit statuses. The caller sets top (the source tree),
+# work (its scratch folder) and update (1 under --update).
+
+pass=0
+fail=0
+ok() { pass=$((pass + 1)); }
+bad() {
+	fail=$((fail + 1))
+	printf 'FAIL: %s\n' "$*"
+}
+
+# compare NAME EXPECTED_FILE ACTUAL_FILE (--update rewrites an expected
+# file of the source tree, never a scratch one)
+compare() {
+	if [ "${update:-0}" -eq 1 ] && [ "${2#"$top"/}" != "$2" ]; then
+		cmp -s "$2" "$3" 2>/dev/null || { cp "$3" "$2"; echo "UPDATED: $2"; }
+		ok
+	elif cmp -s "$2" "$3"; then
+		ok
+	else
+		bad "$1"
+		diff -u --label "$2 (expected)" --label "$1 (got)" "$2" "$3" | sed 's/^/    /'
+	fi
+}
+
+# expect STATUS NAME COMMAND...: runs it, stdout in $work/out, stderr in $work/err
+expect() {
+	e_want=$1
+	e_name=$2
+	shift 2
+	"$@" >"$work/out" 2>"$work/err" </dev/null
+	e_st=$?
+	if [ "$e_st" -eq "$e_want" ]; then
+		ok
+	else
+		bad "$e_name: exit status $e_st, expected $e_want"
+		sed 's/^/    stderr: /' "$work/err"
+	fi
+}
+
+# same NAME EXPECTED_TEXT FILE: the file is exactly the text (and a newline)
+same() {
+	printf '%s\n' "$2" >"$work/want"
+	if cmp -s "$work/want" "$3"; then
+		ok
+	else
+		bad "$1"
+		diff -u --label expected --label got "$work/want" "$3" | sed 's/^/    /'
+	fi
+}
+
+# empty NAME FILE
+empty() {
+	if [ -s "$2" ]; then bad "$1: not empty"; sed 's/^/    /' "$2"; else ok; fi
+}
