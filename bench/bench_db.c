@@ -120,7 +120,7 @@ static void log_run(struct db_writer *w, struct timing *t, double gap)
 		if (d > t->compile_max)
 			t->compile_max = d;
 		for (int k = 0; k < NCOUNTS; k++)
-			db_frame_counts(w, frame, (int64_t)i * NCOUNTS + k, (int64_t)i * NCOUNTS, 0, NULL);
+			db_frame_counts(w, frame, &(struct db_frame_counts){(int64_t)i * NCOUNTS + k, (int64_t)i * NCOUNTS, 0, 0, 0, NULL});
 		db_break_hits(w, break_id, i + 1);
 	}
 	double t1 = now();

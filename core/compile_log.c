@@ -653,15 +653,9 @@ int64_t compile_log_frame(int frame_index, const char *function, const struct so
 	return id;
 }
 
-void compile_log_frame_counts(int64_t frame_id, int64_t calls, int64_t hits, int64_t eager_calls,
-			      const char *eager_reason)
+void compile_log_frame_counts(int64_t frame_id, const struct db_frame_counts *c)
 {
-	db_frame_counts(clog.db, frame_id, calls, hits, eager_calls, eager_reason);
-}
-
-void compile_log_frame_guard_checks(int64_t frame_id, int64_t checks, int64_t check_ns)
-{
-	db_frame_guard_checks(clog.db, frame_id, checks, check_ns);
+	db_frame_counts(clog.db, frame_id, c);
 }
 
 static void db_rows(const struct compile_record *r)

@@ -11,6 +11,8 @@
 
 #include <stdbool.h>
 #include <stdint.h>
+
+struct db_frame_counts;
 #include <stdio.h>
 
 #include "error.h"
@@ -102,10 +104,7 @@ struct db_writer *compile_log_db(void);
  * to pass to compile_log_frame_counts. */
 int64_t compile_log_frame(int frame_index, const char *function, const struct source *src,
 			  int def_line, int resume_pc, int resume_line);
-void compile_log_frame_counts(int64_t frame_id, int64_t calls, int64_t hits,
-			      int64_t eager_calls, const char *eager_reason);
-/* ... and its guard checks: how many lists, and their estimated time */
-void compile_log_frame_guard_checks(int64_t frame_id, int64_t checks, int64_t check_ns);
+void compile_log_frame_counts(int64_t frame_id, const struct db_frame_counts *c);
 /* A finished compile attempt: log lines, database rows, explain sessions. */
 void compile_log_compile(const struct compile_record *r);
 /* A break's instruction ran again (the profiler ranks breaks by hits). */

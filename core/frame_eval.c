@@ -24,6 +24,7 @@
 
 #include "backend.h"
 #include "compile_log.h"
+#include "db.h"
 #include "guards.h"
 #include "tensor.h"
 #include "tracer.h"
@@ -178,13 +179,10 @@ static void flush_counts(struct fkey *k)
 {
 	if (k->frame_index < 0)
 		return;
-	compile_log_frame_counts(k->log_id, k->calls, k->hits, k->eager_calls, k->eager_reason);
-	if (k->guard_checks) {
-		/* the timed calls stand for all: scale by checks, not calls */
-		double ns = k->sampled_checks ? (double)k->sampled_ns * (double)k->guard_checks / (double)k->sampled_checks
-					      : 0;
-		compile_log_frame_guard_checks(k->log_id, k->guard_checks, (int64_t)ns);
-	}
+	/* the timed calls stand for all: scale by checks, not calls */
+	double ns = k->sampled_checks ? (double)k->sampled_ns * (double)k->guard_checks / (double)k->sampled_checks : 0;
+	struct db_frame_counts c = {k->calls, k->hits, k->eager_calls, k->guard_checks, (int64_t)ns, k->eager_reason};
+	compile_log_frame_counts(k->log_id, &c);
 }
 
 static int64_t mono_ns(void)

@@ -252,8 +252,7 @@ struct db_ops {
 	void (*end_run)(struct db_writer *w, int exit_status);
 	void (*log_source)(struct db_writer *w, const char *path, const char *text);
 	int64_t (*log_frame)(struct db_writer *w, const struct db_frame *f);
-	void (*frame_counts)(struct db_writer *w, int64_t frame_id, int first, const int64_t *v, int n,
-			     const char *reason, bool set_reason);
+	void (*frame_counts)(struct db_writer *w, int64_t frame_id, const int64_t v[DB_COUNTERS], const char *reason);
 	int64_t (*log_compile)(struct db_writer *w, const struct db_compile *c, int64_t *break_ids);
 	void (*break_hits)(struct db_writer *w, int64_t break_id, int64_t hits);
 	int64_t (*begin_minify)(struct db_writer *w, const struct db_minify *m);
@@ -1591,19 +1590,15 @@ static int64_t queue_log_frame(struct db_writer *w, const struct db_frame *f)
 }
 
 /* Keeps a counter in memory; queues them all once a second has passed. */
-/* values v[0..n) go to the counter's v[first..first + n); the reason is
- * kept only when set_reason */
-static void count(struct db_writer *w, struct counters *t, int64_t id, int first, const int64_t *v, int n,
-		  const char *reason, bool set_reason)
+static void count(struct db_writer *w, struct counters *t, int64_t id, const int64_t v[DB_COUNTERS],
+		  const char *reason)
 {
 	struct counter *c = counters_get(t, id);
 	if (!c) {
 		report(w, "cannot keep the counters", "out of memory");
 		return;
 	}
-	if (!set_reason)
-		reason = c->reason;
-	if (memcmp(c->v + first, v, sizeof *v * (size_t)n) != 0 || !same_str(c->reason, reason)) {
+	if (memcmp(c->v, v, sizeof c->v) != 0 || !same_str(c->reason, reason)) {
 		if (!same_str(c->reason, reason)) {
 			char *copy = reason ? strdup(reason) : NULL;
 			if (reason && !copy) {
@@ -1613,7 +1608,7 @@ static void count(struct db_writer *w, struct counters *t, int64_t id, int first
 			free(c->reason);
 			c->reason = copy;
 		}
-		memcpy(c->v + first, v, sizeof *v * (size_t)n);
+		memcpy(c->v, v, sizeof c->v);
 		if (!c->dirty) {
 			c->dirty = true;
 			t->ndirty++;
@@ -1626,15 +1621,16 @@ static void count(struct db_writer *w, struct counters *t, int64_t id, int first
 	}
 }
 
-static void queue_frame_counts(struct db_writer *w, int64_t frame_id, int first, const int64_t *v, int n,
-			       const char *reason, bool set_reason)
+static void queue_frame_counts(struct db_writer *w, int64_t frame_id, const int64_t v[DB_COUNTERS],
+			       const char *reason)
 {
-	count(w, &w->frames, frame_id, first, v, n, reason, set_reason);
+	count(w, &w->frames, frame_id, v, reason);
 }
 
 static void queue_break_hits(struct db_writer *w, int64_t break_id, int64_t hits)
 {
-	count(w, &w->breaks, break_id, 0, &hits, 1, NULL, true);
+	const int64_t v[DB_COUNTERS] = {hits};
+	count(w, &w->breaks, break_id, v, NULL);
 }
 
 static int64_t queue_log_compile(struct db_writer *w, const struct db_compile *c, int64_t *break_ids)
@@ -1975,21 +1971,12 @@ int64_t db_log_frame(struct db_writer *w, const struct db_frame *f)
 	return give(w, w->ops->log_frame && f ? w->ops->log_frame(w, f) : 0);
 }
 
-void db_frame_counts(struct db_writer *w, int64_t frame_id, int64_t calls, int64_t cache_hits,
-		     int64_t eager_calls, const char *eager_reason)
+void db_frame_counts(struct db_writer *w, int64_t frame_id, const struct db_frame_counts *c)
 {
 	w = use(w);
-	const int64_t v[3] = {calls, cache_hits, eager_calls};
+	const int64_t v[DB_COUNTERS] = {c->calls, c->cache_hits, c->eager_calls, c->guard_checks, c->guard_check_ns};
 	if (w->ops->frame_counts)
-		w->ops->frame_counts(w, frame_id, 0, v, 3, eager_reason, true);
-}
-
-void db_frame_guard_checks(struct db_writer *w, int64_t frame_id, int64_t checks, int64_t check_ns)
-{
-	w = use(w);
-	const int64_t v[2] = {checks, check_ns};
-	if (w->ops->frame_counts)
-		w->ops->frame_counts(w, frame_id, 3, v, 2, NULL, false);
+		w->ops->frame_counts(w, frame_id, v, c->eager_reason);
 }
 
 int64_t db_log_compile(struct db_writer *w, const struct db_compile *c, int64_t *break_ids)

@@ -111,12 +111,13 @@ int64_t db_log_frame(struct db_writer *w, const struct db_frame *f);
 /* Per-frame counters: the totals so far, not increments. Cheap: kept in
  * memory and queued with the next compile, at db_end_run, at db_close, or
  * once a second has passed since they last went out. */
-void db_frame_counts(struct db_writer *w, int64_t frame_id, int64_t calls, int64_t cache_hits,
-		     int64_t eager_calls, const char *eager_reason);
-/* A frame's guard checks at run time, totals so far, kept and queued as
- * db_frame_counts: how many guard lists were checked, and how long they
- * took in all (nanoseconds, an estimate from sampled calls). */
-void db_frame_guard_checks(struct db_writer *w, int64_t frame_id, int64_t checks, int64_t check_ns);
+struct db_frame_counts {
+	int64_t calls, cache_hits, eager_calls;
+	int64_t guard_checks;    /* guard lists checked at run time */
+	int64_t guard_check_ns;  /* their time, nanoseconds (estimated from sampled calls) */
+	const char *eager_reason;
+};
+void db_frame_counts(struct db_writer *w, int64_t frame_id, const struct db_frame_counts *c);
 
 struct db_guard {
 	const char *kind;        /* "type", "tensor_match", "equals", "length", "id", "backend", "symbolic" */

@@ -364,7 +364,7 @@ START_TEST(test_db_null_writer)
 	r.resume_line = 4;
 	compile_log_compile(&r);
 	compile_record_release(&r);
-	compile_log_frame_counts(f0, 10, 9, 0, NULL);
+	compile_log_frame_counts(f0, &(struct db_frame_counts){10, 9, 0, 0, 0, NULL});
 	compile_log_shutdown();
 	db_close(w);
 	ck_assert_str_eq(logged(), "");

@@ -204,7 +204,7 @@ START_TEST(test_every_column)
 	ck_assert_int_gt(f0, 0);
 	ck_assert_int_ne(f0, f1);
 	ck_assert_int_eq(db_log_frame(w, &frame0), f0); /* the same frame twice: its first row */
-	db_frame_counts(w, f0, 3, 1, 0, NULL);
+	db_frame_counts(w, f0, &(struct db_frame_counts){3, 1, 0, 0, 0, NULL});
 	struct db_compile c0 = compile_first(f0);
 	int64_t cid0 = db_log_compile(w, &c0, NULL);
 	struct db_compile c1 = compile_recompile(f0);
@@ -213,10 +213,8 @@ START_TEST(test_every_column)
 	ck_assert_int_gt(cid0, 0);
 	ck_assert_int_gt(cid1, cid0);
 	ck_assert_int_gt(bids[0], 0);
-	db_frame_guard_checks(w, f0, 6, 2500000);
-	db_frame_counts(w, f0, 7, 5, 2, "cache_limit");
-	db_frame_counts(w, f1, 1, 0, 0, NULL);
-	db_frame_guard_checks(w, f1, 1, 1000); /* keeps the reason */
+	db_frame_counts(w, f0, &(struct db_frame_counts){7, 5, 2, 6, 2500000, "cache_limit"});
+	db_frame_counts(w, f1, &(struct db_frame_counts){1, 0, 0, 1, 1000, NULL});
 	db_break_hits(w, bids[0], 4);
 	db_break_hits(w, bids[0], 6);
 	int64_t ms = db_begin_minify(w, &(struct db_minify){"prog.tj", run1.source_text, "inductor", "accuracy",
@@ -405,7 +403,7 @@ START_TEST(test_migrate_from_1)
 	struct db_writer *w = must_open();
 	db_begin_run(w, &run1);
 	int64_t f0 = db_log_frame(w, &frame0);
-	db_frame_counts(w, f0, 3, 1, 0, NULL);
+	db_frame_counts(w, f0, &(struct db_frame_counts){3, 1, 0, 0, 0, NULL});
 	struct db_compile c0 = compile_first(f0), c1 = compile_recompile(f0);
 	db_log_compile(w, &c0, NULL);
 	db_log_compile(w, &c1, NULL);
@@ -469,7 +467,7 @@ START_TEST(test_null_writer)
 	ck_assert_ptr_nonnull(w);
 	ck_assert_int_eq(db_begin_run(w, &run1), 1);
 	ck_assert_int_eq(db_log_frame(w, &frame0), 2);
-	db_frame_counts(w, 2, 1, 1, 1, "disabled");
+	db_frame_counts(w, 2, &(struct db_frame_counts){1, 1, 1, 0, 0, "disabled"});
 	struct db_compile c = compile_recompile(2);
 	int64_t bids[1] = {0};
 	ck_assert_int_eq(db_log_compile(w, &c, bids), 4);
@@ -486,7 +484,7 @@ START_TEST(test_null_writer)
 	/* a NULL writer is a null writer */
 	ck_assert_int_gt(db_begin_run(NULL, &run1), 0);
 	ck_assert_int_gt(db_log_compile(NULL, &c, bids), 0);
-	db_frame_counts(NULL, 1, 1, 1, 1, NULL);
+	db_frame_counts(NULL, 1, &(struct db_frame_counts){1, 1, 1, 0, 0, NULL});
 	db_end_run(NULL, 0);
 	ck_assert_ptr_null(db_error(NULL));
 	db_close(NULL);
@@ -527,7 +525,7 @@ START_TEST(test_counters_batched)
 	db_begin_run(w, &run1);
 	int64_t f = db_log_frame(w, &frame0);
 	sqlite3 *db = open_plain();
-	db_frame_counts(w, f, 10, 9, 0, NULL);
+	db_frame_counts(w, f, &(struct db_frame_counts){10, 9, 0, 0, 0, NULL});
 	db_flush(w); /* the queue is written; the counters are not queued */
 	ck_rows(db, "0|0", "SELECT calls, cache_hits FROM frames"); /* in memory */
 	struct db_compile c = compile_recompile(f);
@@ -536,20 +534,20 @@ START_TEST(test_counters_batched)
 	db_flush(w);
 	ck_rows(db, "10|9", "SELECT calls, cache_hits FROM frames"); /* went out with the compile */
 	db_break_hits(w, bid, 3);
-	db_frame_counts(w, f, 11, 10, 0, NULL);
+	db_frame_counts(w, f, &(struct db_frame_counts){11, 10, 0, 0, 0, NULL});
 	db_flush(w);
 	ck_rows(db, "10|0", "SELECT (SELECT calls FROM frames), (SELECT hits FROM graph_breaks)");
 	struct timespec pause = {1, 50 * 1000 * 1000};
 	nanosleep(&pause, NULL);
-	db_frame_counts(w, f, 12, 11, 1, "frozen_miss"); /* a second later: queued */
+	db_frame_counts(w, f, &(struct db_frame_counts){12, 11, 1, 0, 0, "frozen_miss"}); /* a second later: queued */
 	db_flush(w);
 	ck_rows(db, "12|11|1|frozen_miss|3",
 		"SELECT calls, cache_hits, eager_calls, eager_reason, (SELECT hits FROM graph_breaks) FROM frames");
-	db_frame_counts(w, f, 13, 11, 1, "frozen_miss");
+	db_frame_counts(w, f, &(struct db_frame_counts){13, 11, 1, 0, 0, "frozen_miss"});
 	db_break_hits(w, bid, 5);
 	db_end_run(w, 0); /* exact at the end */
 	ck_rows(db, "13|5", "SELECT (SELECT calls FROM frames), (SELECT hits FROM graph_breaks)");
-	db_frame_counts(w, f, 14, 11, 1, NULL);
+	db_frame_counts(w, f, &(struct db_frame_counts){14, 11, 1, 0, 0, NULL});
 	db_close(w); /* and at close */
 	ck_rows(db, "14|NULL", "SELECT calls, eager_reason FROM frames");
 	sqlite3_close(db);
@@ -590,7 +588,7 @@ static int64_t log_run(struct db_writer *w, int n)
 		struct db_compile c = compile_big(f, i, id);
 		int64_t bid;
 		db_log_compile(w, &c, &bid);
-		db_frame_counts(w, f, i + 1, i, 0, NULL);
+		db_frame_counts(w, f, &(struct db_frame_counts){i + 1, i, 0, 0, 0, NULL});
 		db_break_hits(w, bid, i);
 	}
 	return run;
@@ -814,7 +812,7 @@ static void log_after_drop(void *arg)
 	s->compile = db_log_compile(s->w, &c, NULL); /* its graph's nodes have no table: fails */
 	c.compile_id = "0/1";
 	s->again = db_log_compile(s->w, &c, NULL);
-	db_frame_counts(s->w, s->frame, 1, 1, 1, NULL);
+	db_frame_counts(s->w, s->frame, &(struct db_frame_counts){1, 1, 1, 0, 0, NULL});
 	db_log_frame(s->w, &frame1);
 	db_end_run(s->w, 0);
 }

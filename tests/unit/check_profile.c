@@ -230,8 +230,8 @@ static void two_runs(void)
 		compile(w, ff, 0, n, "L['n'] == %d", ints, &print, 1);
 	for (int n = 0; n < 4; n++)
 		compile(w, gf, 1, n, "L['x'].shape[0] == %d", sizes, NULL, 0);
-	db_frame_counts(w, ff, 10, 0, 0, NULL);
-	db_frame_counts(w, gf, 4, 0, 0, NULL);
+	db_frame_counts(w, ff, &(struct db_frame_counts){10, 0, 0, 0, 0, NULL});
+	db_frame_counts(w, gf, &(struct db_frame_counts){4, 0, 0, 0, 0, NULL});
 	db_end_run(w, 0);
 
 	begin(w, "prog.tj", "fullgraph=0 cache_size_limit=8 eager=0");
@@ -240,8 +240,8 @@ static void two_runs(void)
 	compile(w, ff, 0, 0, "L['n'] == %d", ints, &print, 3);
 	for (int n = 0; n < 4; n++)
 		compile(w, gf, 1, n, "L['x'].shape[0] == %d", sizes, n == 0 ? &ext : NULL, 4);
-	db_frame_counts(w, ff, 3, 2, 0, NULL);
-	db_frame_counts(w, gf, 4, 0, 0, NULL);
+	db_frame_counts(w, ff, &(struct db_frame_counts){3, 2, 0, 0, 0, NULL});
+	db_frame_counts(w, gf, &(struct db_frame_counts){4, 0, 0, 0, 0, NULL});
 	db_end_run(w, 0);
 	db_close(w);
 }

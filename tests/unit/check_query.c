@@ -113,8 +113,8 @@ static void three_runs(void)
 			log_compile(w, gr, 1, 0, false, NULL);
 			db_break_hits(w, b0, 4);
 			db_break_hits(w, b1, 3);
-			db_frame_counts(w, fr, 10, 7, 0, NULL);
-			db_frame_counts(w, gr, 7, 6, 2, "cache_limit");
+			db_frame_counts(w, fr, &(struct db_frame_counts){10, 7, 0, 0, 0, NULL});
+			db_frame_counts(w, gr, &(struct db_frame_counts){7, 6, 2, 0, 0, "cache_limit"});
 		}
 		db_end_run(w, r == 3 ? 1 : 0);
 	}

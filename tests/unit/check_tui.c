@@ -114,7 +114,7 @@ static void fixture(void)
 			int64_t fr = db_log_frame(w, &f);
 			for (int n = 0; n < counts[r]; n++)
 				log_compile(w, fr, n);
-			db_frame_counts(w, fr, 600, 100, 0, NULL);
+			db_frame_counts(w, fr, &(struct db_frame_counts){600, 100, 0, 0, 0, NULL});
 		}
 		db_end_run(w, 0);
 	}
