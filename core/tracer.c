@@ -863,6 +863,13 @@ static struct seqrec *rec_read(struct tstate *st, struct seqrec *r)
 	return r;
 }
 
+/* the items of a list or tuple variable (the trace now depends on them) */
+static int seq_n_of(struct tstate *st, struct var *v) { return v->kind == VK_LIST ? rec_read(st, v->rec)->n : v->n; }
+static struct var **seq_items_of(struct tstate *st, struct var *v)
+{
+	return v->kind == VK_LIST ? rec_read(st, v->rec)->items : v->items;
+}
+
 /* ---- realizing inputs ---- */
 
 static struct var *lazy_var(struct tstate *st, value v, int src)
@@ -1159,8 +1166,8 @@ static void mkgarg(struct tstate *st, struct var *v, struct garg *out, const cha
 		return;
 	case VK_LIST:
 	case VK_TUPLE: {
-		int n = v->kind == VK_LIST ? rec_read(st, v->rec)->n : v->n;
-		struct var **items = v->kind == VK_LIST ? v->rec->items : v->items;
+		int n = seq_n_of(st, v);
+		struct var **items = seq_items_of(st, v);
 		out->kind = v->kind == VK_LIST ? GARG_LIST : GARG_TUPLE;
 		out->n = n;
 		out->items = aalloc(&st->arena, sizeof *out->items * (size_t)(n ? n : 1));
@@ -1200,8 +1207,8 @@ static value exval(struct tstate *st, struct var *v, int depth)
 		return v->v;
 	case VK_LIST:
 	case VK_TUPLE: {
-		int n = v->kind == VK_LIST ? rec_read(st, v->rec)->n : v->n;
-		struct var **items = v->kind == VK_LIST ? v->rec->items : v->items;
+		int n = seq_n_of(st, v);
+		struct var **items = seq_items_of(st, v);
 		if (depth > TRACE_MAX_NEST)
 			fail(st, "nested too deep");
 		value c = v->kind == VK_LIST ? list_new((size_t)n) : tuple_new((size_t)n);
@@ -1228,8 +1235,8 @@ static bool any_rg(struct tstate *st, struct var *v, int depth)
 	if (v->kind == VK_TENSOR)
 		return v->rg;
 	if ((v->kind == VK_LIST || v->kind == VK_TUPLE) && depth < TRACE_MAX_NEST) {
-		int n = v->kind == VK_LIST ? rec_read(st, v->rec)->n : v->n;
-		struct var **items = v->kind == VK_LIST ? v->rec->items : v->items;
+		int n = seq_n_of(st, v);
+		struct var **items = seq_items_of(st, v);
 		for (int i = 0; i < n; i++)
 			if (any_rg(st, items[i], depth + 1))
 				return true;
@@ -2257,8 +2264,8 @@ static bool all_const(struct tstate *st, struct var *v, int depth)
 	if (v->kind == VK_CONST)
 		return true;
 	if ((v->kind == VK_LIST || v->kind == VK_TUPLE) && depth < TRACE_MAX_NEST) {
-		int n = v->kind == VK_LIST ? rec_read(st, v->rec)->n : v->n;
-		struct var **items = v->kind == VK_LIST ? v->rec->items : v->items;
+		int n = seq_n_of(st, v);
+		struct var **items = seq_items_of(st, v);
 		for (int i = 0; i < n; i++)
 			if (!all_const(st, items[i], depth + 1))
 				return false;
@@ -2273,8 +2280,8 @@ static value deep_value(struct tstate *st, struct var *v, int depth)
 	v = R(st, v);
 	if (v->kind == VK_CONST)
 		return cval(st, v);
-	int n = v->kind == VK_LIST ? rec_read(st, v->rec)->n : v->n;
-	struct var **items = v->kind == VK_LIST ? v->rec->items : v->items;
+	int n = seq_n_of(st, v);
+	struct var **items = seq_items_of(st, v);
 	value c = v->kind == VK_LIST ? list_new((size_t)n) : tuple_new((size_t)n);
 	hold(st, c);
 	value *dst = v->kind == VK_LIST ? val_list(c)->items : val_tuple(c)->items;
@@ -2317,12 +2324,6 @@ static struct var *from_result_at(struct tstate *st, value r, int depth)
 	return c;
 }
 
-/* the items of a list or tuple variable (the trace now depends on them) */
-static int seq_n_of(struct tstate *st, struct var *v) { return v->kind == VK_LIST ? rec_read(st, v->rec)->n : v->n; }
-static struct var **seq_items_of(struct tstate *st, struct var *v)
-{
-	return v->kind == VK_LIST ? rec_read(st, v->rec)->items : v->items;
-}
 #define seq_n(v) seq_n_of(st, (v))
 #define seq_items(v) seq_items_of(st, (v))
 static bool is_seq(struct var *v) { return v->kind == VK_LIST || v->kind == VK_TUPLE; }
