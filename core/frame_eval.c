@@ -476,6 +476,7 @@ static enum outcome compile_frame(struct vm *vm, struct frame *f, struct eval_ct
 		double tb = now_ms();
 		struct graph **extra = NULL;
 		int nextra = 0;
+		graph_check(tr->graph, "capture");
 		e->compiled = cfg->backend->compile(tr->graph, &extra, &nextra);
 		rec.backend_ms = now_ms() - tb;
 		rec.ngraphs_extra = nextra;

@@ -4297,6 +4297,7 @@ struct trace_result *trace_frame(struct vm *vm, struct frame *f, const struct tr
 	}
 	if (res->end != TRACE_FAILED && res->end != TRACE_FULLGRAPH) {
 		finish_syms(st);
+		graph_check(st->g, "trace");
 		res->graph = st->g;
 		st->g = NULL;
 		res->guards = st->gs;

@@ -131,7 +131,6 @@ START_TEST(test_fresh_names)
 	for (size_t i = 0; i < sizeof bases / sizeof bases[0]; i++) {
 		char *n = graph_fresh_name(g, bases[i]);
 		ck_assert_msg(strcmp(n, want[i]) == 0, "%s: got %s, want %s", bases[i], n, want[i]);
-		free(n);
 	}
 	graph_free(g);
 }
@@ -201,7 +200,6 @@ START_TEST(test_copy_and_truncate)
 	/* names stay taken in the copy */
 	char *n = graph_fresh_name(c, "add");
 	ck_assert_str_eq(n, "add_1");
-	free(n);
 	sb_release(&a);
 	graph_free(g);
 	graph_free(c);
