@@ -741,6 +741,7 @@ int graph_verify(const struct graph *g, struct strbuf *why)
 	bool past_inputs = false;
 	for (int i = 0; i < g->nnodes; i++) {
 		const struct gnode *n = &g->nodes[i];
+		v.n = NULL;
 		if (!n->name || !*n->name)
 			return broken(&v, "node %d has no name", i);
 		v.n = n;
