@@ -473,10 +473,10 @@ static enum outcome compile_frame(struct vm *vm, struct frame *f, struct eval_ct
 	bool has_ops = graph_op_count(tr->graph) > 0;
 	if (has_ops) {
 		rec.graph = tr->graph;
+		graph_check(tr->graph, "capture");
 		double tb = now_ms();
 		struct graph **extra = NULL;
 		int nextra = 0;
-		graph_check(tr->graph, "capture");
 		e->compiled = cfg->backend->compile(tr->graph, &extra, &nextra);
 		rec.backend_ms = now_ms() - tb;
 		rec.ngraphs_extra = nextra;

@@ -677,6 +677,7 @@ START_TEST(test_copy_independent)
 	/* |a| + 0: a / |a| */
 	ck_assert_double_eq_tol(run_first(c, 0), -1.0, 1e-6);
 	free(want);
+	graph_free(c);
 
 	/* and the other way round: edits of the copy leave the original alone */
 	g = toy_graph();
