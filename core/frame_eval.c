@@ -589,7 +589,8 @@ static enum outcome compile_frame(struct vm *vm, struct frame *f, struct eval_ct
 		return install(&j, out);
 	if (pass_backend(&j) < 0)               /* graph_code, aot_graphs, output_code */
 		return fail_backend(&j);
-	verify(&j, j.tr->graph, "backend");
+	for (int i = 0; i < j.cc.ngraphs; i++)
+		verify(&j, j.cc.graphs[i], j.cfg->backend->name);
 	return install(&j, out);
 }
 
