@@ -12,10 +12,12 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "backend.h"
 #include "builtin.h"
 #include "compile_log.h"
 #include "frame_eval.h"
 #include "graph.h"
+#include "runtime.h"
 #include "vm.h"
 
 /* ---- summaries ---- */
@@ -483,14 +485,17 @@ value explain_builtin(struct vm *vm, const value *args, int nargs, value kwnames
 	int nkw = kwnames.tag == VAL_TUPLE ? (int)val_tuple(kwnames)->len : 0;
 	if (nargs - nkw < 1)
 		return vm_raise("explain() missing required argument 'f'");
+	struct runtime *rt = vm_runtime(vm);
+	if (!rt)
+		return vm_raise("explain(): no compile runtime in this VM");
 	struct explain_session s;
 	memset(&s, 0, sizeof s);
 	s.listener.on_compile = session_on_compile;
-	compile_log_listen(&s.listener);
+	compile_log_listen(rt->log, &s.listener);
 	explain_depth++;
-	value r = frame_eval_call_private(vm, args[0], args + 1, nargs - 1, kwnames, "eager");
+	value r = frame_eval_call_private(vm, args[0], args + 1, nargs - 1, kwnames, backend_default());
 	explain_depth--;
-	compile_log_unlisten(&s.listener);
+	compile_log_unlisten(rt->log, &s.listener);
 	if (val_is_err(r)) {
 		summary_release(&s.summary);
 		return r;
@@ -511,6 +516,7 @@ struct group {
 
 struct explain_program {
 	struct compile_listener listener;
+	struct compile_log *log;
 	int ngroups, cap;
 	struct group *groups;
 };
@@ -542,13 +548,14 @@ static void program_on_compile(struct compile_listener *l, const struct compile_
 	summary_add(&p->groups[i].summary, r);
 }
 
-struct explain_program *explain_program_begin(void)
+struct explain_program *explain_program_begin(struct compile_log *log)
 {
 	struct explain_program *p = calloc(1, sizeof *p);
 	if (!p)
 		return NULL;
 	p->listener.on_compile = program_on_compile;
-	compile_log_listen(&p->listener);
+	p->log = log;
+	compile_log_listen(log, &p->listener);
 	return p;
 }
 
@@ -556,7 +563,7 @@ void explain_program_end(struct explain_program *p, struct strbuf *out)
 {
 	if (!p)
 		return;
-	compile_log_unlisten(&p->listener);
+	compile_log_unlisten(p->log, &p->listener);
 	if (p->ngroups == 0)
 		sb_puts(out, "no compiled function ran\n");
 	for (int i = 0; i < p->ngroups; i++) {

@@ -44,8 +44,10 @@ struct run_result {
 };
 
 /* Runs the program; its stdout and stderr are the process's. Returns the
- * status (also in res->status; res may be NULL). The process-wide compile
- * switches (backend, fullgraph, cache limit) stay set afterwards. */
+ * status (also in res->status; res may be NULL). The program's compiling
+ * state (switches, caches, compile log: runtime.h) is made for it and
+ * freed after it, so that programs run one after the other in a process
+ * do not see each other's. */
 int run_program(const struct run_options *o, struct run_result *res);
 
 /* Reads and compiles path to bytecode (for `tjit dis`): the code, or NULL
