@@ -272,13 +272,6 @@ static double wall_seconds(void)
 	return (double)ts.tv_sec + (double)ts.tv_nsec / 1e9;
 }
 
-static double now_ms(void)
-{
-	struct timespec ts;
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return (double)ts.tv_sec * 1e3 + (double)ts.tv_nsec / 1e6;
-}
-
 static int frame_index_of(struct fkey *k)
 {
 	if (k->frame_index < 0) {
@@ -312,16 +305,6 @@ static void record_begin(struct compile_record *rec, struct fkey *k, const struc
 	rec->owner_line = cfg->owner_line;
 }
 
-static char *dup_or_empty(const char *s)
-{
-	char *d = strdup(s ? s : "");
-	if (!d) {
-		fputs("tjit: out of memory\n", stderr);
-		abort();
-	}
-	return d;
-}
-
 /* the first failing guard of every entry, newest first (after a failed lookup) */
 static void record_failures(struct compile_record *rec, struct fkey *k, struct vm *vm, struct frame *f,
 			    const struct backend *backend)
@@ -335,7 +318,7 @@ static void record_failures(struct compile_record *rec, struct fkey *k, struct v
 		if (g < 0)
 			continue;
 		struct failure_record *fr = &rec->failures[rec->nfailures++];
-		fr->failed_compile = dup_or_empty(e->compile_id);
+		fr->failed_compile = xdup_or_empty(e->compile_id);
 		guards_failure(e->tr->guards, g, backend, &fr->guard_text, &fr->value_seen);
 	}
 }
@@ -348,7 +331,7 @@ static void record_guards(struct compile_record *rec, const struct guard_set *gs
 		const struct guard *g = &gs->guards[i];
 		struct guard_record *r = &rec->guards[i];
 		r->kind = guards_kind_name((enum guard_kind)g->kind);
-		r->text = dup_or_empty(g->text);
+		r->text = xdup_or_empty(g->text);
 		r->src = g->src;
 		r->line = g->line;
 		r->col = g->col;
@@ -360,7 +343,7 @@ static struct break_record *break_record_of(const struct trace_break *b, int pc)
 {
 	struct break_record *r = xcalloc(1, sizeof *r);
 	r->code = b->code;
-	r->message = dup_or_empty(b->message);
+	r->message = xdup_or_empty(b->message);
 	r->pc = pc;
 	r->nstack = b->nstack;
 	r->stack = xcalloc((size_t)b->nstack, sizeof *r->stack);
@@ -393,7 +376,7 @@ static char *unsupported_message(const struct trace_break *b)
 {
 	struct strbuf sb = STRBUF_INIT;
 	sb_printf(&sb, "Unsupported: %s", b->message);
-	return sb.buf ? sb.buf : dup_or_empty("");
+	return sb.buf ? sb.buf : xdup_or_empty("");
 }
 
 static value raise_unsupported(struct vm *vm, struct frame *f, const struct trace_break *b)
@@ -414,7 +397,7 @@ static enum outcome compile_frame(struct vm *vm, struct frame *f, struct eval_ct
 				  struct entry **out)
 {
 	const struct compile_config *cfg = ctx->cfg;
-	double t0 = now_ms();
+	double t0 = util_now_ms();
 	char id[24];
 	int provisional = k->frame_index >= 0 ? k->frame_index : next_frame_index;
 	snprintf(id, sizeof id, "%d/%d", provisional, k->ncompiles);
@@ -434,7 +417,7 @@ static enum outcome compile_frame(struct vm *vm, struct frame *f, struct eval_ct
 		rec.brk = break_record_of(tr->brk, tr->pc);
 		rec.outcome = "error";
 		rec.error = unsupported_message(tr->brk);
-		rec.total_ms = now_ms() - t0;
+		rec.total_ms = util_now_ms() - t0;
 		record_finish(&rec);
 		raise_unsupported(vm, f, tr->brk);
 		trace_result_free(tr);
@@ -453,7 +436,7 @@ static enum outcome compile_frame(struct vm *vm, struct frame *f, struct eval_ct
 	record_failures(&rec, k, vm, f, cfg->backend);
 	k->ncompiles++;
 	free(tr->graph->compile_id);
-	tr->graph->compile_id = dup_or_empty(rec.compile_id);
+	tr->graph->compile_id = xdup_or_empty(rec.compile_id);
 	rec.trace_ms = tr->trace_ms;
 	rec.guard_ms = tr->guard_ms;
 	record_guards(&rec, tr->guards);
@@ -473,18 +456,18 @@ static enum outcome compile_frame(struct vm *vm, struct frame *f, struct eval_ct
 	bool has_ops = graph_op_count(tr->graph) > 0;
 	if (has_ops) {
 		rec.graph = tr->graph;
-		double tb = now_ms();
+		double tb = util_now_ms();
 		struct graph **extra = NULL;
 		int nextra = 0;
 		e->compiled = cfg->backend->compile(tr->graph, &extra, &nextra);
-		rec.backend_ms = now_ms() - tb;
+		rec.backend_ms = util_now_ms() - tb;
 		rec.ngraphs_extra = nextra;
 		rec.graphs_extra = extra;
 		if (!e->compiled) {
 			char *msg = tj_error_take();
 			rec.outcome = "error";
-			rec.error = dup_or_empty(msg ? msg : "backend compile failed");
-			rec.total_ms = now_ms() - t0;
+			rec.error = xdup_or_empty(msg ? msg : "backend compile failed");
+			rec.total_ms = util_now_ms() - t0;
 			record_finish(&rec);
 			tj_error_set("%s", msg ? msg : "backend compile failed");
 			free(msg);
@@ -493,7 +476,7 @@ static enum outcome compile_frame(struct vm *vm, struct frame *f, struct eval_ct
 			return RAISED;
 		}
 	}
-	rec.total_ms = now_ms() - t0;
+	rec.total_ms = util_now_ms() - t0;
 	record_finish(&rec);
 	if (k->nentries == k->cap) {
 		k->cap = k->cap ? k->cap * 2 : 4;

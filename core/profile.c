@@ -16,7 +16,8 @@
 #include <string.h>
 #include <time.h>
 
-#include "compile_log.h"
+#include "breaks.h"
+#include "hash.h"
 #include "json.h"
 
 #define WIDTH 80                 /* the report fits an 80-column terminal */
@@ -109,17 +110,9 @@ struct strmap {
 	size_t cap, n;
 };
 
-static uint64_t hash_str(const char *s)
-{
-	uint64_t h = 1469598103934665603ull;
-	for (; *s; s++)
-		h = (h ^ (unsigned char)*s) * 1099511628211ull;
-	return h;
-}
-
 static size_t strmap_slot(const struct strmap *m, const char *k)
 {
-	size_t i = (size_t)hash_str(k) & (m->cap - 1);
+	size_t i = (size_t)hash_fnv1a_str(k) & (m->cap - 1);
 	while (m->keys[i] && strcmp(m->keys[i], k) != 0)
 		i = (i + 1) & (m->cap - 1);
 	return i;
@@ -510,8 +503,8 @@ static void load_breaks(struct profile *p, struct loader *L, struct dbq_break *b
 		r->hits = b[i].hits;
 		r->fullgraph_errors = b[i].fullgraph_errors;
 		p->breaks += b[i].compiles;
-		for (int k = 0; k < compile_log_break_count(); k++) {
-			const struct break_info *info = compile_log_break_info(k);
+		for (int k = 0; k < breaks_count(); k++) {
+			const struct break_info *info = breaks_info(k);
 			if (info && strcmp(info->code, r->code) == 0) {
 				r->hint = info->hint;
 				break;
@@ -546,9 +539,9 @@ static void load_breaks(struct profile *p, struct loader *L, struct dbq_break *b
 static void add_disabled(struct profile *p)
 {
 	const struct break_info *info = NULL;
-	for (int k = 0; k < compile_log_break_count(); k++)
-		if (strcmp(compile_log_break_info(k)->name, "DISABLED") == 0)
-			info = compile_log_break_info(k);
+	for (int k = 0; k < breaks_count(); k++)
+		if (strcmp(breaks_info(k)->name, "DISABLED") == 0)
+			info = breaks_info(k);
 	if (!info)
 		return;
 	for (int i = 0; i < p->nbreaks; i++) {

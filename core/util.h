@@ -1,8 +1,9 @@
-/* util.h - small allocation helpers shared by the core.
+/* util.h - small helpers shared by the core, db/, viz/, tui/ and the tools
+ * (the base layer: nothing here knows the VM).
  *
- * xmalloc, xcalloc, xrealloc and xstrdup never return NULL: out of memory,
- * they print "tjit: out of memory" and abort. A size of 0 is taken as 1.
- * grow_array is the fallible one: it keeps a growable array big enough. */
+ * xmalloc, xcalloc, xrealloc, xstrdup and xdup_or_empty never return NULL:
+ * out of memory, they print "tjit: out of memory" and abort. A size of 0
+ * is taken as 1. grow_array and util_dup_or_empty are the fallible ones. */
 #ifndef TJ_UTIL_H
 #define TJ_UTIL_H
 
@@ -47,6 +48,18 @@ static inline char *xstrdup(const char *s)
 	return memcpy(xmalloc(n), s, n);
 }
 
+/* A copy of s, or of "" when s is NULL; NULL when out of memory. */
+static inline char *util_dup_or_empty(const char *s)
+{
+	return strdup(s ? s : "");
+}
+
+/* util_dup_or_empty that aborts when out of memory */
+static inline char *xdup_or_empty(const char *s)
+{
+	return xstrdup(s ? s : "");
+}
+
 /* Makes *items (of *cap elements of `size` bytes) hold at least `need`:
  * the capacity doubles, from first_cap when it is 0. False (and *items
  * unchanged) when out of memory. */
@@ -64,5 +77,12 @@ static inline bool grow_array(void **items, int *cap, int need, size_t size, int
 	*cap = ncap;
 	return true;
 }
+
+/* Milliseconds on the monotonic clock: for durations only. */
+double util_now_ms(void);
+
+/* Flushes stdout; a write error is reported ("NAME: error writing to
+ * stdout: ...") and turns status 0 into 1. Returns the status. */
+int util_finish_stdout(const char *name, int status);
 
 #endif

@@ -69,6 +69,8 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "hash.h"
+
 /* db/schema.sql as a C string, generated at build time by db/sql2c.sh */
 extern const char db_schema_sql[];
 
@@ -350,11 +352,7 @@ static bool same_str(const char *a, const char *b)
 void db_hash_text(const char *text, char out[17])
 {
 	static const char hex[] = "0123456789abcdef";
-	uint64_t h = 0xcbf29ce484222325u;
-	for (const unsigned char *p = (const unsigned char *)text; *p; p++) {
-		h ^= *p;
-		h *= 0x100000001b3u;
-	}
+	uint64_t h = hash_fnv1a_str(text);
 	for (int i = 15; i >= 0; i--, h >>= 4)
 		out[i] = hex[h & 15];
 	out[16] = '\0';

@@ -219,7 +219,7 @@ int main(int argc, char **argv)
 	}
 	if (strcmp(cmd, "--list-break-codes") == 0) {
 		struct strbuf sb = STRBUF_INIT;
-		compile_log_break_doc(&sb);
+		breaks_doc(&sb);
 		fwrite(sb.buf, 1, sb.len, stdout);
 		sb_release(&sb);
 		return finish_stdout(0);
