@@ -274,7 +274,7 @@ static const struct dbq_run *run_of(struct tui *t, int64_t id, char **err)
 	return &t->run;
 }
 
-/* the profile of a run (core/profile.c), when the run is small enough to
+/* the profile of a run (tools/lib/profile.c), when the run is small enough to
  * read whole; NULL otherwise */
 static const struct profile *profile_of(struct tui *t, int64_t run_id, int64_t compiles)
 {
@@ -915,7 +915,7 @@ static const struct view_class failures_class = {
 	.open = open_failures,
 };
 
-/* -- recompiles of a run: guard failures grouped by subject (core/profile.c) -- */
+/* -- recompiles of a run: guard failures grouped by subject (tools/lib/profile.c) -- */
 
 static int build_recompiles(struct tui *t, struct view *v, int i, char **err)
 {
