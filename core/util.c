@@ -1,7 +1,25 @@
 /* util.c - the helpers of util.h that are not inline. */
+#define _GNU_SOURCE /* vasprintf */
 #include "util.h"
 
 #include <time.h>
+
+char *xvasprintf(const char *fmt, va_list ap)
+{
+	char *s = NULL;
+	if (vasprintf(&s, fmt, ap) < 0)
+		util_oom();
+	return s;
+}
+
+char *xasprintf(const char *fmt, ...)
+{
+	va_list ap;
+	va_start(ap, fmt);
+	char *s = xvasprintf(fmt, ap);
+	va_end(ap);
+	return s;
+}
 
 double util_now_ms(void)
 {

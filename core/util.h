@@ -1,12 +1,15 @@
 /* util.h - small helpers shared by the core, db/, viz/, tui/ and the tools
  * (the base layer: nothing here knows the VM).
  *
- * xmalloc, xcalloc, xrealloc, xstrdup and xdup_or_empty never return NULL:
- * out of memory, they print "tjit: out of memory" and abort. A size of 0
- * is taken as 1. grow_array and util_dup_or_empty are the fallible ones. */
+ * xmalloc, xcalloc, xrealloc, xstrdup, xstrndup, xdup_or_empty and
+ * xasprintf never fail: out of memory, they print "tjit: out of memory"
+ * and abort (fine in tools; library code returns a status instead). A size
+ * of 0 is taken as 1. grow_array and util_dup_or_empty are the fallible
+ * ones. */
 #ifndef TJ_UTIL_H
 #define TJ_UTIL_H
 
+#include <stdarg.h>
 #include <stdbool.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -42,10 +45,21 @@ static inline void *xrealloc(void *p, size_t n)
 	return p;
 }
 
+/* NULL for NULL */
 static inline char *xstrdup(const char *s)
 {
+	if (!s)
+		return NULL;
 	size_t n = strlen(s) + 1;
 	return memcpy(xmalloc(n), s, n);
+}
+
+/* the first n bytes of s (which has at least n), NUL-terminated */
+static inline char *xstrndup(const char *s, size_t n)
+{
+	char *d = memcpy(xmalloc(n + 1), s, n);
+	d[n] = '\0';
+	return d;
 }
 
 /* A copy of s, or of "" when s is NULL; NULL when out of memory. */
@@ -77,6 +91,10 @@ static inline bool grow_array(void **items, int *cap, int need, size_t size, int
 	*cap = ncap;
 	return true;
 }
+
+/* A formatted string, malloc'd. */
+char *xasprintf(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
+char *xvasprintf(const char *fmt, va_list ap);
 
 /* Milliseconds on the monotonic clock: for durations only. */
 double util_now_ms(void);

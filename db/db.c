@@ -50,7 +50,7 @@
  * the next compile, run begin or end, or on their own once a second has
  * passed.
  */
-#define _GNU_SOURCE /* SCHED_BATCH */
+#define _GNU_SOURCE /* SCHED_BATCH, vasprintf */
 #include "db.h"
 
 #include <errno.h>
@@ -315,17 +315,11 @@ static struct db_writer fallback_writer = {.ops = &null_ops, .is_static = true};
 
 __attribute__((format(printf, 1, 2))) static char *format(const char *fmt, ...)
 {
+	char *s = NULL;
 	va_list ap;
 	va_start(ap, fmt);
-	int n = vsnprintf(NULL, 0, fmt, ap);
-	va_end(ap);
-	if (n < 0)
-		return NULL;
-	char *s = malloc((size_t)n + 1);
-	if (!s)
-		return NULL;
-	va_start(ap, fmt);
-	vsnprintf(s, (size_t)n + 1, fmt, ap);
+	if (vasprintf(&s, fmt, ap) < 0)
+		s = NULL;
 	va_end(ap);
 	return s;
 }

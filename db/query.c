@@ -6,6 +6,7 @@
  * its rows through an index of db/schema.sql or a primary key). Only the
  * run count in the message of an unknown RUN reads the runs table whole.
  */
+#define _GNU_SOURCE /* vasprintf */
 #include "query.h"
 
 #include <errno.h>
@@ -164,26 +165,13 @@ struct dbq {
 
 /* ---- helpers ---- */
 
-static char *xvasprintf(const char *fmt, va_list ap)
-{
-	va_list ap2;
-	va_copy(ap2, ap);
-	int n = vsnprintf(NULL, 0, fmt, ap2);
-	va_end(ap2);
-	if (n < 0)
-		return NULL;
-	char *s = malloc((size_t)n + 1);
-	if (s)
-		vsnprintf(s, (size_t)n + 1, fmt, ap);
-	return s;
-}
-
 __attribute__((format(printf, 2, 3))) static int set_err(char **err, const char *fmt, ...)
 {
 	if (err) {
 		va_list ap;
 		va_start(ap, fmt);
-		*err = xvasprintf(fmt, ap);
+		if (vasprintf(err, fmt, ap) < 0)
+			*err = NULL;
 		va_end(ap);
 	}
 	return -1;

@@ -132,14 +132,7 @@ char *viz_err(const char *fmt, ...)
 {
 	va_list ap;
 	va_start(ap, fmt);
-	int n = vsnprintf(NULL, 0, fmt, ap);
+	char *s = xvasprintf(fmt, ap);
 	va_end(ap);
-	char *s = xmalloc(n > 0 ? (size_t)n + 1 : 1);
-	s[0] = '\0';
-	if (n > 0) {
-		va_start(ap, fmt);
-		vsnprintf(s, (size_t)n + 1, fmt, ap);
-		va_end(ap);
-	}
 	return s;
 }

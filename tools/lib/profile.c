@@ -19,80 +19,13 @@
 #include "breaks.h"
 #include "hash.h"
 #include "json.h"
+#include "util.h"
 
 #define WIDTH 80                 /* the report fits an 80-column terminal */
 #define MAX_VALUE_LINES 3        /* values printed per guard subject, in lines */
 #define MAX_TIME_FUNCTIONS 10    /* functions listed under compile time */
 
-/* ---- memory: the report is a tool's; running out is fatal ---- */
-
-static void *xmalloc(size_t n)
-{
-	void *p = malloc(n ? n : 1);
-	if (!p) {
-		fputs("tjit-profile: out of memory\n", stderr);
-		abort();
-	}
-	return p;
-}
-
-static void *xcalloc(size_t n, size_t size)
-{
-	void *p = calloc(n ? n : 1, size ? size : 1);
-	if (!p) {
-		fputs("tjit-profile: out of memory\n", stderr);
-		abort();
-	}
-	return p;
-}
-
-static void *xrealloc(void *p, size_t n)
-{
-	p = realloc(p, n ? n : 1);
-	if (!p) {
-		fputs("tjit-profile: out of memory\n", stderr);
-		abort();
-	}
-	return p;
-}
-
-static char *xstrdup(const char *s)
-{
-	if (!s)
-		return NULL;
-	size_t n = strlen(s);
-	char *d = xmalloc(n + 1);
-	memcpy(d, s, n + 1);
-	return d;
-}
-
-static char *xstrndup(const char *s, size_t n)
-{
-	char *d = xmalloc(n + 1);
-	memcpy(d, s, n);
-	d[n] = 0;
-	return d;
-}
-
-__attribute__((format(printf, 1, 2))) static char *xasprintf(const char *fmt, ...)
-{
-	struct strbuf sb = STRBUF_INIT;
-	va_list ap;
-	va_start(ap, fmt);
-	char small[512];
-	int n = vsnprintf(small, sizeof small, fmt, ap);
-	va_end(ap);
-	if (n < 0)
-		return xstrdup("");
-	if ((size_t)n < sizeof small)
-		return xstrdup(small);
-	sb_grow(&sb, (size_t)n + 1);
-	va_start(ap, fmt);
-	vsnprintf(sb.buf, (size_t)n + 1, fmt, ap);
-	va_end(ap);
-	sb.len = (size_t)n;
-	return sb_detach(&sb);
-}
+/* memory: the report is a tool's; running out is fatal (util.h's x*) */
 
 #define GROW(arr, n, cap)                                                          \
 	do {                                                                       \
