@@ -18,6 +18,12 @@ void sb_puts(struct strbuf *sb, const char *s);
 void sb_putc(struct strbuf *sb, char c);
 void sb_printf(struct strbuf *sb, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
 char *sb_detach(struct strbuf *sb);                /* caller frees */
+void sb_reset(struct strbuf *sb);                  /* empty again, keeping its memory */
 void sb_release(struct strbuf *sb);
+/* the text, "" while nothing was added */
+static inline const char *sb_str(const struct strbuf *sb)
+{
+	return sb->buf ? sb->buf : "";
+}
 
 #endif
