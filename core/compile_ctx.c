@@ -11,13 +11,6 @@
 #include "graph.h"
 #include "util.h"
 
-static double now_ms(void)
-{
-	struct timespec ts;
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return (double)ts.tv_sec * 1e3 + (double)ts.tv_nsec / 1e6;
-}
-
 /* ---- TJIT_INJECT_BUG ---- */
 
 static const struct {
@@ -87,7 +80,7 @@ void compile_ctx_init(struct compile_ctx *cc, const struct compile_config *cfg, 
 	cc->log = log;
 	cc->compile_id = compile_id;
 	cc->open = -1;
-	cc->start_ms = now_ms();
+	cc->start_ms = util_now_ms();
 }
 
 void kernel_record_release(struct kernel_record *k)
@@ -137,7 +130,7 @@ int compile_ctx_phase_begin(struct compile_ctx *cc, const char *name)
 	int i = phase_new(cc, name);
 	if (i < 0)
 		return -1;
-	cc->phases[i].start_ms = now_ms();
+	cc->phases[i].start_ms = util_now_ms();
 	cc->open = i;
 	return i;
 }
@@ -147,7 +140,7 @@ void compile_ctx_phase_end(struct compile_ctx *cc, int phase)
 	if (phase < 0 || phase >= cc->nphases)
 		return;
 	struct compile_phase *p = &cc->phases[phase];
-	p->ms = now_ms() - p->start_ms;
+	p->ms = util_now_ms() - p->start_ms;
 	cc->open = p->parent;
 }
 
@@ -169,7 +162,7 @@ double compile_ctx_phase_ms(const struct compile_ctx *cc, const char *name)
 
 double compile_ctx_elapsed_ms(const struct compile_ctx *cc)
 {
-	return now_ms() - cc->start_ms;
+	return util_now_ms() - cc->start_ms;
 }
 
 /* ---- graphs and kernels ---- */

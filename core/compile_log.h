@@ -18,6 +18,7 @@
 struct db_frame_counts;
 #include <stdio.h>
 
+#include "breaks.h"
 #include "compile_ctx.h"
 #include "error.h"
 #include "graph.h"
@@ -147,22 +148,6 @@ struct compile_listener {
 };
 void compile_log_listen(struct compile_log *log, struct compile_listener *l);
 void compile_log_unlisten(struct compile_log *log, struct compile_listener *l);
-
-/* ---- graph-break codes (core/breaks.def) ---- */
-struct break_info {
-	const char *code;           /* "TJB001" */
-	const char *name;           /* the enum name */
-	const char *category;       /* "side_effect" */
-	const char *message;        /* the generic message */
-	const char *explanation;    /* what happened, in a sentence or two */
-	const char *hint;           /* what to do about it */
-};
-/* The row of a break code; NULL when code is out of range. */
-const struct break_info *compile_log_break_info(int code);
-int compile_log_break_count(void);
-/* doc/graph-breaks.md: every code with its category, message, explanation
- * and hint (`tjit --list-break-codes` prints it; a test checks the file). */
-void compile_log_break_doc(struct strbuf *out);
 
 /* ---- formatting shared with explain and the tools ---- */
 /* "prog.tj:4" style location of one user frame; "<unknown>" without a source */

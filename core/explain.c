@@ -18,6 +18,7 @@
 #include "frame_eval.h"
 #include "graph.h"
 #include "runtime.h"
+#include "util.h"
 #include "vm.h"
 
 /* ---- summaries ---- */
@@ -61,11 +62,6 @@ struct summary {
 	struct time_row *times;
 };
 
-static char *dup_or_empty(const char *s)
-{
-	return strdup(s ? s : "");
-}
-
 /* Grows *items (of *cap elements of size sz) to hold n + 1. */
 static int reserve(void *items, int *cap, int n, size_t sz)
 {
@@ -86,8 +82,8 @@ static void summary_add_graph(struct summary *s, const struct graph *g)
 		return;
 	struct graph_copy *c = &s->graphs[s->ngraphs++];
 	memset(c, 0, sizeof *c);
-	c->compile_id = dup_or_empty(g->compile_id);
-	c->name = dup_or_empty(g->name);
+	c->compile_id = util_dup_or_empty(g->compile_id);
+	c->name = util_dup_or_empty(g->name);
 	struct strbuf sb = STRBUF_INIT;
 	graph_print(g, &sb);
 	while (sb.len && sb.buf[sb.len - 1] == '\n')
@@ -112,15 +108,15 @@ static void summary_add_break(struct summary *s, const struct break_record *b)
 		return;
 	struct break_copy *c = &s->breaks[s->nbreaks++];
 	memset(c, 0, sizeof *c);
-	c->info = compile_log_break_info(b->code);
-	c->message = dup_or_empty(b->message ? b->message : c->info ? c->info->message : "");
+	c->info = breaks_info(b->code);
+	c->message = util_dup_or_empty(b->message ? b->message : c->info ? c->info->message : "");
 	c->stack = calloc((size_t)(b->nstack ? b->nstack : 1), sizeof *c->stack);
 	for (int i = 0; c->stack && i < b->nstack; i++) {
 		const struct user_frame *f = &b->stack[i];
 		struct frame_copy *fc = &c->stack[c->nstack++];
-		fc->file = dup_or_empty(f->src && f->src->path ? f->src->path : "<unknown>");
+		fc->file = util_dup_or_empty(f->src && f->src->path ? f->src->path : "<unknown>");
 		fc->line = f->line;
-		fc->function = dup_or_empty(f->function ? f->function : "<unknown>");
+		fc->function = util_dup_or_empty(f->function ? f->function : "<unknown>");
 		struct strbuf sb = STRBUF_INIT;
 		compile_log_source_line(f->src, f->line, &sb);
 		fc->source = sb.len ? sb_detach(&sb) : strdup("");
@@ -158,7 +154,7 @@ static void summary_add(struct summary *s, const struct compile_record *r)
 	for (int i = 0; i < r->nguards; i++) {
 		if (reserve(&s->guards, &s->cap_guards, s->nguards, sizeof *s->guards) < 0)
 			break;
-		s->guards[s->nguards++] = dup_or_empty(r->guards[i].text);
+		s->guards[s->nguards++] = util_dup_or_empty(r->guards[i].text);
 	}
 	summary_add_times(s, r);
 }

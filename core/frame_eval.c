@@ -291,16 +291,6 @@ static void record_begin(struct compile_record *rec, struct runtime *rt, struct 
 	rec->owner_line = cfg->owner_line;
 }
 
-static char *dup_or_empty(const char *s)
-{
-	char *d = strdup(s ? s : "");
-	if (!d) {
-		fputs("tjit: out of memory\n", stderr);
-		abort();
-	}
-	return d;
-}
-
 /* the first failing guard of every entry, newest first (after a failed lookup) */
 static void record_failures(struct compile_record *rec, struct fkey *k, struct vm *vm, struct frame *f,
 			    const struct backend *backend)
@@ -314,7 +304,7 @@ static void record_failures(struct compile_record *rec, struct fkey *k, struct v
 		if (g < 0)
 			continue;
 		struct failure_record *fr = &rec->failures[rec->nfailures++];
-		fr->failed_compile = dup_or_empty(e->compile_id);
+		fr->failed_compile = xdup_or_empty(e->compile_id);
 		guards_failure(e->tr->guards, g, backend, &fr->guard_text, &fr->value_seen);
 	}
 }
@@ -327,7 +317,7 @@ static void record_guards(struct compile_record *rec, const struct guard_set *gs
 		const struct guard *g = &gs->guards[i];
 		struct guard_record *r = &rec->guards[i];
 		r->kind = guards_kind_name((enum guard_kind)g->kind);
-		r->text = dup_or_empty(g->text);
+		r->text = xdup_or_empty(g->text);
 		r->src = g->src;
 		r->line = g->line;
 		r->col = g->col;
@@ -339,7 +329,7 @@ static struct break_record *break_record_of(const struct trace_break *b, int pc)
 {
 	struct break_record *r = xcalloc(1, sizeof *r);
 	r->code = b->code;
-	r->message = dup_or_empty(b->message);
+	r->message = xdup_or_empty(b->message);
 	r->pc = pc;
 	r->nstack = b->nstack;
 	r->stack = xcalloc((size_t)b->nstack, sizeof *r->stack);
@@ -392,7 +382,7 @@ static char *unsupported_message(const struct trace_break *b)
 {
 	struct strbuf sb = STRBUF_INIT;
 	sb_printf(&sb, "Unsupported: %s", b->message);
-	return sb.buf ? sb.buf : dup_or_empty("");
+	return sb.buf ? sb.buf : xdup_or_empty("");
 }
 
 static value raise_unsupported(struct vm *vm, struct frame *f, const struct trace_break *b)
@@ -518,7 +508,7 @@ static enum outcome fail_backend(struct job *j)
 {
 	char *msg = tj_error_take();
 	j->rec.outcome = "error";
-	j->rec.error = dup_or_empty(msg ? msg : "backend compile failed");
+	j->rec.error = xdup_or_empty(msg ? msg : "backend compile failed");
 	record_finish(j->rt, &j->rec, &j->cc);
 	tj_error_set("%s", msg ? msg : "backend compile failed");
 	free(msg);
@@ -541,7 +531,7 @@ static void make_entry(struct job *j)
 		e->hit_brk.pc = j->tr->pc;
 	}
 	free(j->tr->graph->compile_id);
-	j->tr->graph->compile_id = dup_or_empty(j->rec.compile_id);
+	j->tr->graph->compile_id = xdup_or_empty(j->rec.compile_id);
 	j->e = e;
 }
 

@@ -7,6 +7,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "hash.h"
 #include "ops.h"
 #include "util.h"
 #include "vm.h"
@@ -38,14 +39,6 @@ struct graph_names {
 	size_t cap, n;
 };
 
-static uint64_t hash_str(const char *s)
-{
-	uint64_t h = 0xcbf29ce484222325ull;
-	for (; *s; s++)
-		h = (h ^ (unsigned char)*s) * 0x100000001b3ull;
-	return h;
-}
-
 static struct name_slot *names_slot(struct graph_names *t, const char *key)
 {
 	if ((t->n + 1) * 2 > t->cap) {
@@ -58,7 +51,7 @@ static struct name_slot *names_slot(struct graph_names *t, const char *key)
 		for (size_t i = 0; i < t->cap; i++) {
 			if (!t->slots[i].key)
 				continue;
-			size_t j = hash_str(t->slots[i].key) & (ncap - 1);
+			size_t j = hash_fnv1a_str(t->slots[i].key) & (ncap - 1);
 			while (ns[j].key)
 				j = (j + 1) & (ncap - 1);
 			ns[j] = t->slots[i];
@@ -67,7 +60,7 @@ static struct name_slot *names_slot(struct graph_names *t, const char *key)
 		t->slots = ns;
 		t->cap = ncap;
 	}
-	size_t j = hash_str(key) & (t->cap - 1);
+	size_t j = hash_fnv1a_str(key) & (t->cap - 1);
 	while (t->slots[j].key && strcmp(t->slots[j].key, key) != 0)
 		j = (j + 1) & (t->cap - 1);
 	if (!t->slots[j].key) {
@@ -81,7 +74,7 @@ static bool names_used(struct graph_names *t, const char *key)
 {
 	if (!t->cap)
 		return false;
-	size_t j = hash_str(key) & (t->cap - 1);
+	size_t j = hash_fnv1a_str(key) & (t->cap - 1);
 	while (t->slots[j].key) {
 		if (strcmp(t->slots[j].key, key) == 0)
 			return t->slots[j].used;

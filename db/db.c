@@ -50,7 +50,7 @@
  * the next compile, run begin or end, or on their own once a second has
  * passed.
  */
-#define _GNU_SOURCE /* SCHED_BATCH */
+#define _GNU_SOURCE /* SCHED_BATCH, vasprintf */
 #include "db.h"
 
 #include <errno.h>
@@ -68,6 +68,8 @@
 #include <sys/types.h>
 #include <time.h>
 #include <unistd.h>
+
+#include "hash.h"
 
 /* db/schema.sql as a C string, generated at build time by db/sql2c.sh */
 extern const char db_schema_sql[];
@@ -321,17 +323,11 @@ static struct db_writer fallback_writer = {.ops = &null_ops, .is_static = true};
 
 __attribute__((format(printf, 1, 2))) static char *format(const char *fmt, ...)
 {
+	char *s = NULL;
 	va_list ap;
 	va_start(ap, fmt);
-	int n = vsnprintf(NULL, 0, fmt, ap);
-	va_end(ap);
-	if (n < 0)
-		return NULL;
-	char *s = malloc((size_t)n + 1);
-	if (!s)
-		return NULL;
-	va_start(ap, fmt);
-	vsnprintf(s, (size_t)n + 1, fmt, ap);
+	if (vasprintf(&s, fmt, ap) < 0)
+		s = NULL;
 	va_end(ap);
 	return s;
 }
@@ -358,11 +354,7 @@ static bool same_str(const char *a, const char *b)
 void db_hash_text(const char *text, char out[17])
 {
 	static const char hex[] = "0123456789abcdef";
-	uint64_t h = 0xcbf29ce484222325u;
-	for (const unsigned char *p = (const unsigned char *)text; *p; p++) {
-		h ^= *p;
-		h *= 0x100000001b3u;
-	}
+	uint64_t h = hash_fnv1a_str(text);
 	for (int i = 15; i >= 0; i--, h >>= 4)
 		out[i] = hex[h & 15];
 	out[16] = '\0';

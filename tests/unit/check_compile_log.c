@@ -271,10 +271,10 @@ START_TEST(test_break_lines)
 {
 	struct compile_log_config cfg = {.artifacts = LOG_GRAPH_BREAKS, .out = log_out};
 	log_open(&cfg);
-	const struct break_info *info = compile_log_break_info(0);
+	const struct break_info *info = breaks_info(0);
 	ck_assert_ptr_nonnull(info);
-	ck_assert_ptr_null(compile_log_break_info(-1));
-	ck_assert_ptr_null(compile_log_break_info(compile_log_break_count()));
+	ck_assert_ptr_null(breaks_info(-1));
+	ck_assert_ptr_null(breaks_info(breaks_count()));
 	struct compile_record r;
 	fill(&r, 0, 0, "first");
 	add_break(&r, 0, "call to print (side effect)", 3);
@@ -461,7 +461,7 @@ START_TEST(test_explain_program_output)
 	run_toy(0, true);
 	struct strbuf out = STRBUF_INIT;
 	explain_program_end(p, &out);
-	const struct break_info *b0 = compile_log_break_info(0), *b1 = compile_log_break_info(1);
+	const struct break_info *b0 = breaks_info(0), *b1 = breaks_info(1);
 	char *expected = NULL;
 	ck_assert_int_gt(asprintf(&expected,
 				  "== toy_example (toy.tj:1) ==\n"
@@ -551,10 +551,10 @@ END_TEST
 START_TEST(test_break_doc)
 {
 	struct strbuf doc = STRBUF_INIT;
-	compile_log_break_doc(&doc);
+	breaks_doc(&doc);
 	ck_assert_ptr_nonnull(strstr(doc.buf, "# Graph-break codes\n"));
-	for (int i = 0; i < compile_log_break_count(); i++) {
-		const struct break_info *b = compile_log_break_info(i);
+	for (int i = 0; i < breaks_count(); i++) {
+		const struct break_info *b = breaks_info(i);
 		char *heading = NULL;
 		ck_assert_int_gt(asprintf(&heading, "\n## %s\n", b->code), 0);
 		ck_assert_ptr_nonnull(strstr(doc.buf, heading));
@@ -563,7 +563,7 @@ START_TEST(test_break_doc)
 		ck_assert_int_eq((int)strlen(b->code), 6);
 		ck_assert_int_eq(strncmp(b->code, "TJB", 3), 0);
 		for (int k = 0; k < i; k++)
-			ck_assert_str_ne(compile_log_break_info(k)->code, b->code);
+			ck_assert_str_ne(breaks_info(k)->code, b->code);
 	}
 	sb_release(&doc);
 }
