@@ -22,6 +22,7 @@
 #include "compile_log.h"
 #include "compiler.h"
 #include "frame_eval.h"
+#include "runtime.h"
 #include "vm.h"
 
 static double now(void)
@@ -83,8 +84,6 @@ int main(int argc, char **argv)
 	int runs = argc > 1 ? atoi(argv[1]) : 15;
 	if (runs < 1)
 		runs = 1;
-	struct compile_log_config lc = {0, stderr, NULL};
-	compile_log_init(&lc);
 
 	struct strbuf prog = STRBUF_INIT;
 	sb_puts(&prog, "def f(x):\n    return x + 1\ncf = compile(f)\nx = ones(1)\n");
@@ -102,7 +101,12 @@ int main(int argc, char **argv)
 		fprintf(stderr, "bench_compile: %s\n", msg ? msg : "syntax error");
 		return 2;
 	}
+	struct runtime_config rc = {COMPILE_SWITCHES_INIT, {0, stderr, NULL}, {INJECT_NONE, INJECT_COMPILE_ERROR}};
+	struct runtime *rt = runtime_new(&rc);
 	struct vm *vm = vm_new();
+	if (!rt)
+		return 2;
+	vm_set_runtime(vm, rt);
 	if (val_is_err(vm_run_module(vm, code)))
 		die(vm, "module");
 	value f = global(vm, "f"), cf = global(vm, "cf"), x = global(vm, "x"), clong = global(vm, "clong");
@@ -124,7 +128,7 @@ int main(int argc, char **argv)
 	/* 2. trace + compile of 200 ops */
 	double *tt = calloc((size_t)runs * 4, sizeof(double));
 	for (int r = 0; r < runs * 4; r++) {
-		frame_eval_reset();
+		frame_eval_reset(rt);
 		double t0 = now();
 		value res = vm_call(vm, clong, &x, 1, val_none());
 		tt[r] = now() - t0;
@@ -136,9 +140,9 @@ int main(int argc, char **argv)
 	printf("trace + compile of 200 ops: median %.3f ms (target < 2 ms)\n", mt * 1e3);
 
 	/* 3. 50 sizes, dynamic=None */
-	frame_eval_reset();
+	frame_eval_reset(rt);
 	struct compile_listener cl = {count_compile, NULL};
-	compile_log_listen(&cl);
+	compile_log_listen(rt->log, &cl);
 	value cdyn = global(vm, "cdyn"), mk = global(vm, "mk"), v4 = global(vm, "v4");
 	for (int sz = 2; sz < 52; sz++) {
 		value nv = val_int(sz);
@@ -152,16 +156,16 @@ int main(int argc, char **argv)
 			die(vm, "dyn");
 		val_decref(res);
 	}
-	compile_log_unlisten(&cl);
+	compile_log_unlisten(rt->log, &cl);
 	printf("dynamic shapes: 50 sizes, dynamic=None: %d compiles (target <= 2)\n", ncompiles);
 
 	int status = ratio <= 1.30 && mt < 2e-3 && ncompiles <= 2 ? 0 : 1;
 	free(te);
 	free(tc);
 	free(tt);
-	frame_eval_shutdown();
+	frame_eval_free(rt);
 	vm_free(vm);
-	compile_log_shutdown();
+	runtime_free(rt);
 	val_decref(val_obj(VAL_CODE, code));
 	source_free(src);
 	free(msg);

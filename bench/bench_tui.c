@@ -29,18 +29,12 @@
 #include "db.h"
 #include "draw.h"
 #include "query.h"
+#include "util.h"
 #include "view.h"
 
 #define NRUNS 1000
 #define NCOMPILES 1000000
 #define NFRAMES 10
-
-static double now_ms(void)
-{
-	struct timespec ts;
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return ts.tv_sec * 1e3 + ts.tv_nsec / 1e6;
-}
 
 static void die(const char *what, const char *msg)
 {
@@ -74,7 +68,7 @@ static const char source[] = "def f(x, n):\n    y = x * n\n    print(y)\n    ret
 
 static void build(const char *path)
 {
-	double t0 = now_ms();
+	double t0 = util_now_ms();
 	char *err = NULL;
 	struct db_writer *w = db_open_writer(path, &err); /* the schema */
 	if (!w)
@@ -159,7 +153,7 @@ static void build(const char *path)
 	exec(db, "COMMIT; PRAGMA wal_checkpoint(TRUNCATE)");
 	sqlite3_close(db);
 	printf("tui: built %s: %d runs, %d compiles, %d graph breaks, %d guard failures in %.1f s\n", path, NRUNS,
-	       NCOMPILES, NCOMPILES / 100, NCOMPILES / 10 - NFRAMES / 10, (now_ms() - t0) / 1000);
+	       NCOMPILES, NCOMPILES / 100, NCOMPILES / 10 - NFRAMES / 10, (util_now_ms() - t0) / 1000);
 }
 
 /* ---- timing ---- */
@@ -266,23 +260,23 @@ int main(void)
 	int worst_step = 0;
 	for (int r = 0; r < runs; r++) {
 		struct dbq *q;
-		double t0 = now_ms();
+		double t0 = util_now_ms();
 		struct tui *t = first_screen(db, &q);
-		first[r] = now_ms() - t0;
+		first[r] = util_now_ms() - t0;
 		for (int s = 0; s < NSTEPS; s++) {
-			double k0 = now_ms();
+			double k0 = util_now_ms();
 			int nk = 0;
 			for (int k = 0; k < 8 && steps[s].keys[k]; k++, nk++) {
-				double one = now_ms();
+				double one = util_now_ms();
 				tui_key(t, steps[s].keys[k]);
 				paint(t);
-				one = now_ms() - one;
+				one = util_now_ms() - one;
 				if (one > worst) {
 					worst = one;
 					worst_step = s;
 				}
 			}
-			keys[r][s] = (now_ms() - k0) / nk;
+			keys[r][s] = (util_now_ms() - k0) / nk;
 		}
 		if (r == 0) {
 			/* what the last step shows, as a check that the keys went where meant */

@@ -1,16 +1,27 @@
 /* backend.h - graph compilers behind one const struct of function pointers.
  *
  * The frame evaluator hands every captured graph with ops to its backend's
- * compile() once and runs the result with run() at every cache hit. The
- * table (backend_eager.c) holds `eager` (graph_interpret), the testing-only
- * backends that inject failures for the minifier, and the slots of the
- * later stages (aot_eager, inductor) as they arrive.
+ * compile() once, with the compile's context (compile_ctx.h: the config,
+ * the bug to inject, the logger, and the phases, graphs and kernels handed
+ * back), and runs the result with run() at every cache hit. The table
+ * (backends.c) holds `eager` (backend_eager.c: graph_interpret), the
+ * testing-only backends that inject failures for the minifier
+ * (backend_testing.c), and the rows of the later stages (aot_eager,
+ * inductor), which run on the eager functions until their stages land.
+ *
+ * A stage adds its file and its row in backends.c; inside compile() it
+ * times its own phases (compile_ctx_phase_begin/end: they nest in the
+ * evaluator's "backend" phase), hands back its graphs and kernels, prints
+ * its TJIT_LOGS dumps through the context, and reads cc->bug for the
+ * failure it must inject. What run() needs of the context (an injected
+ * runtime bug) the artifact keeps.
  */
 #ifndef TJ_BACKEND_H
 #define TJ_BACKEND_H
 
 #include <stdbool.h>
 
+#include "compile_ctx.h"
 #include "graph.h"
 #include "tensor.h"
 #include "value.h"
@@ -21,23 +32,35 @@ struct backend {
 	const char *name;
 	/* Compiles g (which stays alive, unchanged, as long as the result) and
 	 * returns the compiled artifact, or NULL after tj_error_set() (a
-	 * compile error: "relu_compile_error_TESTING_ONLY: ..."). The stage
-	 * graphs it makes on the way (aot forward/backward, inductor) are
-	 * appended to *extra (*nextra graphs, the array malloc'd), for the log;
-	 * the caller owns them. */
-	void *(*compile)(const struct graph *g, struct graph ***extra, int *nextra);
+	 * compile error: "relu_compile_error_TESTING_ONLY: ..."). */
+	void *(*compile)(struct compile_ctx *cc, const struct graph *g);
 	/* Runs a compiled artifact: inputs are the graph's input tensors in the
 	 * order of its GN_INPUT nodes (borrowed); outputs[] receives
 	 * g->noutputs new references. 0, or -1 after tj_error_set(). */
 	int (*run)(void *compiled, struct vm *vm, tensor *const *inputs, value *outputs);
 	void (*release)(void *compiled);
+	/* An error of run() is an error of an eager kernel, which the VM
+	 * raises where eager code would: the frame reruns in the VM (eager);
+	 * otherwise it is the backend's error, raised as is. */
+	bool rerun_on_error;
 };
 
+/* ---- the table (backends.c) ---- */
 /* The backend named name, or NULL after tj_error_set("unknown backend 'x'
  * (valid: eager, aot_eager, ...)"). */
 const struct backend *backend_find(const char *name);
 const struct backend *backend_default(void);   /* eager */
 /* the valid names, comma-separated */
 void backend_names(struct strbuf *out);
+
+/* ---- eager (backend_eager.c): the graph is its own artifact ---- */
+void *backend_eager_compile(struct compile_ctx *cc, const struct graph *g);
+int backend_eager_run(void *compiled, struct vm *vm, tensor *const *inputs, value *outputs);
+void backend_eager_release(void *compiled);
+
+/* ---- testing only (backend_testing.c): failures wherever relu appears ---- */
+extern const struct backend backend_testing_relu_compile_error;
+extern const struct backend backend_testing_relu_runtime_error;
+extern const struct backend backend_testing_relu_accuracy_error;
 
 #endif

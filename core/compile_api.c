@@ -11,6 +11,7 @@
 #include "explain.h"
 #include "frame_eval.h"
 #include "ops.h"
+#include "runtime.h"
 #include "tracer.h"
 #include "vm.h"
 
@@ -115,6 +116,13 @@ static value compiled_new(value fn, const struct compile_config *cfg)
 
 static value disable_apply(value fn, bool recursive);
 
+/* --eager: compile() and freeze() return their function unchanged */
+static bool compile_disabled(struct vm *vm)
+{
+	struct runtime *rt = vm_runtime(vm);
+	return rt && rt->sw.disabled;
+}
+
 static value wrapped_call(struct obj *o, struct vm *vm, const value *args, int nargs, value kwnames)
 {
 	struct wrapped *w = (struct wrapped *)o;
@@ -134,18 +142,21 @@ static value wrapped_call(struct obj *o, struct vm *vm, const value *args, int n
 		vm_set_eval_frame(vm, hook, ctx);
 		break;
 	}
-	case WRAP_DISABLED_FRAME:
-		if (w->fn.tag == VAL_FUNC)
-			frame_eval_skip_next(val_func(w->fn)->code);
+	case WRAP_DISABLED_FRAME: {
+		struct runtime *rt = vm_runtime(vm);
+		if (rt && w->fn.tag == VAL_FUNC)
+			frame_eval_skip_next(rt, val_func(w->fn)->code);
 		r = vm_call(vm, w->fn, args, nargs, kwnames);
-		frame_eval_skip_next(NULL);
+		if (rt)
+			frame_eval_skip_next(rt, NULL);
 		break;
+	}
 	case WRAP_COMPILE_DECO:
 		if (nargs != 1 || kwnames.tag == VAL_TUPLE) {
 			r = vm_raise("compile() decorator takes exactly one function");
 			break;
 		}
-		r = frame_eval_disabled() ? (val_incref(args[0]), args[0]) : compiled_new(args[0], &w->cfg);
+		r = compile_disabled(vm) ? (val_incref(args[0]), args[0]) : compiled_new(args[0], &w->cfg);
 		break;
 	case WRAP_DISABLE_DECO:
 		if (nargs != 1 || kwnames.tag == VAL_TUPLE) {
@@ -184,7 +195,6 @@ static int nkw_of(value kwnames) { return kwnames.tag == VAL_TUPLE ? (int)val_tu
 /* compile(model=None, backend="eager", fullgraph=False, dynamic=None) */
 static value b_compile(struct vm *vm, const value *args, int nargs, value kwnames)
 {
-	(void)vm;
 	static const char *const params[] = {"model", "backend", "fullgraph", "dynamic", NULL};
 	value a[4] = {val_none(), val_none(), val_bool(false), val_none()};
 	if (args_parse("compile", args, nargs, kwnames, params, 0, a) < 0)
@@ -203,7 +213,10 @@ static value b_compile(struct vm *vm, const value *args, int nargs, value kwname
 		cfg.dynamic = a[3].b ? "True" : "False";
 	else if (a[3].tag != VAL_NONE)
 		return vm_raise("compile(): dynamic must be None, True or False, not %s", val_type_name(a[3]));
-	frame_eval_apply_overrides(&cfg);
+	struct runtime *rt = vm_runtime(vm);
+	if (!rt)
+		return vm_raise("compile(): no compile runtime in this VM");
+	runtime_apply_switches(rt, &cfg);
 	if (a[0].tag == VAL_NONE) {
 		value d = wrapped_new(&decorator_type, WRAP_COMPILE_DECO, val_none());
 		if (!val_is_err(d))
@@ -212,7 +225,7 @@ static value b_compile(struct vm *vm, const value *args, int nargs, value kwname
 	}
 	if (!is_callable(a[0]))
 		return vm_raise("compile() expects a function, not %s", val_type_name(a[0]));
-	if (frame_eval_disabled()) {
+	if (rt->sw.disabled) {
 		val_incref(a[0]);
 		return a[0];
 	}
@@ -249,11 +262,20 @@ static value b_disable(struct vm *vm, const value *args, int nargs, value kwname
 	return disable_apply(a[0], recursive);
 }
 
-static bool disallowed[OPS_COUNT];
-
-bool compile_api_op_disallowed(int op)
+bool compile_api_op_disallowed(struct vm *vm, int op)
 {
-	return op >= 0 && op < OPS_COUNT && disallowed[op];
+	struct runtime *rt = vm_runtime(vm);
+	return rt && op >= 0 && op < OPS_COUNT && rt->disallowed[op];
+}
+
+/* disallow_in_graph / allow_in_graph: op out of graphs, or back in */
+static value set_disallowed(struct vm *vm, int op, bool on, const char *fn)
+{
+	struct runtime *rt = vm_runtime(vm);
+	if (!rt)
+		return vm_raise("%s(): no compile runtime in this VM", fn);
+	rt->disallowed[op] = on;
+	return val_none();
 }
 
 /* the tensor op behind a builtin: ops functions and abs/round/max/min */
@@ -274,26 +296,26 @@ static int op_of(value v)
 
 static value b_disallow_in_graph(struct vm *vm, const value *args, int nargs, value kwnames)
 {
-	(void)vm;
 	if (nargs != 1 || nkw_of(kwnames))
 		return vm_raise("disallow_in_graph() takes exactly one argument (%d given)", nargs);
 	int op = op_of(args[0]);
 	if (op < 0)
 		return vm_raise("disallow_in_graph() expects a tensor op, not %s", val_type_name(args[0]));
-	disallowed[op] = true;
+	if (val_is_err(set_disallowed(vm, op, true, "disallow_in_graph")))
+		return val_err();
 	val_incref(args[0]);
 	return args[0];
 }
 
 static value b_allow_in_graph(struct vm *vm, const value *args, int nargs, value kwnames)
 {
-	(void)vm;
 	if (nargs != 1 || nkw_of(kwnames))
 		return vm_raise("allow_in_graph() takes exactly one argument (%d given)", nargs);
 	int op = op_of(args[0]);
 	if (op >= 0) {
 		/* an op taken out of graphs by disallow_in_graph goes back in */
-		disallowed[op] = false;
+		if (val_is_err(set_disallowed(vm, op, false, "allow_in_graph")))
+			return val_err();
 		val_incref(args[0]);
 		return args[0];
 	}
@@ -366,22 +388,22 @@ static value b_mark_static(struct vm *vm, const value *args, int nargs, value kw
 
 static value b_reset(struct vm *vm, const value *args, int nargs, value kwnames)
 {
-	(void)vm;
 	(void)args;
 	(void)kwnames;
 	if (nargs)
 		return vm_raise("reset() takes no arguments (%d given)", nargs);
-	frame_eval_reset();
+	struct runtime *rt = vm_runtime(vm);
+	if (rt)
+		frame_eval_reset(rt);
 	return val_none();
 }
 
 static value b_freeze(struct vm *vm, const value *args, int nargs, value kwnames)
 {
-	(void)vm;
 	if (nargs != 1 || nkw_of(kwnames))
 		return vm_raise("freeze() takes exactly one argument (%d given)", nargs);
 	value cf = args[0];
-	if (frame_eval_disabled() && cf.tag != VAL_OBJECT) {
+	if (compile_disabled(vm) && cf.tag != VAL_OBJECT) {
 		val_incref(cf);
 		return cf;
 	}

@@ -22,91 +22,6 @@
 #include "ops.h"
 #include "vm.h"
 
-/* ---- graph-break codes ---- */
-
-static const struct break_info break_table[] = {
-#define BREAK(name, num, category, message, explanation, hint) \
-	{"TJB" #num, #name, #category, message, explanation, hint},
-#include "breaks.def"
-#undef BREAK
-};
-#define NBREAKS ((int)(sizeof break_table / sizeof break_table[0]))
-
-const struct break_info *compile_log_break_info(int code)
-{
-	return code >= 0 && code < NBREAKS ? &break_table[code] : NULL;
-}
-
-int compile_log_break_count(void)
-{
-	return NBREAKS;
-}
-
-/* Markdown text: the placeholders <fn> must not read as HTML tags, '|'
- * would end a table cell, a newline a table row. */
-static void md_text(struct strbuf *out, const char *s)
-{
-	for (; *s; s++) {
-		if (*s == '<')
-			sb_puts(out, "&lt;");
-		else if (*s == '>')
-			sb_puts(out, "&gt;");
-		else if (*s == '|')
-			sb_puts(out, "\\|");
-		else if (*s == '\n')
-			sb_putc(out, ' ');
-		else
-			sb_putc(out, *s);
-	}
-}
-
-static void md_anchor(struct strbuf *out, const char *code)
-{
-	for (; *code; code++)
-		sb_putc(out, (char)(*code >= 'A' && *code <= 'Z' ? *code - 'A' + 'a' : *code));
-}
-
-void compile_log_break_doc(struct strbuf *out)
-{
-	sb_puts(out, "# Graph-break codes\n"
-		     "\n"
-		     "<!-- Generated from core/breaks.def by `tjit --list-break-codes`: do not\n"
-		     "     edit; run `make update-break-doc` after changing breaks.def. -->\n"
-		     "\n"
-		     "Every graph break that tjit makes has a stable code. The code is in the\n"
-		     "`TJIT_LOGS=graph_breaks` lines, in `explain`'s break reasons and in\n"
-		     "the database (`graph_breaks.code`, also for the `Unsupported` error of\n"
-		     "`fullgraph=True`), so that a break can be looked up here, counted\n"
-		     "across runs (`tjit-profile`), and searched for. A break ends the graph\n"
-		     "at the instruction that caused it; that instruction runs eagerly and\n"
-		     "tracing resumes at the next one (LANGUAGE.md section 5, doc/tracer.md).\n"
-		     "A message's `<fn>` or `<what>` is replaced by the culprit in the logs.\n"
-		     "\n"
-		     "| code | category | message |\n"
-		     "|---|---|---|\n");
-	for (int i = 0; i < NBREAKS; i++) {
-		const struct break_info *b = &break_table[i];
-		sb_printf(out, "| [%s](#", b->code);
-		md_anchor(out, b->code);
-		sb_printf(out, ") | `%s` | ", b->category);
-		md_text(out, b->message);
-		sb_puts(out, " |\n");
-	}
-	for (int i = 0; i < NBREAKS; i++) {
-		const struct break_info *b = &break_table[i];
-		sb_printf(out, "\n## %s\n\n", b->code);
-		sb_printf(out, "- **name**: `%s`\n", b->name);
-		sb_printf(out, "- **category**: `%s`\n", b->category);
-		sb_puts(out, "- **message**: ");
-		md_text(out, b->message);
-		sb_puts(out, "\n\n");
-		md_text(out, b->explanation);
-		sb_puts(out, "\n\n**Hint:** ");
-		md_text(out, b->hint);
-		sb_putc(out, '\n');
-	}
-}
-
 /* ---- TJIT_LOGS ---- */
 
 static const struct {
@@ -168,7 +83,7 @@ int log_parse_artifacts(const char *spec, unsigned *out, char **err)
 	return 0;
 }
 
-/* ---- the process-wide state ---- */
+/* ---- the log of one run ---- */
 
 struct compile_row {
 	int64_t break_id;   /* 0: the compile has no break row */
@@ -181,66 +96,67 @@ struct frame_row {
 	struct compile_row *compiles; /* by compile index */
 };
 
-static struct {
+struct compile_log {
 	unsigned artifacts;
 	FILE *out;
 	struct db_writer *db;
 	struct frame_row *frames; /* by frame index */
 	int nframes;
 	struct compile_listener *listeners; /* the newest first */
-} clog;
+};
 
-void compile_log_init(const struct compile_log_config *cfg)
+struct compile_log *compile_log_new(const struct compile_log_config *cfg)
 {
-	compile_log_shutdown();
-	clog.artifacts = cfg ? cfg->artifacts : 0;
-	clog.out = cfg && cfg->out ? cfg->out : stderr;
-	clog.db = cfg ? cfg->db : NULL;
+	struct compile_log *log = calloc(1, sizeof *log);
+	if (!log)
+		return NULL;
+	log->artifacts = cfg ? cfg->artifacts : 0;
+	log->out = cfg && cfg->out ? cfg->out : stderr;
+	log->db = cfg ? cfg->db : NULL;
+	return log;
 }
 
-void compile_log_shutdown(void)
+void compile_log_free(struct compile_log *log)
 {
-	for (int i = 0; i < clog.nframes; i++)
-		free(clog.frames[i].compiles);
-	free(clog.frames);
-	clog.frames = NULL;
-	clog.nframes = 0;
-	clog.artifacts = 0;
-	clog.db = NULL;
-	clog.listeners = NULL;
+	if (!log)
+		return;
+	for (int i = 0; i < log->nframes; i++)
+		free(log->frames[i].compiles);
+	free(log->frames);
+	free(log);
 }
 
-unsigned compile_log_artifacts(void)
+unsigned compile_log_artifacts(const struct compile_log *log)
 {
-	return clog.artifacts;
+	return log->artifacts;
 }
 
-struct db_writer *compile_log_db(void)
+struct db_writer *compile_log_db(const struct compile_log *log)
 {
-	return clog.db;
+	return log->db;
 }
 
-static struct frame_row *frame_row(int frame_index)
+static struct frame_row *frame_row(struct compile_log *log, int frame_index)
 {
 	if (frame_index < 0)
 		return NULL;
-	if (frame_index >= clog.nframes) {
-		int n = clog.nframes ? clog.nframes : 8;
+	if (frame_index >= log->nframes) {
+		int n = log->nframes ? log->nframes : 8;
 		while (n <= frame_index)
 			n *= 2;
-		struct frame_row *bigger = realloc(clog.frames, (size_t)n * sizeof *bigger);
+		struct frame_row *bigger = realloc(log->frames, (size_t)n * sizeof *bigger);
 		if (!bigger)
 			return NULL;
-		memset(bigger + clog.nframes, 0, (size_t)(n - clog.nframes) * sizeof *bigger);
-		clog.frames = bigger;
-		clog.nframes = n;
+		memset(bigger + log->nframes, 0, (size_t)(n - log->nframes) * sizeof *bigger);
+		log->frames = bigger;
+		log->nframes = n;
 	}
-	return &clog.frames[frame_index];
+	return &log->frames[frame_index];
 }
 
-static struct compile_row *compile_row(int frame_index, int compile_index)
+static struct compile_row *compile_row(struct compile_log *log, int frame_index, int compile_index)
 {
-	struct frame_row *f = frame_row(frame_index);
+	struct frame_row *f = frame_row(log, frame_index);
 	if (!f || compile_index < 0)
 		return NULL;
 	if (compile_index >= f->cap) {
@@ -382,7 +298,7 @@ static void log_recompile(struct strbuf *out, const struct compile_record *r)
 static void log_break(struct strbuf *out, const struct compile_record *r)
 {
 	const struct break_record *b = r->brk;
-	const struct break_info *info = compile_log_break_info(b->code);
+	const struct break_info *info = breaks_info(b->code);
 	const struct user_frame *top = b->nstack > 0 ? &b->stack[b->nstack - 1] : NULL;
 	const char *id = r->compile_id;
 	if (top)
@@ -451,9 +367,9 @@ static bool skipped(const struct compile_record *r)
 	return r->outcome && (strcmp(r->outcome, "skipped") == 0 || strcmp(r->outcome, "error") == 0);
 }
 
-static void log_lines(const struct compile_record *r)
+static void log_lines(struct compile_log *log, const struct compile_record *r)
 {
-	unsigned a = clog.artifacts;
+	unsigned a = log->artifacts;
 	struct strbuf out = STRBUF_INIT;
 	if (a & LOG_RECOMPILES)
 		log_recompile(&out, r);
@@ -473,8 +389,8 @@ static void log_lines(const struct compile_record *r)
 	if ((a & LOG_GUARDS) && !skipped(r))
 		log_guards(&out, r);
 	if (out.len) {
-		fwrite(out.buf, 1, out.len, clog.out);
-		fflush(clog.out);
+		fwrite(out.buf, 1, out.len, log->out);
+		fflush(log->out);
 	}
 	sb_release(&out);
 }
@@ -530,6 +446,7 @@ void compile_log_node_op(const struct gnode *n, struct strbuf *out)
 /* Every string a graph's rows point at, freed after the insert. */
 struct graph_rows {
 	struct db_graph g;
+	struct db_kernel *kernels;
 	struct db_node *nodes;
 	char **strings;
 	int nstrings;
@@ -624,6 +541,33 @@ static void graph_rows_release(struct graph_rows *gr)
 		free(gr->strings[i]);
 	free(gr->strings);
 	free(gr->nodes);
+	free(gr->kernels);
+}
+
+/* the kernels of r that belong to g (those without a graph: to the captured one) */
+static void graph_rows_kernels(struct graph_rows *gr, const struct compile_record *r, const struct graph *g)
+{
+	int n = 0;
+	for (int i = 0; i < r->nkernels; i++)
+		if (r->kernels[i].graph == g || (!r->kernels[i].graph && g == r->graph))
+			n++;
+	if (!n || !(gr->kernels = calloc((size_t)n, sizeof *gr->kernels)))
+		return;
+	for (int i = 0; i < r->nkernels; i++) {
+		const struct kernel_record *k = &r->kernels[i];
+		if (!(k->graph == g || (!k->graph && g == r->graph)))
+			continue;
+		struct db_kernel *d = &gr->kernels[gr->g.nkernels++];
+		d->name = k->name ? k->name : "";
+		d->kind = k->kind ? k->kind : "";
+		d->hash = k->hash ? k->hash : "";
+		d->fused_nodes = k->fused_nodes ? k->fused_nodes : "";
+		d->loop_ir = k->loop_ir ? k->loop_ir : "";
+		d->llvm_ir = k->source;
+		d->cache_hit = k->cache_hit;
+		d->codegen_ms = k->codegen_ms;
+	}
+	gr->g.kernels = gr->kernels;
 }
 
 static const char *db_guard_kind(const char *kind)
@@ -633,10 +577,10 @@ static const char *db_guard_kind(const char *kind)
 	return strcmp(kind, "tensor") == 0 ? "tensor_match" : kind;
 }
 
-int64_t compile_log_frame(int frame_index, const char *function, const struct source *src,
-			  int def_line, int resume_pc, int resume_line)
+int64_t compile_log_frame(struct compile_log *log, int frame_index, const char *function,
+			  const struct source *src, int def_line, int resume_pc, int resume_line)
 {
-	struct frame_row *f = frame_row(frame_index);
+	struct frame_row *f = frame_row(log, frame_index);
 	if (f && f->id)
 		return f->id;
 	struct db_frame row = {
@@ -647,20 +591,20 @@ int64_t compile_log_frame(int frame_index, const char *function, const struct so
 		.resume_pc = resume_pc,
 		.resume_line = resume_line,
 	};
-	int64_t id = db_log_frame(clog.db, &row);
+	int64_t id = db_log_frame(log->db, &row);
 	if (f)
 		f->id = id;
 	return id;
 }
 
-void compile_log_frame_counts(int64_t frame_id, const struct db_frame_counts *c)
+void compile_log_frame_counts(struct compile_log *log, int64_t frame_id, const struct db_frame_counts *c)
 {
-	db_frame_counts(clog.db, frame_id, c);
+	db_frame_counts(log->db, frame_id, c);
 }
 
-static void db_rows(const struct compile_record *r)
+static void db_rows(struct compile_log *log, const struct compile_record *r)
 {
-	int64_t frame_id = compile_log_frame(r->frame_index, r->function, r->src, r->def_line,
+	int64_t frame_id = compile_log_frame(log, r->frame_index, r->function, r->src, r->def_line,
 					     r->resume_pc, r->resume_line);
 	struct db_guard *guards = r->nguards ? calloc((size_t)r->nguards, sizeof *guards) : NULL;
 	for (int i = 0; guards && i < r->nguards; i++) {
@@ -685,7 +629,7 @@ static void db_rows(const struct compile_record *r)
 	struct strbuf stack = STRBUF_INIT;
 	if (r->brk) {
 		const struct break_record *b = r->brk;
-		const struct break_info *info = compile_log_break_info(b->code);
+		const struct break_info *info = breaks_info(b->code);
 		const struct user_frame *top = b->nstack > 0 ? &b->stack[b->nstack - 1] : NULL;
 		brk.code = info ? info->code : "TJB???";
 		brk.category = info ? info->category : "unknown";
@@ -702,13 +646,24 @@ static void db_rows(const struct compile_record *r)
 	struct db_graph *graphs = ngraphs ? calloc((size_t)ngraphs, sizeof *graphs) : NULL;
 	int ng = 0;
 	if (rows && graphs) {
-		if (r->graph)
-			graph_rows_build(&rows[ng++], r->graph);
-		for (int i = 0; i < r->ngraphs_extra; i++)
-			if (r->graphs_extra[i])
-				graph_rows_build(&rows[ng++], r->graphs_extra[i]);
+		if (r->graph) {
+			graph_rows_build(&rows[ng], r->graph);
+			graph_rows_kernels(&rows[ng++], r, r->graph);
+		}
+		for (int i = 0; i < r->ngraphs_extra; i++) {
+			if (!r->graphs_extra[i])
+				continue;
+			graph_rows_build(&rows[ng], r->graphs_extra[i]);
+			graph_rows_kernels(&rows[ng++], r, r->graphs_extra[i]);
+		}
 		for (int i = 0; i < ng; i++)
 			graphs[i] = rows[i].g;
+	}
+	struct db_phase *phases = r->nphases ? calloc((size_t)r->nphases, sizeof *phases) : NULL;
+	for (int i = 0; phases && i < r->nphases; i++) {
+		phases[i].name = r->phases[i].name;
+		phases[i].parent = r->phases[i].parent;
+		phases[i].ms = r->phases[i].ms;
 	}
 	struct db_compile c = {
 		.frame_id = frame_id,
@@ -733,11 +688,13 @@ static void db_rows(const struct compile_record *r)
 		.breaks = r->brk ? &brk : NULL,
 		.ngraphs = ng,
 		.graphs = graphs,
+		.nphases = phases ? r->nphases : 0,
+		.phases = phases,
 	};
 	int64_t break_id = 0;
-	db_log_compile(clog.db, &c, r->brk ? &break_id : NULL);
+	db_log_compile(log->db, &c, r->brk ? &break_id : NULL);
 	if (r->brk) {
-		struct compile_row *cr = compile_row(r->frame_index, r->compile_index);
+		struct compile_row *cr = compile_row(log, r->frame_index, r->compile_index);
 		if (cr) {
 			cr->break_id = break_id;
 			cr->hits = 0;
@@ -747,6 +704,7 @@ static void db_rows(const struct compile_record *r)
 		graph_rows_release(&rows[i]);
 	free(rows);
 	free(graphs);
+	free(phases);
 	free(guards);
 	free(failures);
 	sb_release(&stack);
@@ -754,40 +712,40 @@ static void db_rows(const struct compile_record *r)
 
 /* ---- events ---- */
 
-void compile_log_compile(const struct compile_record *r)
+void compile_log_compile(struct compile_log *log, const struct compile_record *r)
 {
-	if (clog.artifacts)
-		log_lines(r);
-	if (clog.db)
-		db_rows(r);
-	for (struct compile_listener *l = clog.listeners; l; l = l->next)
+	if (log->artifacts)
+		log_lines(log, r);
+	if (log->db)
+		db_rows(log, r);
+	for (struct compile_listener *l = log->listeners; l; l = l->next)
 		l->on_compile(l, r);
 }
 
-void compile_log_break_hit(const struct compile_record *r)
+void compile_log_break_hit(struct compile_log *log, const struct compile_record *r)
 {
-	if (!clog.db || !r->brk)
+	if (!log->db || !r->brk)
 		return;
-	struct compile_row *cr = compile_row(r->frame_index, r->compile_index);
+	struct compile_row *cr = compile_row(log, r->frame_index, r->compile_index);
 	if (!cr || !cr->break_id)
 		return;
 	cr->hits++;
-	db_break_hits(clog.db, cr->break_id, cr->hits);
+	db_break_hits(log->db, cr->break_id, cr->hits);
 }
 
-void compile_log_text(const char *compile_id, const char *text)
+void compile_log_text(struct compile_log *log, const char *compile_id, const char *text)
 {
 	struct strbuf out = STRBUF_INIT;
 	add_tagged(&out, compile_id ? compile_id : "?", text, strlen(text));
-	FILE *f = clog.out ? clog.out : stderr;
+	FILE *f = log->out ? log->out : stderr;
 	fwrite(out.buf, 1, out.len, f);
 	fflush(f);
 	sb_release(&out);
 }
 
-void compile_log_warning(const char *fmt, ...)
+void compile_log_warning(struct compile_log *log, const char *fmt, ...)
 {
-	FILE *out = clog.out ? clog.out : stderr;
+	FILE *out = log->out ? log->out : stderr;
 	va_list ap;
 	va_start(ap, fmt);
 	fputs("tjit: warning: ", out);
@@ -797,15 +755,15 @@ void compile_log_warning(const char *fmt, ...)
 	fflush(out);
 }
 
-void compile_log_listen(struct compile_listener *l)
+void compile_log_listen(struct compile_log *log, struct compile_listener *l)
 {
-	l->next = clog.listeners;
-	clog.listeners = l;
+	l->next = log->listeners;
+	log->listeners = l;
 }
 
-void compile_log_unlisten(struct compile_listener *l)
+void compile_log_unlisten(struct compile_log *log, struct compile_listener *l)
 {
-	for (struct compile_listener **p = &clog.listeners; *p; p = &(*p)->next) {
+	for (struct compile_listener **p = &log->listeners; *p; p = &(*p)->next) {
 		if (*p == l) {
 			*p = l->next;
 			l->next = NULL;
@@ -839,6 +797,14 @@ void compile_record_release(struct compile_record *r)
 		free(r->brk);
 		r->brk = NULL;
 	}
+	free(r->phases);
+	r->phases = NULL;
+	r->nphases = 0;
+	for (int i = 0; i < r->nkernels; i++)
+		kernel_record_release(&r->kernels[i]);
+	free(r->kernels);
+	r->kernels = NULL;
+	r->nkernels = 0;
 	graph_free(r->graph);
 	r->graph = NULL;
 	for (int i = 0; i < r->ngraphs_extra; i++)

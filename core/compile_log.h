@@ -5,6 +5,9 @@
  * cache-limit or frozen miss) and hands it to compile_log_compile(); this
  * module turns it into log lines (core never prints events anywhere else),
  * database rows (db/db.h, through plain strings) and explain statistics.
+ * One struct compile_log serves one program run (runtime.h): it holds the
+ * database row ids of the run's frames and the listeners, nothing else
+ * survives it.
  */
 #ifndef TJ_COMPILE_LOG_H
 #define TJ_COMPILE_LOG_H
@@ -15,6 +18,8 @@
 struct db_frame_counts;
 #include <stdio.h>
 
+#include "breaks.h"
+#include "compile_ctx.h"
 #include "error.h"
 #include "graph.h"
 
@@ -69,6 +74,11 @@ struct compile_record {
 	const char *backend;
 	const char *dynamic;        /* "None", "True", "False" */
 	double started_at;          /* seconds since the epoch */
+	/* the named phases (compile_ctx.h), in the order they began; the
+	 * fixed columns below are filled from them: trace_ms, guard_ms and
+	 * backend_ms are the top-level phases "trace", "guards" and "backend" */
+	int nphases;
+	struct compile_phase *phases;
 	double trace_ms, guard_ms, backend_ms, total_ms;
 	const char *outcome;        /* "ok", "graph_break", "error", "skipped" */
 	char *error;
@@ -80,6 +90,8 @@ struct compile_record {
 	struct graph *graph;        /* the captured graph (NULL when it has no ops) */
 	int ngraphs_extra;          /* later stages' graphs (aot forward/backward, inductor) */
 	struct graph **graphs_extra;
+	int nkernels;               /* the kernels the backend generated */
+	struct kernel_record *kernels;
 	/* The compiled function (compile()'s result) under whose call this
 	 * compile happened: the innermost one running, named by the function it
 	 * wraps. `tjit explain` groups compiles by it; NULL name: none known (the
@@ -89,34 +101,37 @@ struct compile_record {
 	int owner_line;             /* its def line */
 };
 
-/* ---- the process-wide log ---- */
+/* ---- the log of a run ---- */
 struct compile_log_config {
 	unsigned artifacts;         /* enum log_artifact bits */
 	FILE *out;                  /* stderr */
 	struct db_writer *db;       /* NULL: no database */
 };
-void compile_log_init(const struct compile_log_config *cfg);
-void compile_log_shutdown(void);     /* flushes counters to the database */
-unsigned compile_log_artifacts(void);
-struct db_writer *compile_log_db(void);
+struct compile_log;
+/* cfg may be NULL: nothing logged, warnings on stderr. NULL: out of memory. */
+struct compile_log *compile_log_new(const struct compile_log_config *cfg);
+void compile_log_free(struct compile_log *log);   /* the database stays open */
+unsigned compile_log_artifacts(const struct compile_log *log);
+struct db_writer *compile_log_db(const struct compile_log *log);
 
 /* A frame (code, resume pc) seen for the first time: its row. Returns the id
  * to pass to compile_log_frame_counts. */
-int64_t compile_log_frame(int frame_index, const char *function, const struct source *src,
-			  int def_line, int resume_pc, int resume_line);
-void compile_log_frame_counts(int64_t frame_id, const struct db_frame_counts *c);
+int64_t compile_log_frame(struct compile_log *log, int frame_index, const char *function,
+			  const struct source *src, int def_line, int resume_pc, int resume_line);
+void compile_log_frame_counts(struct compile_log *log, int64_t frame_id, const struct db_frame_counts *c);
 /* A finished compile attempt: log lines, database rows, explain sessions. */
-void compile_log_compile(const struct compile_record *r);
+void compile_log_compile(struct compile_log *log, const struct compile_record *r);
 /* A break's instruction ran again (the profiler ranks breaks by hits). */
-void compile_log_break_hit(const struct compile_record *r);
-/* "cache_size_limit reached" and similar warnings: always printed. */
+void compile_log_break_hit(struct compile_log *log, const struct compile_record *r);
 /* One line "[0/1] text" on the log stream (TJIT_LOGS=dynamic's create_symbol). */
-void compile_log_text(const char *compile_id, const char *text);
-void compile_log_warning(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
+void compile_log_text(struct compile_log *log, const char *compile_id, const char *text);
+/* "cache_size_limit reached" and similar warnings: always printed. */
+void compile_log_warning(struct compile_log *log, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
 
 /* Frees what the record owns: error, the guards' texts and the array, the
  * failures' strings and the array, brk with its stack array (the frames'
- * function names are borrowed), and graph and graphs_extra (with the array):
+ * function names are borrowed), the phases, the kernels, and graph and
+ * graphs_extra (with the array):
  * a caller that keeps a graph for its artifact sets the pointer to NULL
  * first. Borrowed (const) fields are left alone; the record itself too. */
 void compile_record_release(struct compile_record *r);
@@ -131,24 +146,8 @@ struct compile_listener {
 	void (*on_compile)(struct compile_listener *l, const struct compile_record *r);
 	struct compile_listener *next;  /* the one opened before it: managed here */
 };
-void compile_log_listen(struct compile_listener *l);
-void compile_log_unlisten(struct compile_listener *l);
-
-/* ---- graph-break codes (core/breaks.def) ---- */
-struct break_info {
-	const char *code;           /* "TJB001" */
-	const char *name;           /* the enum name */
-	const char *category;       /* "side_effect" */
-	const char *message;        /* the generic message */
-	const char *explanation;    /* what happened, in a sentence or two */
-	const char *hint;           /* what to do about it */
-};
-/* The row of a break code; NULL when code is out of range. */
-const struct break_info *compile_log_break_info(int code);
-int compile_log_break_count(void);
-/* doc/graph-breaks.md: every code with its category, message, explanation
- * and hint (`tjit --list-break-codes` prints it; a test checks the file). */
-void compile_log_break_doc(struct strbuf *out);
+void compile_log_listen(struct compile_log *log, struct compile_listener *l);
+void compile_log_unlisten(struct compile_log *log, struct compile_listener *l);
 
 /* ---- formatting shared with explain and the tools ---- */
 /* "prog.tj:4" style location of one user frame; "<unknown>" without a source */

@@ -12,10 +12,13 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "backend.h"
 #include "builtin.h"
 #include "compile_log.h"
 #include "frame_eval.h"
 #include "graph.h"
+#include "runtime.h"
+#include "util.h"
 #include "vm.h"
 
 /* ---- summaries ---- */
@@ -59,11 +62,6 @@ struct summary {
 	struct time_row *times;
 };
 
-static char *dup_or_empty(const char *s)
-{
-	return strdup(s ? s : "");
-}
-
 /* Grows *items (of *cap elements of size sz) to hold n + 1. */
 static int reserve(void *items, int *cap, int n, size_t sz)
 {
@@ -84,8 +82,8 @@ static void summary_add_graph(struct summary *s, const struct graph *g)
 		return;
 	struct graph_copy *c = &s->graphs[s->ngraphs++];
 	memset(c, 0, sizeof *c);
-	c->compile_id = dup_or_empty(g->compile_id);
-	c->name = dup_or_empty(g->name);
+	c->compile_id = util_dup_or_empty(g->compile_id);
+	c->name = util_dup_or_empty(g->name);
 	struct strbuf sb = STRBUF_INIT;
 	graph_print(g, &sb);
 	while (sb.len && sb.buf[sb.len - 1] == '\n')
@@ -110,15 +108,15 @@ static void summary_add_break(struct summary *s, const struct break_record *b)
 		return;
 	struct break_copy *c = &s->breaks[s->nbreaks++];
 	memset(c, 0, sizeof *c);
-	c->info = compile_log_break_info(b->code);
-	c->message = dup_or_empty(b->message ? b->message : c->info ? c->info->message : "");
+	c->info = breaks_info(b->code);
+	c->message = util_dup_or_empty(b->message ? b->message : c->info ? c->info->message : "");
 	c->stack = calloc((size_t)(b->nstack ? b->nstack : 1), sizeof *c->stack);
 	for (int i = 0; c->stack && i < b->nstack; i++) {
 		const struct user_frame *f = &b->stack[i];
 		struct frame_copy *fc = &c->stack[c->nstack++];
-		fc->file = dup_or_empty(f->src && f->src->path ? f->src->path : "<unknown>");
+		fc->file = util_dup_or_empty(f->src && f->src->path ? f->src->path : "<unknown>");
 		fc->line = f->line;
-		fc->function = dup_or_empty(f->function ? f->function : "<unknown>");
+		fc->function = util_dup_or_empty(f->function ? f->function : "<unknown>");
 		struct strbuf sb = STRBUF_INIT;
 		compile_log_source_line(f->src, f->line, &sb);
 		fc->source = sb.len ? sb_detach(&sb) : strdup("");
@@ -156,7 +154,7 @@ static void summary_add(struct summary *s, const struct compile_record *r)
 	for (int i = 0; i < r->nguards; i++) {
 		if (reserve(&s->guards, &s->cap_guards, s->nguards, sizeof *s->guards) < 0)
 			break;
-		s->guards[s->nguards++] = dup_or_empty(r->guards[i].text);
+		s->guards[s->nguards++] = util_dup_or_empty(r->guards[i].text);
 	}
 	summary_add_times(s, r);
 }
@@ -483,14 +481,17 @@ value explain_builtin(struct vm *vm, const value *args, int nargs, value kwnames
 	int nkw = kwnames.tag == VAL_TUPLE ? (int)val_tuple(kwnames)->len : 0;
 	if (nargs - nkw < 1)
 		return vm_raise("explain() missing required argument 'f'");
+	struct runtime *rt = vm_runtime(vm);
+	if (!rt)
+		return vm_raise("explain(): no compile runtime in this VM");
 	struct explain_session s;
 	memset(&s, 0, sizeof s);
 	s.listener.on_compile = session_on_compile;
-	compile_log_listen(&s.listener);
+	compile_log_listen(rt->log, &s.listener);
 	explain_depth++;
-	value r = frame_eval_call_private(vm, args[0], args + 1, nargs - 1, kwnames, "eager");
+	value r = frame_eval_call_private(vm, args[0], args + 1, nargs - 1, kwnames, backend_default());
 	explain_depth--;
-	compile_log_unlisten(&s.listener);
+	compile_log_unlisten(rt->log, &s.listener);
 	if (val_is_err(r)) {
 		summary_release(&s.summary);
 		return r;
@@ -511,6 +512,7 @@ struct group {
 
 struct explain_program {
 	struct compile_listener listener;
+	struct compile_log *log;
 	int ngroups, cap;
 	struct group *groups;
 };
@@ -542,13 +544,14 @@ static void program_on_compile(struct compile_listener *l, const struct compile_
 	summary_add(&p->groups[i].summary, r);
 }
 
-struct explain_program *explain_program_begin(void)
+struct explain_program *explain_program_begin(struct compile_log *log)
 {
 	struct explain_program *p = calloc(1, sizeof *p);
 	if (!p)
 		return NULL;
 	p->listener.on_compile = program_on_compile;
-	compile_log_listen(&p->listener);
+	p->log = log;
+	compile_log_listen(log, &p->listener);
 	return p;
 }
 
@@ -556,7 +559,7 @@ void explain_program_end(struct explain_program *p, struct strbuf *out)
 {
 	if (!p)
 		return;
-	compile_log_unlisten(&p->listener);
+	compile_log_unlisten(p->log, &p->listener);
 	if (p->ngroups == 0)
 		sb_puts(out, "no compiled function ran\n");
 	for (int i = 0; i < p->ngroups; i++) {

@@ -44,7 +44,8 @@ value explain_builtin(struct vm *vm, const value *args, int nargs, value kwnames
  * compiled function under whose call each compile happened (records'
  * owner_*), in order of their first compile. */
 struct explain_program;
-struct explain_program *explain_program_begin(void);
+struct compile_log;
+struct explain_program *explain_program_begin(struct compile_log *log);
 /* Stops listening, prints every summary, each headed by
  * "== NAME (FILE:LINE) ==" and separated by a blank line (or "no compiled
  * function ran" when there is none), and frees p. */

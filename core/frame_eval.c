@@ -14,6 +14,10 @@
  * Entries live as long as their cache; reset() retires the program's
  * cache, which is freed once no compiled call is running any more (an
  * artifact that called reset() finishes with the entry it started).
+ *
+ * All of it belongs to the runtime of the program (runtime.h: struct
+ * frame_eval is rt->fe), found through the VM, so that a second program
+ * starts with empty caches and frame index 0.
  */
 #define _GNU_SOURCE
 #include "frame_eval.h"
@@ -26,6 +30,7 @@
 #include "compile_log.h"
 #include "db.h"
 #include "guards.h"
+#include "runtime.h"
 #include "tensor.h"
 #include "tracer.h"
 #include "util.h"
@@ -71,55 +76,30 @@ struct cache {
 	struct cache *next_retired;
 };
 
+/* the state of a runtime's evaluator (rt->fe) */
+struct frame_eval {
+	struct cache main;          /* the program's cache */
+	struct cache *current;      /* where compiled calls look: main, or explain()'s private one; NULL: main */
+	struct cache *retired;      /* caches reset() dropped while artifacts ran */
+	int running;                /* compiled calls running now */
+	int next_frame_index;
+	struct code *skip_next;     /* disable(f, recursive=False): the next frame of this code runs in the VM */
+};
+
 struct eval_ctx {
 	const struct compile_config *cfg;
 	struct cache *cache;
+	struct runtime *rt;
 };
 
-static struct cache main_cache;
-static struct cache *current = &main_cache;
-static struct cache *retired;
-static int running;                 /* compiled calls running now */
-static int next_frame_index;
-static bool disabled;
-static int cache_size_limit = 8;
-static const struct backend *backend_override;
-static bool fullgraph_override;
-/* disable(f, recursive=False): the next frame of this code runs in the VM */
-static struct code *skip_next;
+struct frame_eval *frame_eval_new(void)
+{
+	return calloc(1, sizeof(struct frame_eval));
+}
 
-/* ---- switches ---- */
-
-void frame_eval_set_disabled(bool d) { disabled = d; }
-bool frame_eval_disabled(void) { return disabled; }
-void frame_eval_set_cache_size_limit(int limit) { cache_size_limit = limit < 1 ? 1 : limit; }
-int frame_eval_cache_size_limit(void) { return cache_size_limit; }
 bool frame_eval_is_tracing(void) { return trace_active(); }
 
-int frame_eval_set_backend_override(const char *name)
-{
-	if (!name) {
-		backend_override = NULL;
-		return 0;
-	}
-	const struct backend *b = backend_find(name);
-	if (!b)
-		return -1;
-	backend_override = b;
-	return 0;
-}
-
-void frame_eval_set_fullgraph_override(bool on) { fullgraph_override = on; }
-
-void frame_eval_apply_overrides(struct compile_config *cfg)
-{
-	if (backend_override)
-		cfg->backend = backend_override;
-	if (fullgraph_override)
-		cfg->fullgraph = true;
-}
-
-void frame_eval_skip_next(struct code *code) { skip_next = code; }
+void frame_eval_skip_next(struct runtime *rt, struct code *code) { rt->fe->skip_next = code; }
 
 /* ---- the cache ---- */
 
@@ -175,14 +155,14 @@ static void entry_free(struct entry *e)
 	free(e);
 }
 
-static void flush_counts(struct fkey *k)
+static void flush_counts(struct compile_log *log, struct fkey *k)
 {
 	if (k->frame_index < 0)
 		return;
 	/* the timed calls stand for all: scale by checks, not calls */
 	double ns = k->sampled_checks ? (double)k->sampled_ns * (double)k->guard_checks / (double)k->sampled_checks : 0;
 	struct db_frame_counts c = {k->calls, k->hits, k->eager_calls, k->guard_checks, (int64_t)ns, k->eager_reason};
-	compile_log_frame_counts(k->log_id, &c);
+	compile_log_frame_counts(log, k->log_id, &c);
 }
 
 static int64_t mono_ns(void)
@@ -217,12 +197,12 @@ static struct entry *find_entry(struct fkey *k, struct vm *vm, struct frame *f, 
 	return e;
 }
 
-static void cache_free(struct cache *c)
+static void cache_free(struct compile_log *log, struct cache *c)
 {
 	for (size_t i = 0; i < c->nbuckets; i++) {
 		for (struct fkey *k = c->buckets[i], *next; k; k = next) {
 			next = k->next;
-			flush_counts(k);
+			flush_counts(log, k);
 			for (int e = 0; e < k->nentries; e++)
 				entry_free(k->entries[e]);
 			free(k->entries);
@@ -236,31 +216,37 @@ static void cache_free(struct cache *c)
 	c->nbuckets = c->n = 0;
 }
 
-static void free_retired(void)
+static void free_retired(struct runtime *rt)
 {
-	while (retired) {
-		struct cache *c = retired;
-		retired = c->next_retired;
-		cache_free(c);
+	struct frame_eval *fe = rt->fe;
+	while (fe->retired) {
+		struct cache *c = fe->retired;
+		fe->retired = c->next_retired;
+		cache_free(rt->log, c);
 		free(c);
 	}
 }
 
-void frame_eval_reset(void)
+void frame_eval_reset(struct runtime *rt)
 {
+	struct frame_eval *fe = rt->fe;
 	struct cache *c = xcalloc(1, sizeof *c);
-	*c = main_cache;
-	memset(&main_cache, 0, sizeof main_cache);
-	c->next_retired = retired;
-	retired = c;
-	if (running == 0)
-		free_retired();
+	*c = fe->main;
+	memset(&fe->main, 0, sizeof fe->main);
+	c->next_retired = fe->retired;
+	fe->retired = c;
+	if (fe->running == 0)
+		free_retired(rt);
 }
 
-void frame_eval_shutdown(void)
+void frame_eval_free(struct runtime *rt)
 {
-	cache_free(&main_cache);
-	free_retired();
+	if (!rt->fe)
+		return;
+	cache_free(rt->log, &rt->fe->main);
+	free_retired(rt);
+	free(rt->fe);
+	rt->fe = NULL;
 }
 
 /* ---- compile records ---- */
@@ -272,29 +258,22 @@ static double wall_seconds(void)
 	return (double)ts.tv_sec + (double)ts.tv_nsec / 1e9;
 }
 
-static double now_ms(void)
-{
-	struct timespec ts;
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return (double)ts.tv_sec * 1e3 + (double)ts.tv_nsec / 1e6;
-}
-
-static int frame_index_of(struct fkey *k)
+static int frame_index_of(struct runtime *rt, struct fkey *k)
 {
 	if (k->frame_index < 0) {
-		k->frame_index = next_frame_index++;
+		k->frame_index = rt->fe->next_frame_index++;
 		int line = k->pc > 0 && k->code->locs && k->pc < k->code->ninsns ? k->code->locs[k->pc].line : 0;
-		k->log_id = compile_log_frame(k->frame_index, k->code->name, k->code->src, k->code->firstline, k->pc,
-					      line);
+		k->log_id = compile_log_frame(rt->log, k->frame_index, k->code->name, k->code->src, k->code->firstline,
+					      k->pc, line);
 	}
 	return k->frame_index;
 }
 
-static void record_begin(struct compile_record *rec, struct fkey *k, const struct compile_config *cfg,
-			 const char *reason, int compile_index)
+static void record_begin(struct compile_record *rec, struct runtime *rt, struct fkey *k,
+			 const struct compile_config *cfg, const char *reason, int compile_index)
 {
 	memset(rec, 0, sizeof *rec);
-	rec->frame_index = frame_index_of(k);
+	rec->frame_index = frame_index_of(rt, k);
 	rec->compile_index = compile_index;
 	snprintf(rec->compile_id, sizeof rec->compile_id, "%d/%d", rec->frame_index, compile_index);
 	rec->function = k->code->name;
@@ -312,16 +291,6 @@ static void record_begin(struct compile_record *rec, struct fkey *k, const struc
 	rec->owner_line = cfg->owner_line;
 }
 
-static char *dup_or_empty(const char *s)
-{
-	char *d = strdup(s ? s : "");
-	if (!d) {
-		fputs("tjit: out of memory\n", stderr);
-		abort();
-	}
-	return d;
-}
-
 /* the first failing guard of every entry, newest first (after a failed lookup) */
 static void record_failures(struct compile_record *rec, struct fkey *k, struct vm *vm, struct frame *f,
 			    const struct backend *backend)
@@ -335,7 +304,7 @@ static void record_failures(struct compile_record *rec, struct fkey *k, struct v
 		if (g < 0)
 			continue;
 		struct failure_record *fr = &rec->failures[rec->nfailures++];
-		fr->failed_compile = dup_or_empty(e->compile_id);
+		fr->failed_compile = xdup_or_empty(e->compile_id);
 		guards_failure(e->tr->guards, g, backend, &fr->guard_text, &fr->value_seen);
 	}
 }
@@ -348,7 +317,7 @@ static void record_guards(struct compile_record *rec, const struct guard_set *gs
 		const struct guard *g = &gs->guards[i];
 		struct guard_record *r = &rec->guards[i];
 		r->kind = guards_kind_name((enum guard_kind)g->kind);
-		r->text = dup_or_empty(g->text);
+		r->text = xdup_or_empty(g->text);
 		r->src = g->src;
 		r->line = g->line;
 		r->col = g->col;
@@ -360,7 +329,7 @@ static struct break_record *break_record_of(const struct trace_break *b, int pc)
 {
 	struct break_record *r = xcalloc(1, sizeof *r);
 	r->code = b->code;
-	r->message = dup_or_empty(b->message);
+	r->message = xdup_or_empty(b->message);
 	r->pc = pc;
 	r->nstack = b->nstack;
 	r->stack = xcalloc((size_t)b->nstack, sizeof *r->stack);
@@ -368,10 +337,30 @@ static struct break_record *break_record_of(const struct trace_break *b, int pc)
 	return r;
 }
 
-/* logs rec (the graph stays with its entry) and frees what it owns */
-static void record_finish(struct compile_record *rec)
+/* Logs rec (the graph stays with its entry) and frees what it owns. What
+ * cc (NULL: none) handed back goes into the record first: the phases and
+ * the fixed times made of them, the stage graphs, the kernels. */
+static void record_finish(struct runtime *rt, struct compile_record *rec, struct compile_ctx *cc)
 {
-	compile_log_compile(rec);
+	if (cc) {
+		rec->trace_ms = compile_ctx_phase_ms(cc, "trace");
+		rec->guard_ms = compile_ctx_phase_ms(cc, "guards");
+		rec->backend_ms = compile_ctx_phase_ms(cc, "backend");
+		rec->total_ms = compile_ctx_elapsed_ms(cc);
+		rec->nphases = cc->nphases;
+		rec->phases = cc->phases;
+		rec->ngraphs_extra = cc->ngraphs;
+		rec->graphs_extra = cc->graphs;
+		rec->nkernels = cc->nkernels;
+		rec->kernels = cc->kernels;
+		cc->phases = NULL;
+		cc->graphs = NULL;
+		cc->kernels = NULL;
+		cc->nphases = cc->ngraphs = cc->nkernels = 0;
+		cc->phases_cap = cc->graphs_cap = cc->kernels_cap = 0;
+		compile_ctx_release(cc);
+	}
+	compile_log_compile(rt->log, rec);
 	rec->graph = NULL;
 	compile_record_release(rec);
 }
@@ -393,7 +382,7 @@ static char *unsupported_message(const struct trace_break *b)
 {
 	struct strbuf sb = STRBUF_INIT;
 	sb_printf(&sb, "Unsupported: %s", b->message);
-	return sb.buf ? sb.buf : dup_or_empty("");
+	return sb.buf ? sb.buf : xdup_or_empty("");
 }
 
 static value raise_unsupported(struct vm *vm, struct frame *f, const struct trace_break *b)
@@ -406,96 +395,150 @@ static value raise_unsupported(struct vm *vm, struct frame *f, const struct trac
 	return raise_in_frame(vm, f, b->nstack > 0 ? b->pcs[0] : f->pc);
 }
 
-/* ---- compiling ---- */
+/* ---- compiling: the passes ---- */
 
 enum outcome { RUN_ENTRY, RUN_EAGER, RAISED };
 
-static enum outcome compile_frame(struct vm *vm, struct frame *f, struct eval_ctx *ctx, struct fkey *k,
-				  struct entry **out)
-{
-	const struct compile_config *cfg = ctx->cfg;
-	double t0 = now_ms();
-	char id[24];
-	int provisional = k->frame_index >= 0 ? k->frame_index : next_frame_index;
-	snprintf(id, sizeof id, "%d/%d", provisional, k->ncompiles);
-	int dyn = !cfg->dynamic || strcmp(cfg->dynamic, "None") == 0 ? DYN_AUTO
-		  : strcmp(cfg->dynamic, "True") == 0			? DYN_ALWAYS
-									: DYN_NEVER;
-	struct trace_config tc = {cfg->backend, cfg->fullgraph, dyn, &k->dyn};
-	struct trace_result *tr = trace_frame(vm, f, &tc, id);
-	if (tr->end == TRACE_FULLGRAPH) {
-		/* logged as a compile that failed at its break, so that the
-		 * profiler and the database show where fullgraph gave up */
-		struct compile_record rec;
-		record_begin(&rec, k, cfg, k->nentries ? "recompile" : "first", k->ncompiles);
-		record_failures(&rec, k, vm, f, cfg->backend);
-		k->ncompiles++;
-		rec.trace_ms = tr->trace_ms;
-		rec.brk = break_record_of(tr->brk, tr->pc);
-		rec.outcome = "error";
-		rec.error = unsupported_message(tr->brk);
-		rec.total_ms = now_ms() - t0;
-		record_finish(&rec);
-		raise_unsupported(vm, f, tr->brk);
-		trace_result_free(tr);
-		return RAISED;
-	}
-	if (tr->end == TRACE_FAILED ||
-	    (tr->end == TRACE_RETURN && graph_op_count(tr->graph) == 0 && tr->neffects == 0)) {
-		/* nothing to compile here (or an error the VM is about to raise):
-		 * this frame runs in the VM from now on */
-		k->skip = true;
-		trace_result_free(tr);
-		return RUN_EAGER;
-	}
+/* One compile of a frame: what its passes share. */
+struct job {
+	struct vm *vm;
+	struct frame *f;
+	struct runtime *rt;
+	const struct compile_config *cfg;
+	struct fkey *k;
+	char id[24];                /* the compile id, F/N */
+	struct compile_ctx cc;
 	struct compile_record rec;
-	record_begin(&rec, k, cfg, k->nentries ? "recompile" : "first", k->ncompiles);
-	record_failures(&rec, k, vm, f, cfg->backend);
+	struct trace_result *tr;
+	struct entry *e;
+};
+
+static void job_begin(struct job *j, struct vm *vm, struct frame *f, struct eval_ctx *ctx, struct fkey *k)
+{
+	memset(j, 0, sizeof *j);
+	j->vm = vm;
+	j->f = f;
+	j->rt = ctx->rt;
+	j->cfg = ctx->cfg;
+	j->k = k;
+	/* the frame's index is given when its first compile is logged */
+	int frame = k->frame_index >= 0 ? k->frame_index : j->rt->fe->next_frame_index;
+	snprintf(j->id, sizeof j->id, "%d/%d", frame, k->ncompiles);
+	compile_ctx_init(&j->cc, j->cfg, &j->rt->bug, j->rt->log, j->id);
+}
+
+/* the bytecode to a graph, guards and a plan (tracer.h); the tracer times
+ * its two parts itself */
+static void pass_trace(struct job *j)
+{
+	const char *d = j->cfg->dynamic;
+	int dyn = !d || strcmp(d, "None") == 0 ? DYN_AUTO : strcmp(d, "True") == 0 ? DYN_ALWAYS : DYN_NEVER;
+	struct trace_config tc = {j->cfg->backend, j->cfg->fullgraph, dyn, &j->k->dyn, j->rt->log};
+	j->tr = trace_frame(j->vm, j->f, &tc, j->id);
+	compile_ctx_phase_add(&j->cc, "trace", j->tr->trace_ms);
+	if (j->tr->end != TRACE_FULLGRAPH)
+		compile_ctx_phase_add(&j->cc, "guards", j->tr->guard_ms);
+}
+
+/* The compile's record: its id, the guard failures that caused it. */
+static void pass_record(struct job *j)
+{
+	struct fkey *k = j->k;
+	record_begin(&j->rec, j->rt, k, j->cfg, k->nentries ? "recompile" : "first", k->ncompiles);
+	record_failures(&j->rec, k, j->vm, j->f, j->cfg->backend);
 	k->ncompiles++;
-	free(tr->graph->compile_id);
-	tr->graph->compile_id = dup_or_empty(rec.compile_id);
-	rec.trace_ms = tr->trace_ms;
-	rec.guard_ms = tr->guard_ms;
-	record_guards(&rec, tr->guards);
-	if (tr->brk) {
-		rec.brk = break_record_of(tr->brk, tr->pc);
-		rec.outcome = "graph_break";
-	}
+	memcpy(j->id, j->rec.compile_id, sizeof j->id);
+	if (j->tr->brk)
+		j->rec.brk = break_record_of(j->tr->brk, j->tr->pc);
+}
+
+static void pass_guards(struct job *j)
+{
+	record_guards(&j->rec, j->tr->guards);
+}
+
+/* graph_verify(g) (core/graph.c) after every pass that makes or changes
+ * a graph: in debug and test builds (doc/building.md) a broken graph stops
+ * the program there, naming the pass (graph_check); otherwise nothing. */
+static int verify(struct job *j, const struct graph *g, const char *after)
+{
+	(void)j;
+	graph_check(g, after);
+	return 0;
+}
+
+/* the backend's compile of the graph (backend.h), timed as the phase
+ * "backend" (the backend's own phases nest in it). -1: a compile error,
+ * pending (tj_error_set). */
+static int pass_backend(struct job *j)
+{
+	j->rec.graph = j->tr->graph;
+	int ph = compile_ctx_phase_begin(&j->cc, "backend");
+	j->e->compiled = j->cfg->backend->compile(&j->cc, j->tr->graph);
+	compile_ctx_phase_end(&j->cc, ph);
+	return j->e->compiled ? 0 : -1;
+}
+
+/* fullgraph=True and the trace broke: logged as a compile that failed at
+ * its break, so that the profiler and the database show where fullgraph
+ * gave up, and raised as Unsupported */
+static enum outcome fail_fullgraph(struct job *j)
+{
+	pass_record(j);
+	j->rec.outcome = "error";
+	j->rec.error = unsupported_message(j->tr->brk);
+	record_finish(j->rt, &j->rec, &j->cc);
+	raise_unsupported(j->vm, j->f, j->tr->brk);
+	trace_result_free(j->tr);
+	return RAISED;
+}
+
+/* nothing to compile here (or an error the VM is about to raise): this
+ * frame runs in the VM from now on */
+static enum outcome skip_frame(struct job *j)
+{
+	j->k->skip = true;
+	trace_result_free(j->tr);
+	compile_ctx_release(&j->cc);
+	return RUN_EAGER;
+}
+
+static enum outcome fail_backend(struct job *j)
+{
+	char *msg = tj_error_take();
+	j->rec.outcome = "error";
+	j->rec.error = xdup_or_empty(msg ? msg : "backend compile failed");
+	record_finish(j->rt, &j->rec, &j->cc);
+	tj_error_set("%s", msg ? msg : "backend compile failed");
+	free(msg);
+	entry_free(j->e);
+	raise_in_frame(j->vm, j->f, j->f->pc);
+	return RAISED;
+}
+
+/* the cache entry of the trace (the backend's artifact comes next) */
+static void make_entry(struct job *j)
+{
 	struct entry *e = xcalloc(1, sizeof *e);
-	e->tr = tr;
-	e->backend = cfg->backend;
-	e->compile_index = rec.compile_index;
-	memcpy(e->compile_id, rec.compile_id, sizeof e->compile_id);
-	if (tr->brk) {
-		e->hit_brk.code = tr->brk->code;
-		e->hit_brk.pc = tr->pc;
+	e->tr = j->tr;
+	e->backend = j->cfg->backend;
+	e->compile_index = j->rec.compile_index;
+	memcpy(e->compile_id, j->rec.compile_id, sizeof e->compile_id);
+	if (j->tr->brk) {
+		j->rec.outcome = "graph_break";
+		e->hit_brk.code = j->tr->brk->code;
+		e->hit_brk.pc = j->tr->pc;
 	}
-	bool has_ops = graph_op_count(tr->graph) > 0;
-	if (has_ops) {
-		rec.graph = tr->graph;
-		graph_check(tr->graph, "capture");
-		double tb = now_ms();
-		struct graph **extra = NULL;
-		int nextra = 0;
-		e->compiled = cfg->backend->compile(tr->graph, &extra, &nextra);
-		rec.backend_ms = now_ms() - tb;
-		rec.ngraphs_extra = nextra;
-		rec.graphs_extra = extra;
-		if (!e->compiled) {
-			char *msg = tj_error_take();
-			rec.outcome = "error";
-			rec.error = dup_or_empty(msg ? msg : "backend compile failed");
-			rec.total_ms = now_ms() - t0;
-			record_finish(&rec);
-			tj_error_set("%s", msg ? msg : "backend compile failed");
-			free(msg);
-			entry_free(e);
-			raise_in_frame(vm, f, f->pc);
-			return RAISED;
-		}
-	}
-	rec.total_ms = now_ms() - t0;
-	record_finish(&rec);
+	free(j->tr->graph->compile_id);
+	j->tr->graph->compile_id = xdup_or_empty(j->rec.compile_id);
+	j->e = e;
+}
+
+/* logs the compile and adds its entry to the frame's */
+static enum outcome install(struct job *j, struct entry **out)
+{
+	struct fkey *k = j->k;
+	record_finish(j->rt, &j->rec, &j->cc);
 	if (k->nentries == k->cap) {
 		k->cap = k->cap ? k->cap * 2 : 4;
 		k->entries = realloc(k->entries, sizeof *k->entries * (size_t)k->cap);
@@ -504,30 +547,62 @@ static enum outcome compile_frame(struct vm *vm, struct frame *f, struct eval_ct
 			abort();
 		}
 	}
-	k->entries[k->nentries++] = e;
-	flush_counts(k);
-	*out = e;
+	k->entries[k->nentries++] = j->e;
+	flush_counts(j->rt->log, k);
+	*out = j->e;
 	return RUN_ENTRY;
+}
+
+/* Compiles frame f on a miss: the passes, in order. Beside each, the
+ * TJIT_LOGS artifacts that show its result: they are fields of the
+ * compile's record, and go out together when it is logged (one write, in
+ * this order: recompiles, graph_breaks, graph_code, aot_graphs and
+ * output_code, guards), so that a compile's lines never interleave. */
+static enum outcome compile_frame(struct vm *vm, struct frame *f, struct eval_ctx *ctx, struct fkey *k,
+				  struct entry **out)
+{
+	struct job j;
+	job_begin(&j, vm, f, ctx, k);
+	pass_trace(&j);                         /* dynamic, as it goes */
+	if (j.tr->end == TRACE_FULLGRAPH)
+		return fail_fullgraph(&j);      /* recompiles */
+	if (j.tr->end == TRACE_FAILED ||
+	    (j.tr->end == TRACE_RETURN && graph_op_count(j.tr->graph) == 0 && j.tr->neffects == 0))
+		return skip_frame(&j);
+	pass_record(&j);                        /* recompiles, graph_breaks */
+	verify(&j, j.tr->graph, "trace");
+	pass_guards(&j);                        /* guards */
+	make_entry(&j);
+	/* graph cleanups go here, each followed by verify() */
+	if (graph_op_count(j.tr->graph) == 0)
+		return install(&j, out);
+	if (pass_backend(&j) < 0)               /* graph_code, aot_graphs, output_code */
+		return fail_backend(&j);
+	for (int i = 0; i < j.cc.ngraphs; i++)
+		verify(&j, j.cc.graphs[i], j.cfg->backend->name);
+	return install(&j, out);
 }
 
 /* a miss that does not compile: at the cache limit or in a frozen function */
 static void log_miss(struct vm *vm, struct frame *f, struct eval_ctx *ctx, struct fkey *k, const char *reason)
 {
+	struct runtime *rt = ctx->rt;
 	struct compile_record rec;
-	record_begin(&rec, k, ctx->cfg, reason, k->ncompiles);
+	record_begin(&rec, rt, k, ctx->cfg, reason, k->ncompiles);
 	record_failures(&rec, k, vm, f, ctx->cfg->backend);
 	rec.outcome = "skipped";
 	if (strcmp(reason, "cache_limit") == 0) {
 		k->limit_warned = true;
 		const char *last = rec.nfailures ? rec.failures[0].guard_text : "?";
 		const char *seen = rec.nfailures ? rec.failures[0].value_seen : "?";
-		compile_log_warning("cache_size_limit (%d) reached for function '%s' (%s:%d), last reason: %s (got %s); "
+		compile_log_warning(rt->log,
+				    "cache_size_limit (%d) reached for function '%s' (%s:%d), last reason: %s (got %s); "
 				    "it runs eagerly from now on",
-				    cache_size_limit, k->code->name, k->code->src ? k->code->src->path : "?",
+				    rt->sw.cache_size_limit, k->code->name, k->code->src ? k->code->src->path : "?",
 				    k->code->firstline, last, seen);
 	}
-	record_finish(&rec);
-	flush_counts(k);
+	record_finish(rt, &rec, NULL);
+	flush_counts(rt->log, k);
 }
 
 /* ---- running ---- */
@@ -559,7 +634,7 @@ static int run_entry(struct vm *vm, struct frame *f, struct entry *e, value *res
 		for (int i = 0; i < tr->ninputs; i++)
 			tensor_decref(in[i]);
 		if (rc < 0) {
-			if (e->backend == backend_default()) {
+			if (e->backend->rerun_on_error) {
 				/* a kernel error: the VM raises it where eager code would */
 				tj_error_clear();
 				rng_set_state(seed, offset);
@@ -597,9 +672,10 @@ out:
 static value eval_frame(struct vm *vm, struct frame *f, void *p)
 {
 	struct eval_ctx *ctx = p;
-	if (skip_next && f->code == skip_next) {
+	struct frame_eval *fe = ctx->rt->fe;
+	if (fe->skip_next && f->code == fe->skip_next) {
 		/* disable(f, recursive=False) */
-		skip_next = NULL;
+		fe->skip_next = NULL;
 		struct fkey *k = cache_find(ctx->cache, f->code, (int)f->pc);
 		k->calls++;
 		k->eager_calls++;
@@ -612,7 +688,7 @@ static value eval_frame(struct vm *vm, struct frame *f, void *p)
 		if (k->skip)
 			return vm_run_frame(vm, f);
 		if ((k->calls & (COUNTS_FLUSH_EVERY - 1)) == 0)
-			flush_counts(k);
+			flush_counts(ctx->rt->log, k);
 		struct entry *e = find_entry(k, vm, f, ctx->cfg->backend);
 		if (e) {
 			k->hits++;
@@ -624,7 +700,7 @@ static value eval_frame(struct vm *vm, struct frame *f, void *p)
 			k->eager_calls++;
 			k->eager_reason = "frozen_miss";
 			return vm_run_frame(vm, f);
-		} else if (k->nentries >= cache_size_limit) {
+		} else if (k->nentries >= ctx->rt->sw.cache_size_limit) {
 			if (!k->limit_warned)
 				log_miss(vm, f, ctx, k, "cache_limit");
 			k->eager_calls++;
@@ -658,7 +734,7 @@ static value eval_frame(struct vm *vm, struct frame *f, void *p)
 			hit.frame_index = k->frame_index;
 			hit.compile_index = e->compile_index;
 			hit.brk = &e->hit_brk;
-			compile_log_break_hit(&hit);
+			compile_log_break_hit(ctx->rt->log, &hit);
 		}
 		/* the breaking instruction, in the VM; a call there comes back here */
 		int st = vm_step(vm, f, &result);
@@ -674,44 +750,57 @@ static value eval_frame(struct vm *vm, struct frame *f, void *p)
 static value call_with(struct vm *vm, struct eval_ctx *ctx, value callee, const value *args, int nargs,
 		       value kwnames)
 {
+	struct frame_eval *fe = ctx->rt->fe;
 	void *old_ctx;
 	vm_eval_frame_fn old = vm_get_eval_frame(vm, &old_ctx);
 	vm_set_eval_frame(vm, eval_frame, ctx);
-	running++;
+	fe->running++;
 	value r = vm_call(vm, callee, args, nargs, kwnames);
-	running--;
+	fe->running--;
 	vm_set_eval_frame(vm, old, old_ctx);
-	if (running == 0 && retired)
-		free_retired();
+	if (fe->running == 0 && fe->retired)
+		free_retired(ctx->rt);
 	return r;
+}
+
+/* the VM's runtime, or NULL after vm_raise */
+static struct runtime *runtime_of(struct vm *vm)
+{
+	struct runtime *rt = vm_runtime(vm);
+	if (!rt)
+		vm_raise("compiled call without a runtime: this VM runs everything eagerly");
+	return rt;
 }
 
 value frame_eval_call(struct vm *vm, const struct compile_config *cfg, value callee, const value *args, int nargs,
 		      value kwnames)
 {
-	struct eval_ctx ctx = {cfg, current};
+	struct runtime *rt = runtime_of(vm);
+	if (!rt)
+		return val_err();
+	struct eval_ctx ctx = {cfg, rt->fe->current ? rt->fe->current : &rt->fe->main, rt};
 	return call_with(vm, &ctx, callee, args, nargs, kwnames);
 }
 
 value frame_eval_call_private(struct vm *vm, value callee, const value *args, int nargs, value kwnames,
-			      const char *backend)
+			      const struct backend *backend)
 {
-	const struct backend *b = backend_find(backend ? backend : "eager");
-	if (!b)
+	struct runtime *rt = runtime_of(vm);
+	if (!rt)
 		return val_err();
-	struct compile_config cfg = {b, false, "None", false, NULL, NULL, 0};
+	struct compile_config cfg = {backend, false, "None", false, NULL, NULL, 0};
 	if (callee.tag == VAL_FUNC) {
 		cfg.owner_name = val_func(callee)->code->name;
 		cfg.owner_src = val_func(callee)->code->src;
 		cfg.owner_line = val_func(callee)->code->firstline;
 	}
 	struct cache *priv = xcalloc(1, sizeof *priv);
-	struct cache *saved = current;
-	current = priv;
-	struct eval_ctx ctx = {&cfg, priv};
+	struct cache *saved = rt->fe->current;
+	rt->fe->current = priv;
+	struct eval_ctx ctx = {&cfg, priv, rt};
 	value r = call_with(vm, &ctx, callee, args, nargs, kwnames);
-	current = saved;
-	cache_free(priv);
+	rt->fe->current = saved;
+	cache_free(rt->log, priv);
 	free(priv);
 	return r;
 }

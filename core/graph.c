@@ -10,6 +10,7 @@
 #include <string.h>
 
 #include "arena.h"
+#include "hash.h"
 #include "ops.h"
 #include "util.h"
 #include "vm.h"
@@ -43,14 +44,6 @@ struct graph_mem {
 	size_t cap, n;
 };
 
-static uint64_t hash_str(const char *s)
-{
-	uint64_t h = 0xcbf29ce484222325ull;
-	for (; *s; s++)
-		h = (h ^ (unsigned char)*s) * 0x100000001b3ull;
-	return h;
-}
-
 /* the slot of key, made when missing; NULL when out of memory */
 static struct name_slot *names_slot(struct graph_mem *t, const char *key)
 {
@@ -62,7 +55,7 @@ static struct name_slot *names_slot(struct graph_mem *t, const char *key)
 		for (size_t i = 0; i < t->cap; i++) {
 			if (!t->slots[i].key)
 				continue;
-			size_t j = hash_str(t->slots[i].key) & (ncap - 1);
+			size_t j = hash_fnv1a_str(t->slots[i].key) & (ncap - 1);
 			while (ns[j].key)
 				j = (j + 1) & (ncap - 1);
 			ns[j] = t->slots[i];
@@ -70,7 +63,7 @@ static struct name_slot *names_slot(struct graph_mem *t, const char *key)
 		t->slots = ns;
 		t->cap = ncap;
 	}
-	size_t j = hash_str(key) & (t->cap - 1);
+	size_t j = hash_fnv1a_str(key) & (t->cap - 1);
 	while (t->slots[j].key && strcmp(t->slots[j].key, key) != 0)
 		j = (j + 1) & (t->cap - 1);
 	if (!t->slots[j].key) {
@@ -86,7 +79,7 @@ static bool names_used(struct graph_mem *t, const char *key)
 {
 	if (!t->cap)
 		return false;
-	size_t j = hash_str(key) & (t->cap - 1);
+	size_t j = hash_fnv1a_str(key) & (t->cap - 1);
 	while (t->slots[j].key) {
 		if (strcmp(t->slots[j].key, key) == 0)
 			return t->slots[j].used;

@@ -12,63 +12,21 @@
 #include "compiler.h"
 #include "db.h"
 #include "error.h"
+#include "backend.h"
 #include "explain.h"
 #include "frame_eval.h"
+#include "runtime.h"
+#include "util.h"
 #include "vm.h"
 
-int run_finish_stdout(const char *name, int status)
-{
-	if (fflush(stdout) != 0 || ferror(stdout)) {
-		char what[128];
-		snprintf(what, sizeof what, "%s: error writing to stdout", name);
-		perror(what);
-		return status ? status : 1;
-	}
-	return status;
-}
-
-int run_parse_option(const char *name, const char *cmd, const struct run_option *defs, int argc, char **argv,
-		     int *i, void *opts)
-{
-	const char *a = argv[*i];
-	/* "tjit run: ..." for a command, "tjit-tui: ..." for a tool without */
-	const char *sep = cmd ? " " : "";
-	cmd = cmd ? cmd : "";
-	const char *eq = strchr(a, '=');
-	size_t len = eq ? (size_t)(eq - a) : strlen(a);
-	const struct run_option *d = defs;
-	while (d && d->name && !(strlen(d->name) == len && strncmp(d->name, a, len) == 0))
-		d++;
-	if (!d || !d->name) {
-		fprintf(stderr, "%s%s%s: unknown option '%s'\n", name, sep, cmd, a);
-		return -1;
-	}
-	if (!d->arg) {
-		if (eq) {
-			fprintf(stderr, "%s%s%s: option '%s' takes no value\n", name, sep, cmd, d->name);
-			return -1;
-		}
-		*(bool *)((char *)opts + d->offset) = true;
-		return 0;
-	}
-	const char *v = eq ? eq + 1 : NULL;
-	if (!v) {
-		if (*i + 1 >= argc) {
-			fprintf(stderr, "%s%s%s: option '%s' needs a value (%s)\n", name, sep, cmd, d->name, d->arg);
-			return -1;
-		}
-		v = argv[++*i];
-	}
-	*(const char **)((char *)opts + d->offset) = v;
-	return 0;
-}
-
-/* The switches, checked before anything runs. 0, or 2 after printing why. */
-static int apply_switches(const struct run_options *o, unsigned *artifacts)
+/* The switches, checked before anything runs, into the config of the
+ * run's runtime (the backend resolved by name here, TJIT_INJECT_BUG parsed
+ * once). 0, or 2 after printing why. */
+static int apply_switches(const struct run_options *o, struct runtime_config *rc)
 {
 	const char *logs = o->logs ? o->logs : getenv("TJIT_LOGS");
 	char *err = NULL;
-	if (log_parse_artifacts(logs, artifacts, &err) < 0) {
+	if (log_parse_artifacts(logs, &rc->log.artifacts, &err) < 0) {
 		fprintf(stderr, "%s %s: %s: %s\n", o->name, o->cmd, o->logs ? "--logs" : "TJIT_LOGS", err);
 		free(err);
 		return 2;
@@ -82,18 +40,23 @@ static int apply_switches(const struct run_options *o, unsigned *artifacts)
 				o->cmd, o->cache_size_limit);
 			return 2;
 		}
-		frame_eval_set_cache_size_limit((int)n);
+		rc->switches.cache_size_limit = (int)n;
 	}
 	if (o->unlimited_cache)
-		frame_eval_set_cache_size_limit(INT_MAX);
-	if (o->backend && frame_eval_set_backend_override(o->backend) < 0) {
+		rc->switches.cache_size_limit = INT_MAX;
+	if (o->backend && !(rc->switches.backend = backend_find(o->backend))) {
 		char *msg = tj_error_take();
 		fprintf(stderr, "%s %s: --backend: %s\n", o->name, o->cmd, msg ? msg : "unknown backend");
 		free(msg);
 		return 2;
 	}
-	frame_eval_set_fullgraph_override(o->fullgraph);
-	frame_eval_set_disabled(o->eager);
+	if (compile_ctx_parse_bug(getenv("TJIT_INJECT_BUG"), &rc->bug, &err) < 0) {
+		fprintf(stderr, "%s %s: TJIT_INJECT_BUG: %s\n", o->name, o->cmd, err);
+		free(err);
+		return 2;
+	}
+	rc->switches.fullgraph = o->fullgraph;
+	rc->switches.disabled = o->eager;
 	return 0;
 }
 
@@ -177,11 +140,11 @@ static struct db_writer *open_db(const struct run_options *o, const char **path,
 	return w;
 }
 
-static const char *limit_text(const struct run_options *o, char *buf, size_t n)
+static const char *limit_text(const struct run_options *o, int limit, char *buf, size_t n)
 {
 	if (o->unlimited_cache)
 		return "unlimited";
-	snprintf(buf, n, "%d", frame_eval_cache_size_limit());
+	snprintf(buf, n, "%d", limit);
 	return buf;
 }
 
@@ -193,8 +156,8 @@ int run_program(const struct run_options *o, struct run_result *res)
 	res->status = 0;
 	res->run_id = 0;
 	res->db_path = NULL;
-	unsigned artifacts = 0;
-	if (apply_switches(o, &artifacts) != 0)
+	struct runtime_config rc = {.switches = COMPILE_SWITCHES_INIT, .log = {0, stderr, NULL}};
+	if (apply_switches(o, &rc) != 0)
 		return res->status = 2;
 
 	int status = 0;
@@ -209,7 +172,7 @@ int run_program(const struct run_options *o, struct run_result *res)
 		char *command = join_args(o);
 		char config[128], limit[24];
 		snprintf(config, sizeof config, "fullgraph=%d cache_size_limit=%s eager=%d", o->fullgraph ? 1 : 0,
-			 limit_text(o, limit, sizeof limit), o->eager ? 1 : 0);
+			 limit_text(o, rc.switches.cache_size_limit, limit, sizeof limit), o->eager ? 1 : 0);
 		struct db_run run = {
 			.tool = o->tool,
 			.command = command,
@@ -221,13 +184,18 @@ int run_program(const struct run_options *o, struct run_result *res)
 		res->run_id = db_begin_run(db, &run);
 		free(command);
 	}
-	struct compile_log_config log = {.artifacts = artifacts, .out = stderr, .db = db};
-	compile_log_init(&log);
+	rc.log.db = db;
+	struct runtime *rt = runtime_new(&rc);
+	if (!rt) {
+		fprintf(stderr, "%s: out of memory\n", o->name);
+		status = 1;
+	}
 
-	struct code *code = src ? compile_program(src, &status) : NULL;
+	struct code *code = src && rt ? compile_program(src, &status) : NULL;
 	if (code) {
-		struct explain_program *ex = o->explain ? explain_program_begin() : NULL;
+		struct explain_program *ex = o->explain ? explain_program_begin(rt->log) : NULL;
 		struct vm *vm = vm_new();
+		vm_set_runtime(vm, rt);
 		value r = vm_run_module(vm, code);
 		if (val_is_err(r)) {
 			fflush(stdout);
@@ -241,12 +209,13 @@ int run_program(const struct run_options *o, struct run_result *res)
 				fwrite(sb.buf, 1, sb.len, stdout);
 			sb_release(&sb);
 		}
-		frame_eval_shutdown();
+		/* the caches go before the VM: their entries hold its values */
+		frame_eval_free(rt);
 		vm_free(vm);
 		val_decref(val_obj(VAL_CODE, code));
 	}
-	status = run_finish_stdout(o->name, status);
-	compile_log_shutdown();
+	status = util_finish_stdout(o->name, status);
+	runtime_free(rt);
 	if (db) {
 		db_end_run(db, status);
 		db_close(db);
@@ -254,69 +223,4 @@ int run_program(const struct run_options *o, struct run_result *res)
 	}
 	source_free(src);
 	return res->status = status;
-}
-
-/* ---- tools with subcommands ---- */
-
-void run_print_options(const struct run_option *defs)
-{
-	for (const struct run_option *d = defs; d->name; d++) {
-		if (!d->help)
-			continue; /* another spelling of the option above */
-		char left[64];
-		snprintf(left, sizeof left, "%s%s%s", d->name, d->arg ? " " : "", d->arg ? d->arg : "");
-		printf("  %-16s %s\n", left, d->help);
-	}
-}
-
-void run_tool_usage(const struct run_tool *t, FILE *out)
-{
-	for (int i = 0; t->usage[i]; i++)
-		fprintf(out, "%s\n", t->usage[i]);
-}
-
-static int tool_help(const struct run_tool *t)
-{
-	run_tool_usage(t, stdout);
-	printf("\n%s\ncommands:\n", t->about);
-	for (const struct run_command *c = t->commands; c->name; c++)
-		printf("  %-8s %s\n", c->name, c->summary);
-	for (const struct run_command *c = t->commands; c->name; c++) {
-		if (!c->options)
-			continue;
-		printf("\noptions of %s:\n", c->name);
-		run_print_options(c->options);
-	}
-	printf("\n%s", t->notes);
-	return run_finish_stdout(t->name, 0);
-}
-
-int run_tool_main(const struct run_tool *t, int argc, char **argv)
-{
-	if (argc < 2) {
-		fprintf(stderr, "%s: missing command\n", t->name);
-		run_tool_usage(t, stderr);
-		return 2;
-	}
-	const char *cmd = argv[1];
-	if (strcmp(cmd, "--help") == 0 || strcmp(cmd, "-h") == 0)
-		return tool_help(t);
-	if (strcmp(cmd, "--version") == 0) {
-		printf("%s %s\n", t->name, t->version);
-		return run_finish_stdout(t->name, 0);
-	}
-	for (const struct run_command *c = t->commands; c->name; c++) {
-		if (strcmp(c->name, cmd) != 0)
-			continue;
-		for (int i = 2; i < argc; i++) {
-			if (strcmp(argv[i], "--help") == 0 || strcmp(argv[i], "-h") == 0)
-				return tool_help(t);
-			if (strcmp(argv[i], "--") == 0)
-				break;
-		}
-		return c->fn ? c->fn(argc - 1, argv + 1) : tool_help(t);
-	}
-	fprintf(stderr, "%s: unknown command '%s'\n", t->name, cmd);
-	run_tool_usage(t, stderr);
-	return 2;
 }

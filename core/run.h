@@ -44,8 +44,10 @@ struct run_result {
 };
 
 /* Runs the program; its stdout and stderr are the process's. Returns the
- * status (also in res->status; res may be NULL). The process-wide compile
- * switches (backend, fullgraph, cache limit) stay set afterwards. */
+ * status (also in res->status; res may be NULL). The program's compiling
+ * state (switches, caches, compile log: runtime.h) is made for it and
+ * freed after it, so that programs run one after the other in a process
+ * do not see each other's. */
 int run_program(const struct run_options *o, struct run_result *res);
 
 /* Reads and compiles path to bytecode (for `tjit dis`): the code, or NULL
@@ -55,51 +57,5 @@ int run_program(const struct run_options *o, struct run_result *res);
 struct code;
 struct source;
 struct code *run_load(const char *name, const char *path, struct source **srcp, int *status);
-
-/* An option of a tool's command line, parsed into a struct of options. */
-struct run_option {
-	const char *name;           /* "--db" */
-	const char *arg;            /* NULL: a flag (a bool); else the value's name (a string) */
-	size_t offset;              /* of the bool or the const char * in the struct */
-	const char *help;
-};
-
-/* Parses the option argv[*i] ("--name", "--name=VALUE" or "--name VALUE",
- * which takes argv[*i + 1] and advances *i) by defs (ended by a NULL name;
- * defs may be NULL: no options) into the struct at opts. 0, or -1 after
- * printing why ("NAME CMD: unknown option '-x'", or "NAME: ..." when cmd
- * is NULL); the caller prints its usage. */
-int run_parse_option(const char *name, const char *cmd, const struct run_option *defs, int argc, char **argv,
-		     int *i, void *opts);
-
-/* The help's lines of defs, to stdout ("  --db PATH        the database");
- * an option without help text is not listed (another spelling). */
-void run_print_options(const struct run_option *defs);
-
-/* A tool with subcommands (tjit-profile, tjit-dot): its commands, its
- * usage and its help, and the main() they share. */
-struct run_command {
-	const char *name;
-	int (*fn)(int argc, char **argv);   /* argv[0] is the command; NULL: "help" */
-	const struct run_option *options;   /* listed in the help; NULL: none */
-	const char *summary;
-};
-struct run_tool {
-	const char *name;                   /* "tjit-dot" */
-	const char *version;
-	const char *const *usage;           /* usage lines, ended by NULL */
-	const char *about;                  /* the help's first paragraph */
-	const char *notes;                  /* its last paragraphs */
-	const struct run_command *commands; /* ended by a NULL name */
-};
-void run_tool_usage(const struct run_tool *t, FILE *out);
-/* The tool's main: --help, -h, --version, then the command named by
- * argv[1] (a --help among its arguments prints the help instead). A
- * missing or unknown command is bad usage: 2. */
-int run_tool_main(const struct run_tool *t, int argc, char **argv);
-
-/* Flushes stdout; a write error is reported ("NAME: error writing to
- * stdout: ...") and turns status 0 into 1. Returns the status. */
-int run_finish_stdout(const char *name, int status);
 
 #endif

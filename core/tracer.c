@@ -801,13 +801,13 @@ static int *input_syms(struct tstate *st, const tensor *t, int src)
 		syms[d] = id;
 		if (id >= st->nlogged) {
 			st->nlogged = id + 1;
-			if (compile_log_artifacts() & LOG_DYNAMIC) {
+			if (st->cfg->log && (compile_log_artifacts(st->cfg->log) & LOG_DYNAMIC)) {
 				struct strbuf sb = STRBUF_INIT;
 				sb_printf(&sb, "create_symbol s%d = %lld for %s.shape[%d]", id, (long long)y->value,
 					  source_text(st, src), d);
 				if (y->where)
 					sb_printf(&sb, " # %s:%d in %s", y->where->path, y->line, y->function);
-				compile_log_text(st->compile_id, sb.buf);
+				compile_log_text(st->cfg->log, st->compile_id, sb.buf);
 				sb_release(&sb);
 			}
 		}
@@ -1990,7 +1990,7 @@ static struct var *emit_op(struct tstate *st, int op, struct var **args)
 {
 	const struct ops_info *info = &ops_table[op];
 	int n = ops_nparams(op);
-	if (compile_api_op_disallowed(op))
+	if (compile_api_op_disallowed(st->vm, op))
 		brk(st, BRK_DISALLOWED_OP, "%s", info->name);
 	if (info->flags & OPF_OPAQUE)
 		brk(st, BRK_EXTENSION, "%s", info->name);
@@ -4297,7 +4297,6 @@ struct trace_result *trace_frame(struct vm *vm, struct frame *f, const struct tr
 	}
 	if (res->end != TRACE_FAILED && res->end != TRACE_FULLGRAPH) {
 		finish_syms(st);
-		graph_check(st->g, "trace");
 		res->graph = st->g;
 		st->g = NULL;
 		res->guards = st->gs;

@@ -33,6 +33,7 @@
 struct vm;
 struct frame;
 struct backend;
+struct compile_log;
 
 /* ---- graph-break codes ---- */
 enum break_code {
@@ -125,6 +126,7 @@ struct trace_config {
 	bool fullgraph;
 	int dynamic;                /* enum trace_dynamic */
 	struct dyn_state *dyn;      /* the frame's automatic-dynamic memory, or NULL */
+	struct compile_log *log;    /* TJIT_LOGS=dynamic's lines go there; NULL: none */
 };
 
 struct trace_result {
@@ -179,7 +181,7 @@ enum api_kind {
 	API_CONTROL,        /* compile, disable, reset, freeze, explain, allow_in_graph, ... */
 };
 enum api_kind compile_api_classify(value v, value *inner);
-/* disallow_in_graph(op) was called on op */
-bool compile_api_op_disallowed(int op);
+/* disallow_in_graph(op) was called on op in the program vm runs */
+bool compile_api_op_disallowed(struct vm *vm, int op);
 
 #endif

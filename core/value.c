@@ -10,6 +10,7 @@
 #include "builtin.h"
 #include "code.h"
 #include "error.h"
+#include "hash.h"
 #include "tensor.h"
 #include "value.h"
 #include "util.h"
@@ -176,16 +177,6 @@ static void obj_free_now(value v)
 
 /* ---- strings ---- */
 
-static uint64_t fnv1a(const char *s, size_t n)
-{
-	uint64_t h = 0xcbf29ce484222325ull;
-	for (size_t i = 0; i < n; i++) {
-		h ^= (unsigned char)s[i];
-		h *= 0x100000001b3ull;
-	}
-	return h;
-}
-
 value str_new(const char *s, size_t len)
 {
 	struct str *r = obj_alloc(sizeof(struct str) + len + 1);
@@ -193,7 +184,7 @@ value str_new(const char *s, size_t len)
 	if (len)
 		memcpy(r->data, s, len);
 	r->data[len] = '\0';
-	r->hash = fnv1a(r->data, len);
+	r->hash = hash_fnv1a(r->data, len);
 	bool ascii = true;
 	for (size_t i = 0; i < len; i++) {
 		if ((unsigned char)r->data[i] >= 0x80) {
@@ -233,7 +224,7 @@ static struct {
 
 value str_intern(const char *s, size_t len)
 {
-	uint64_t h = fnv1a(s, len);
+	uint64_t h = hash_fnv1a(s, len);
 	if (interned.n * 2 >= interned.cap) {
 		size_t ncap = interned.cap ? interned.cap * 2 : 256;
 		struct str **ns = calloc(ncap, sizeof(*ns));
@@ -643,75 +634,6 @@ value func_new(struct code *code, value defaults, value closure)
 	if (closure.tag == VAL_TUPLE && val_tuple(closure)->len)
 		closure_track(f);
 	return val_obj(VAL_FUNC, f);
-}
-
-/* ---- strbuf ---- */
-
-void sb_grow(struct strbuf *sb, size_t extra)
-{
-	if (sb->len + extra + 1 <= sb->cap)
-		return;
-	size_t ncap = sb->cap ? sb->cap * 2 : 64;
-	while (ncap < sb->len + extra + 1)
-		ncap *= 2;
-	sb->buf = xrealloc(sb->buf, ncap);
-	sb->cap = ncap;
-}
-
-void sb_add(struct strbuf *sb, const char *s, size_t n)
-{
-	sb_grow(sb, n);
-	if (n)
-		memcpy(sb->buf + sb->len, s, n);
-	sb->len += n;
-	sb->buf[sb->len] = '\0';
-}
-
-void sb_puts(struct strbuf *sb, const char *s)
-{
-	sb_add(sb, s, strlen(s));
-}
-
-void sb_putc(struct strbuf *sb, char c)
-{
-	sb_grow(sb, 1);
-	sb->buf[sb->len++] = c;
-	sb->buf[sb->len] = '\0';
-}
-
-void sb_printf(struct strbuf *sb, const char *fmt, ...)
-{
-	va_list ap;
-	va_start(ap, fmt);
-	char tmp[128];
-	int n = vsnprintf(tmp, sizeof(tmp), fmt, ap);
-	va_end(ap);
-	if (n < 0)
-		return;
-	if ((size_t)n < sizeof(tmp)) {
-		sb_add(sb, tmp, (size_t)n);
-		return;
-	}
-	sb_grow(sb, (size_t)n);
-	va_start(ap, fmt);
-	vsnprintf(sb->buf + sb->len, (size_t)n + 1, fmt, ap);
-	va_end(ap);
-	sb->len += (size_t)n;
-}
-
-char *sb_detach(struct strbuf *sb)
-{
-	char *s = sb->buf ? sb->buf : strdup("");
-	sb->buf = NULL;
-	sb->len = sb->cap = 0;
-	return s;
-}
-
-void sb_release(struct strbuf *sb)
-{
-	free(sb->buf);
-	sb->buf = NULL;
-	sb->len = sb->cap = 0;
 }
 
 /* ---- float repr: the shortest string that reads back as d, laid out by

@@ -12,6 +12,8 @@
 #include <stddef.h>
 #include <stdint.h>
 
+#include "strbuf.h"
+
 typedef enum value_tag {
 	/* immediates */
 	VAL_NONE,
@@ -182,20 +184,6 @@ value iter_new(enum iter_kind kind, value seq);  /* increfs seq; fields zero */
 /* bound_new (builtin.h) from a free list, for the VM's method lookups */
 value bound_new_fast(value self, value fn);
 static inline struct iter *val_iter(value v) { return (struct iter *)v.o; }
-
-/* ---- a growable byte buffer (no fixed-size sprintf anywhere) ---- */
-struct strbuf {
-	char *buf;
-	size_t len, cap;
-};
-#define STRBUF_INIT {NULL, 0, 0}
-void sb_grow(struct strbuf *sb, size_t extra);
-void sb_add(struct strbuf *sb, const char *s, size_t n);
-void sb_puts(struct strbuf *sb, const char *s);
-void sb_putc(struct strbuf *sb, char c);
-void sb_printf(struct strbuf *sb, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
-char *sb_detach(struct strbuf *sb);                /* caller frees */
-void sb_release(struct strbuf *sb);
 
 /* ---- printing as Python prints ---- */
 void val_repr(value v, struct strbuf *out);  /* repr(): strings quoted */

@@ -49,6 +49,7 @@ struct vm {
 	struct gtable globals, builtins;
 	vm_eval_frame_fn eval_frame;
 	void *eval_ctx;
+	struct runtime *runtime;
 	/* the pending error */
 	bool err_pending;
 	char *err_msg;
@@ -260,6 +261,16 @@ void vm_set_recursion_limit(struct vm *vm, int limit)
 	if (limit > VM_FRAMES_MAX - 8)
 		limit = VM_FRAMES_MAX - 8;
 	vm->recursion_limit = limit;
+}
+
+void vm_set_runtime(struct vm *vm, struct runtime *rt)
+{
+	vm->runtime = rt;
+}
+
+struct runtime *vm_runtime(const struct vm *vm)
+{
+	return vm->runtime;
 }
 
 struct frame *vm_top_frame(struct vm *vm)

@@ -112,6 +112,12 @@ void vm_set_eval_frame(struct vm *vm, vm_eval_frame_fn fn, void *ctx);
 vm_eval_frame_fn vm_get_eval_frame(struct vm *vm, void **ctx);
 value vm_eval_frame_default(struct vm *vm, struct frame *f, void *ctx);
 void vm_set_recursion_limit(struct vm *vm, int limit);
+/* The compiling state of the program this VM runs (runtime.h), which the
+ * compile builtins and the frame evaluator use; NULL (the default): none,
+ * compile() raises. The VM does not own it. */
+struct runtime;
+void vm_set_runtime(struct vm *vm, struct runtime *rt);
+struct runtime *vm_runtime(const struct vm *vm);
 
 /* ---- globals and builtins ---- */
 value vm_get_global(struct vm *vm, const char *name);  /* borrowed; VAL_ERR if unbound */

@@ -50,7 +50,7 @@
  * the next compile, run begin or end, or on their own once a second has
  * passed.
  */
-#define _GNU_SOURCE /* SCHED_BATCH */
+#define _GNU_SOURCE /* SCHED_BATCH, vasprintf */
 #include "db.h"
 
 #include <errno.h>
@@ -68,6 +68,8 @@
 #include <sys/types.h>
 #include <time.h>
 #include <unistd.h>
+
+#include "hash.h"
 
 /* db/schema.sql as a C string, generated at build time by db/sql2c.sh */
 extern const char db_schema_sql[];
@@ -102,6 +104,12 @@ static const char *const migrations[DB_SCHEMA_VERSION] = {
 	      " coalesce(sum(reason = 'recompile'), 0) FROM compiles WHERE compiles.run_id = runs.id);"
 	      " DROP INDEX compiles_run; CREATE INDEX compiles_run ON compiles(run_id);"
 	      " PRAGMA user_version = 2;",
+	/* 3: the named phases of each compile */
+	[2] = "CREATE TABLE IF NOT EXISTS compile_phases (id INTEGER PRIMARY KEY,"
+	      " compile_id INTEGER NOT NULL REFERENCES compiles(id), position INTEGER NOT NULL,"
+	      " name TEXT NOT NULL, parent INTEGER, ms REAL NOT NULL DEFAULT 0,"
+	      " UNIQUE (compile_id, position));"
+	      " PRAGMA user_version = 3;",
 };
 
 /* Every statement the writer runs after opening, prepared on first use:
@@ -138,6 +146,8 @@ static const char *const migrations[DB_SCHEMA_VERSION] = {
 			" VALUES (?, ?, ?, ?, ?)")                                                      \
 	X(insert_node, "INSERT INTO nodes (graph_id, idx, name, kind, op, args, dtype, shape, file,"    \
 		       " line, col, user_stack) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)")           \
+	X(insert_phase, "INSERT INTO compile_phases (compile_id, position, name, parent, ms)"          \
+			" VALUES (?, ?, ?, ?, ?)")                                                      \
 	X(insert_kernel, "INSERT INTO kernels (graph_id, idx, name, kind, hash, fused_nodes, loop_ir,"  \
 			 " llvm_ir, cache_hit, codegen_ms) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?)")      \
 	X(insert_minify, "INSERT INTO minify_sessions (run_id, program, source_hash, backend, failure," \
@@ -313,17 +323,11 @@ static struct db_writer fallback_writer = {.ops = &null_ops, .is_static = true};
 
 __attribute__((format(printf, 1, 2))) static char *format(const char *fmt, ...)
 {
+	char *s = NULL;
 	va_list ap;
 	va_start(ap, fmt);
-	int n = vsnprintf(NULL, 0, fmt, ap);
-	va_end(ap);
-	if (n < 0)
-		return NULL;
-	char *s = malloc((size_t)n + 1);
-	if (!s)
-		return NULL;
-	va_start(ap, fmt);
-	vsnprintf(s, (size_t)n + 1, fmt, ap);
+	if (vasprintf(&s, fmt, ap) < 0)
+		s = NULL;
 	va_end(ap);
 	return s;
 }
@@ -350,11 +354,7 @@ static bool same_str(const char *a, const char *b)
 void db_hash_text(const char *text, char out[17])
 {
 	static const char hex[] = "0123456789abcdef";
-	uint64_t h = 0xcbf29ce484222325u;
-	for (const unsigned char *p = (const unsigned char *)text; *p; p++) {
-		h ^= *p;
-		h *= 0x100000001b3u;
-	}
+	uint64_t h = hash_fnv1a_str(text);
 	for (int i = 15; i >= 0; i--, h >>= 4)
 		out[i] = hex[h & 15];
 	out[16] = '\0';
@@ -897,6 +897,17 @@ static void write_compile(struct db_writer *w, struct job *j)
 	for (int i = 0; i < c->ngraphs; i++)
 		if (!insert_graph(w, id, &c->graphs[i]))
 			goto fail;
+	for (int i = 0; i < c->nphases; i++) {
+		const struct db_phase *ph = &c->phases[i];
+		r = row_start(w, STMT_insert_phase);
+		put_int(&r, id);
+		put_int(&r, i);
+		put_str(&r, ph->name);
+		put_int_if(&r, ph->parent >= 0, ph->parent);
+		put_real(&r, ph->ms);
+		if (!row_run(&r, NULL))
+			goto fail;
+	}
 	r = row_start(w, STMT_count_compile);
 	put_int(&r, c->op_count > 0);
 	put_int(&r, c->outcome && strcmp(c->outcome, "graph_break") == 0);
@@ -1368,7 +1379,13 @@ static void copy_compile(struct pack *p, struct job *j, const void *src)
 	struct db_graph *graphs = pack_array(p, s->graphs, ngr, sizeof *graphs);
 	for (int i = 0; i < ngr; i++)
 		copy_graph(p, graphs ? &graphs[i] : NULL, &s->graphs[i]);
+	int nph = count_of(s->phases, s->nphases);
+	struct db_phase *phases = pack_array(p, s->phases, nph, sizeof *phases);
+	for (int i = 0; i < nph; i++)
+		PACK_STR(p, phases ? &phases[i] : NULL, &s->phases[i], name);
 	if (d) {
+		d->nphases = nph;
+		d->phases = phases;
 		d->nguards = ng;
 		d->guards = guards;
 		d->nfailures = nf;

@@ -46,7 +46,7 @@
 
 /* The user_version that db/schema.sql sets: files up to it are opened
  * (older ones migrated), newer ones refused. */
-#define DB_SCHEMA_VERSION 2
+#define DB_SCHEMA_VERSION 3
 /* guard_failures rows per compile at most (the newest entries first): the
  * default cache_size_limit, so that a default run keeps them all */
 #define DB_FAILURES_PER_COMPILE 8
@@ -164,6 +164,13 @@ struct db_graph {
 	int nkernels;            /* stage "inductor" */
 	const struct db_kernel *kernels;
 };
+/* A named phase of a compile (compile_phases): the tracer's "trace" and
+ * "guards", the "backend" and, inside it, a stage's own. */
+struct db_phase {
+	const char *name;
+	int parent;              /* index of the enclosing phase in the compile's list; -1: top level */
+	double ms;
+};
 /* A frame that hits cache_size_limit is logged as a compile too, with
  * reason "cache_limit", outcome "skipped", its guard failures and no graph. */
 struct db_compile {
@@ -186,6 +193,8 @@ struct db_compile {
 	const struct db_break *breaks;
 	int ngraphs;
 	const struct db_graph *graphs;
+	int nphases;
+	const struct db_phase *phases;
 };
 /* One transaction (with the pending counters), written by the writer's
  * thread. Returns the compile's handle; break_ids (when not NULL) receives

@@ -6,11 +6,13 @@
  * its rows through an index of db/schema.sql or a primary key). Only the
  * run count in the message of an unknown RUN reads the runs table whole.
  */
+#define _GNU_SOURCE /* vasprintf */
 #include "query.h"
 
 #include <errno.h>
 #include <sqlite3.h>
 #include <stdarg.h>
+#include <stddef.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -90,7 +92,7 @@ static const char *const stmt_sql[Q_COUNT] = {
 	[Q_RUN_COUNT] = "SELECT count(*) FROM runs",
 	/* the columns of TUI_FRAME_COLS (no compile count: Q_FRAME_COMPILES) */
 	[Q_FRAMES] = "SELECT id, frame_index, function, file, line, resume_pc, resume_line, calls, cache_hits,"
-		     " eager_calls, eager_reason, guard_checks, guard_check_ms, NULL"
+		     " eager_calls, eager_reason, guard_checks, guard_check_ms, 0"
 		     " FROM frames WHERE run_id = ?1 ORDER BY frame_index",
 	[Q_FRAME_COMPILES] =
 		"SELECT frame_id, count(*), sum(reason = 'recompile'),"
@@ -125,11 +127,13 @@ static const char *const stmt_sql[Q_COUNT] = {
 	[Q_TUI_FRAME_COMPILES_BEFORE] = COMPILES_SELECT " WHERE c.frame_id = ?1 AND c.compile_index < ?2"
 					" ORDER BY c.compile_index DESC LIMIT ?3",
 	/* a frame's compiles are numbered 0, 1, ...: the largest N is one
-	 * search of compiles_frame, where counting them would read them all */
+	 * search of compiles_frame, where counting them would read them all
+	 * (the + 1 outside the subquery, which stays a bare max(); NULL, no
+	 * compile, reads as 0) */
 #define TUI_FRAME_COLS                                                                                   \
 	"SELECT f.id, f.frame_index, f.function, f.file, f.line, f.resume_pc, f.resume_line, f.calls,"   \
 	" f.cache_hits, f.eager_calls, f.eager_reason, f.guard_checks, f.guard_check_ms,"                 \
-	" (SELECT max(compile_index) FROM compiles WHERE frame_id = f.id) FROM frames f"
+	" (SELECT max(compile_index) FROM compiles WHERE frame_id = f.id) + 1 FROM frames f"
 	[Q_TUI_FRAMES_AFTER] = TUI_FRAME_COLS " WHERE f.run_id = ?1 AND f.frame_index > ?2"
 			       " ORDER BY f.frame_index LIMIT ?3",
 	[Q_TUI_FRAMES_BEFORE] = TUI_FRAME_COLS " WHERE f.run_id = ?1 AND f.frame_index < ?2"
@@ -161,26 +165,13 @@ struct dbq {
 
 /* ---- helpers ---- */
 
-static char *xvasprintf(const char *fmt, va_list ap)
-{
-	va_list ap2;
-	va_copy(ap2, ap);
-	int n = vsnprintf(NULL, 0, fmt, ap2);
-	va_end(ap2);
-	if (n < 0)
-		return NULL;
-	char *s = malloc((size_t)n + 1);
-	if (s)
-		vsnprintf(s, (size_t)n + 1, fmt, ap);
-	return s;
-}
-
 __attribute__((format(printf, 2, 3))) static int set_err(char **err, const char *fmt, ...)
 {
 	if (err) {
 		va_list ap;
 		va_start(ap, fmt);
-		*err = xvasprintf(fmt, ap);
+		if (vasprintf(err, fmt, ap) < 0)
+			*err = NULL;
 		va_end(ap);
 	}
 	return -1;
@@ -191,19 +182,89 @@ static int sql_err(struct dbq *q, char **err)
 	return set_err(err, "database %s: %s", q->path, sqlite3_errmsg(q->db));
 }
 
-static char *dup_col(sqlite3_stmt *st, int i)
+/* ---- rows into structs ----
+ *
+ * Each struct the queries fill is described by a table of its columns:
+ * which column of the statement goes into which field, read how. One
+ * reader fills a struct from a row by its table, and one release frees
+ * the strings the table names. */
+
+enum col_kind {
+	COL_INT,       /* int */
+	COL_I64,       /* int64_t */
+	COL_DOUBLE,    /* double */
+	COL_TEXT,      /* char *, malloc'd: never NULL (a NULL column reads as "") */
+	/* the kinds from here on tell a NULL column from a value */
+	COL_TEXT_NULL, /* char *, malloc'd, NULL for a NULL column */
+	COL_SET,       /* bool: the column is not NULL */
+	COL_STATUS,    /* int, -1 for a NULL column */
+};
+
+struct col {
+	int col;       /* of the statement's result */
+	enum col_kind kind;
+	size_t offset; /* of the field */
+};
+
+struct row_type {
+	size_t size;
+	const struct col *cols;
+	int ncols;
+};
+#define ROW_TYPE(type, cols) {sizeof(type), cols, (int)(sizeof cols / sizeof cols[0])}
+
+/* Fills elem (zeroed) from the row of st; false when out of memory. */
+static bool read_row(sqlite3_stmt *st, const struct row_type *t, void *elem)
 {
-	const unsigned char *s = sqlite3_column_text(st, i);
-	if (!s)
-		return NULL;
-	return strdup((const char *)s);
+	for (int i = 0; i < t->ncols; i++) {
+		const struct col *c = &t->cols[i];
+		void *f = (char *)elem + c->offset;
+		bool null = c->kind >= COL_TEXT_NULL && sqlite3_column_type(st, c->col) == SQLITE_NULL;
+		switch (c->kind) {
+		case COL_INT:
+			*(int *)f = sqlite3_column_int(st, c->col);
+			break;
+		case COL_I64:
+			*(int64_t *)f = sqlite3_column_int64(st, c->col);
+			break;
+		case COL_DOUBLE:
+			*(double *)f = sqlite3_column_double(st, c->col);
+			break;
+		case COL_TEXT:
+		case COL_TEXT_NULL: {
+			if (null && c->kind == COL_TEXT_NULL)
+				break;
+			const unsigned char *s = sqlite3_column_text(st, c->col);
+			if (!(*(char **)f = strdup(s ? (const char *)s : "")))
+				return false;
+			break;
+		}
+		case COL_SET:
+			*(bool *)f = !null;
+			break;
+		case COL_STATUS:
+			*(int *)f = null ? -1 : sqlite3_column_int(st, c->col);
+			break;
+		}
+	}
+	return true;
 }
 
-/* never NULL (malloc failure aside): NULL columns read as "" */
-static char *dup_text(sqlite3_stmt *st, int i)
+/* Frees the strings of elem and zeroes it. */
+static void release_row(const struct row_type *t, void *elem)
 {
-	char *s = dup_col(st, i);
-	return s ? s : strdup("");
+	for (int i = 0; i < t->ncols; i++)
+		if (t->cols[i].kind == COL_TEXT || t->cols[i].kind == COL_TEXT_NULL)
+			free(*(char **)((char *)elem + t->cols[i].offset));
+	memset(elem, 0, t->size);
+}
+
+/* Frees an array of n rows with their strings. */
+static void free_rows(const struct row_type *t, void *arr, int n)
+{
+	for (int i = 0; i < n; i++)
+		release_row(t, (char *)arr + (size_t)i * t->size);
+	free(arr);
 }
 
 static sqlite3_stmt *stmt(struct dbq *q, enum stmt s, char **err)
@@ -472,6 +533,16 @@ int64_t dbq_find_run(struct dbq *q, int64_t handle, int64_t pid, const char *too
 	return 0;
 }
 
+#define F(field, kind, col) {col, kind, offsetof(struct dbq_run, field)}
+static const struct col run_cols[] = {
+	F(id, COL_I64, 0), F(tool, COL_TEXT, 1), F(command, COL_TEXT, 2), F(program, COL_TEXT, 3),
+	F(backend, COL_TEXT_NULL, 4), F(config, COL_TEXT, 5), F(pid, COL_I64, 6), F(started_at, COL_DOUBLE, 7),
+	F(finished, COL_SET, 8), F(ended_at, COL_DOUBLE, 8), F(exit_status, COL_STATUS, 9),
+	F(source_text, COL_TEXT_NULL, 10),
+};
+#undef F
+static const struct row_type run_type = ROW_TYPE(struct dbq_run, run_cols);
+
 int dbq_run_get(struct dbq *q, int64_t id, struct dbq_run *out, char **err)
 {
 	if (err)
@@ -490,20 +561,9 @@ int dbq_run_get(struct dbq *q, int64_t id, struct dbq_run *out, char **err)
 		sqlite3_reset(st);
 		return sql_err(q, err);
 	}
-	out->id = sqlite3_column_int64(st, 0);
-	out->tool = dup_text(st, 1);
-	out->command = dup_text(st, 2);
-	out->program = dup_text(st, 3);
-	out->backend = dup_col(st, 4);
-	out->config = dup_text(st, 5);
-	out->pid = sqlite3_column_int64(st, 6);
-	out->started_at = sqlite3_column_double(st, 7);
-	out->finished = sqlite3_column_type(st, 8) != SQLITE_NULL;
-	out->ended_at = sqlite3_column_double(st, 8);
-	out->exit_status = sqlite3_column_type(st, 9) != SQLITE_NULL ? sqlite3_column_int(st, 9) : -1;
-	out->source_text = dup_col(st, 10);
+	bool ok = read_row(st, &run_type, out);
 	sqlite3_reset(st);
-	if (!out->tool || !out->command || !out->program || !out->config) {
+	if (!ok) {
 		dbq_run_release(out);
 		return set_err(err, "out of memory");
 	}
@@ -512,15 +572,8 @@ int dbq_run_get(struct dbq *q, int64_t id, struct dbq_run *out, char **err)
 
 void dbq_run_release(struct dbq_run *r)
 {
-	if (!r)
-		return;
-	free(r->tool);
-	free(r->command);
-	free(r->program);
-	free(r->backend);
-	free(r->config);
-	free(r->source_text);
-	memset(r, 0, sizeof *r);
+	if (r)
+		release_row(&run_type, r);
 }
 
 /* ---- growable arrays ---- */
@@ -536,35 +589,32 @@ static void *grow(void *arr, int n, int *cap, size_t size)
 	return bigger;
 }
 
-/* Steps st (bound) to the end, growing *arr by one element of size for
- * each row and filling it with fill (which returns false when out of
- * memory). 0 with *arr and *n, or -1 with *err; free(elem) frees one
- * element's strings. */
-static int collect(struct dbq *q, sqlite3_stmt *st, void **arr, int *nout, size_t size,
-		   bool (*fill)(sqlite3_stmt *st, void *elem), void (*free_elems)(void *arr, int n), char **err)
+/* Steps st (bound) to the end, growing *arr by one row of type t for each
+ * row of the statement. 0 with *arr and *n, or -1 with *err. */
+static int collect(struct dbq *q, sqlite3_stmt *st, void **arr, int *nout, const struct row_type *t, char **err)
 {
 	char *a = NULL;
 	int n = 0, cap = 0, rc;
 	while ((rc = sqlite3_step(st)) == SQLITE_ROW) {
-		char *bigger = grow(a, n, &cap, size);
+		char *bigger = grow(a, n, &cap, t->size);
 		if (!bigger) {
 			sqlite3_reset(st);
-			free_elems(a, n);
+			free_rows(t, a, n);
 			return set_err(err, "out of memory");
 		}
 		a = bigger;
-		void *e = a + (size_t)n * size;
-		memset(e, 0, size);
+		void *e = a + (size_t)n * t->size;
+		memset(e, 0, t->size);
 		n++;
-		if (!fill(st, e)) {
+		if (!read_row(st, t, e)) {
 			sqlite3_reset(st);
-			free_elems(a, n);
+			free_rows(t, a, n);
 			return set_err(err, "out of memory");
 		}
 	}
 	sqlite3_reset(st);
 	if (rc != SQLITE_DONE) {
-		free_elems(a, n);
+		free_rows(t, a, n);
 		return sql_err(q, err);
 	}
 	*arr = a;
@@ -574,16 +624,15 @@ static int collect(struct dbq *q, sqlite3_stmt *st, void **arr, int *nout, size_
 
 /* The row of st (a statement of one row at most) into out: 0, 1 when
  * there is none, -1 with *err. */
-static int collect_one(struct dbq *q, sqlite3_stmt *st, void *out, size_t size,
-		       bool (*fill)(sqlite3_stmt *st, void *elem), void (*free_elems)(void *arr, int n), char **err)
+static int collect_one(struct dbq *q, sqlite3_stmt *st, void *out, const struct row_type *t, char **err)
 {
 	void *a = NULL;
 	int n = 0;
-	memset(out, 0, size);
-	if (collect(q, st, &a, &n, size, fill, free_elems, err) < 0)
+	memset(out, 0, t->size);
+	if (collect(q, st, &a, &n, t, err) < 0)
 		return -1;
 	if (n > 0)
-		memcpy(out, a, size);
+		memcpy(out, a, t->size);
 	free(a);
 	return n > 0 ? 0 : 1;
 }
@@ -636,27 +685,23 @@ static struct dbq_frame *frame_by_id(struct dbq_frame *f, int n, int64_t id)
 	return NULL;
 }
 
-static bool fill_frame_row(sqlite3_stmt *st, void *elem)
-{
-	struct dbq_frame *r = elem;
-	r->id = sqlite3_column_int64(st, 0);
-	r->frame_index = sqlite3_column_int(st, 1);
-	r->function = dup_text(st, 2);
-	r->file = dup_text(st, 3);
-	r->line = sqlite3_column_int(st, 4);
-	r->resume_pc = sqlite3_column_int(st, 5);
-	r->resume_line = sqlite3_column_int(st, 6);
-	r->calls = sqlite3_column_int64(st, 7);
-	r->cache_hits = sqlite3_column_int64(st, 8);
-	r->eager_calls = sqlite3_column_int64(st, 9);
-	r->eager_reason = dup_col(st, 10);
-	r->guard_checks = sqlite3_column_int64(st, 11);
-	r->guard_check_ms = sqlite3_column_double(st, 12);
-	r->compiles = sqlite3_column_type(st, 13) == SQLITE_NULL ? 0 : sqlite3_column_int64(st, 13) + 1;
-	return r->function && r->file;
-}
-
-static void free_frames(void *arr, int n) { dbq_frames_free(arr, n); }
+#define F(field, kind, col) {col, kind, offsetof(struct dbq_frame, field)}
+static const struct col frame_cols[] = {
+	F(id, COL_I64, 0), F(frame_index, COL_INT, 1), F(function, COL_TEXT, 2), F(file, COL_TEXT, 3),
+	F(line, COL_INT, 4), F(resume_pc, COL_INT, 5), F(resume_line, COL_INT, 6), F(calls, COL_I64, 7),
+	F(cache_hits, COL_I64, 8), F(eager_calls, COL_I64, 9), F(eager_reason, COL_TEXT_NULL, 10),
+	F(guard_checks, COL_I64, 11), F(guard_check_ms, COL_DOUBLE, 12), F(compiles, COL_I64, 13),
+};
+/* the sums over a frame's compiles (Q_FRAME_COMPILES; column 0 is the frame) */
+static const struct col frame_sum_cols[] = {
+	F(compiles, COL_I64, 1), F(recompiles, COL_I64, 2), F(entries, COL_I64, 3), F(cache_limit, COL_I64, 4),
+	F(frozen_miss, COL_I64, 5), F(errors, COL_I64, 6), F(graphs, COL_I64, 7), F(ops, COL_I64, 8),
+	F(trace_ms, COL_DOUBLE, 9), F(guard_ms, COL_DOUBLE, 10), F(backend_ms, COL_DOUBLE, 11),
+	F(total_ms, COL_DOUBLE, 12),
+};
+#undef F
+static const struct row_type frame_type = ROW_TYPE(struct dbq_frame, frame_cols);
+static const struct row_type frame_sum_type = ROW_TYPE(struct dbq_frame, frame_sum_cols);
 
 int dbq_frames(struct dbq *q, int64_t run_id, struct dbq_frame **out, int *nout, char **err)
 {
@@ -666,7 +711,7 @@ int dbq_frames(struct dbq *q, int64_t run_id, struct dbq_frame **out, int *nout,
 	if (!st)
 		return -1;
 	sqlite3_bind_int64(st, 1, run_id);
-	if (collect(q, st, (void **)&f, &n, sizeof *f, fill_frame_row, free_frames, err) < 0)
+	if (collect(q, st, (void **)&f, &n, &frame_type, err) < 0)
 		return -1;
 	st = stmt(q, Q_FRAME_COMPILES, err);
 	if (!st) {
@@ -676,20 +721,8 @@ int dbq_frames(struct dbq *q, int64_t run_id, struct dbq_frame **out, int *nout,
 	sqlite3_bind_int64(st, 1, run_id);
 	while ((rc = sqlite3_step(st)) == SQLITE_ROW) {
 		struct dbq_frame *r = frame_by_id(f, n, sqlite3_column_int64(st, 0));
-		if (!r)
-			continue;
-		r->compiles = sqlite3_column_int64(st, 1);
-		r->recompiles = sqlite3_column_int64(st, 2);
-		r->entries = sqlite3_column_int64(st, 3);
-		r->cache_limit = sqlite3_column_int64(st, 4);
-		r->frozen_miss = sqlite3_column_int64(st, 5);
-		r->errors = sqlite3_column_int64(st, 6);
-		r->graphs = sqlite3_column_int64(st, 7);
-		r->ops = sqlite3_column_int64(st, 8);
-		r->trace_ms = sqlite3_column_double(st, 9);
-		r->guard_ms = sqlite3_column_double(st, 10);
-		r->backend_ms = sqlite3_column_double(st, 11);
-		r->total_ms = sqlite3_column_double(st, 12);
+		if (r)
+			read_row(st, &frame_sum_type, r); /* numbers only: cannot fail */
 	}
 	sqlite3_reset(st);
 	if (rc != SQLITE_DONE) {
@@ -703,33 +736,20 @@ int dbq_frames(struct dbq *q, int64_t run_id, struct dbq_frame **out, int *nout,
 
 void dbq_frames_free(struct dbq_frame *f, int n)
 {
-	for (int i = 0; i < n; i++) {
-		free(f[i].function);
-		free(f[i].file);
-		free(f[i].eager_reason);
-	}
-	free(f);
+	free_rows(&frame_type, f, n);
 }
 
 /* ---- graph breaks ---- */
 
-static bool fill_break(sqlite3_stmt *st, void *elem)
-{
-	struct dbq_break *r = elem;
-	r->code = dup_text(st, 0);
-	r->file = dup_text(st, 1);
-	r->line = sqlite3_column_int(st, 2);
-	r->col = sqlite3_column_int(st, 3);
-	r->category = dup_text(st, 4);
-	r->message = dup_text(st, 5);
-	r->user_stack = dup_text(st, 6);
-	r->compiles = sqlite3_column_int64(st, 7);
-	r->hits = sqlite3_column_int64(st, 8);
-	r->fullgraph_errors = sqlite3_column_int64(st, 10);
-	return r->code && r->file && r->category && r->message && r->user_stack;
-}
-
-static void free_breaks(void *arr, int n) { dbq_breaks_free(arr, n); }
+/* (column 9, the place's first break id, only orders the pages) */
+#define F(field, kind, col) {col, kind, offsetof(struct dbq_break, field)}
+static const struct col break_cols[] = {
+	F(code, COL_TEXT, 0), F(file, COL_TEXT, 1), F(line, COL_INT, 2), F(col, COL_INT, 3),
+	F(category, COL_TEXT, 4), F(message, COL_TEXT, 5), F(user_stack, COL_TEXT, 6), F(compiles, COL_I64, 7),
+	F(hits, COL_I64, 8), F(fullgraph_errors, COL_I64, 10),
+};
+#undef F
+static const struct row_type break_type = ROW_TYPE(struct dbq_break, break_cols);
 
 int dbq_breaks(struct dbq *q, int64_t run_id, struct dbq_break **out, int *n, char **err)
 {
@@ -737,19 +757,12 @@ int dbq_breaks(struct dbq *q, int64_t run_id, struct dbq_break **out, int *n, ch
 	if (!st)
 		return -1;
 	sqlite3_bind_int64(st, 1, run_id);
-	return collect(q, st, (void **)out, n, sizeof **out, fill_break, free_breaks, err);
+	return collect(q, st, (void **)out, n, &break_type, err);
 }
 
 void dbq_breaks_free(struct dbq_break *b, int n)
 {
-	for (int i = 0; i < n; i++) {
-		free(b[i].code);
-		free(b[i].category);
-		free(b[i].message);
-		free(b[i].file);
-		free(b[i].user_stack);
-	}
-	free(b);
+	free_rows(&break_type, b, n);
 }
 
 /* ---- guard failures ---- */
@@ -790,19 +803,13 @@ int dbq_each_failure(struct dbq *q, int64_t run_id, int (*fn)(void *ctx, const s
 
 /* ---- guards ---- */
 
-static bool fill_guard(sqlite3_stmt *st, void *elem)
-{
-	struct dbq_guard *r = elem;
-	r->idx = sqlite3_column_int(st, 0);
-	r->kind = dup_text(st, 1);
-	r->text = dup_text(st, 2);
-	r->file = dup_col(st, 3);
-	r->line = sqlite3_column_int(st, 4);
-	r->col = sqlite3_column_int(st, 5);
-	return r->kind && r->text;
-}
-
-static void free_guards(void *arr, int n) { dbq_guards_free(arr, n); }
+#define F(field, kind, col) {col, kind, offsetof(struct dbq_guard, field)}
+static const struct col guard_cols[] = {
+	F(idx, COL_INT, 0), F(kind, COL_TEXT, 1), F(text, COL_TEXT, 2), F(file, COL_TEXT_NULL, 3),
+	F(line, COL_INT, 4), F(col, COL_INT, 5),
+};
+#undef F
+static const struct row_type guard_type = ROW_TYPE(struct dbq_guard, guard_cols);
 
 int dbq_guards(struct dbq *q, int64_t run_id, const char *label, struct dbq_guard **out, int *n, char **err)
 {
@@ -815,41 +822,25 @@ int dbq_guards(struct dbq *q, int64_t run_id, const char *label, struct dbq_guar
 	sqlite3_bind_int64(st, 1, run_id);
 	sqlite3_bind_int(st, 2, frame);
 	sqlite3_bind_int(st, 3, index);
-	return collect(q, st, (void **)out, n, sizeof **out, fill_guard, free_guards, err);
+	return collect(q, st, (void **)out, n, &guard_type, err);
 }
 
 void dbq_guards_free(struct dbq_guard *g, int n)
 {
-	for (int i = 0; i < n; i++) {
-		free(g[i].kind);
-		free(g[i].text);
-		free(g[i].file);
-	}
-	free(g);
+	free_rows(&guard_type, g, n);
 }
 
 /* ---- browsing ---- */
 
-static bool fill_run_row(sqlite3_stmt *st, void *elem)
-{
-	struct dbq_run_row *r = elem;
-	r->id = sqlite3_column_int64(st, 0);
-	r->tool = dup_text(st, 1);
-	r->program = dup_text(st, 2);
-	r->command = dup_text(st, 3);
-	r->started_at = sqlite3_column_double(st, 4);
-	r->finished = sqlite3_column_type(st, 5) != SQLITE_NULL;
-	r->ended_at = sqlite3_column_double(st, 5);
-	r->exit_status = sqlite3_column_type(st, 6) != SQLITE_NULL ? sqlite3_column_int(st, 6) : -1;
-	r->pid = sqlite3_column_int64(st, 7);
-	r->compiles = sqlite3_column_int64(st, 8);
-	r->graphs = sqlite3_column_int64(st, 9);
-	r->breaks = sqlite3_column_int64(st, 10);
-	r->recompiles = sqlite3_column_int64(st, 11);
-	return r->tool && r->program && r->command;
-}
-
-static void free_run_rows(void *arr, int n) { dbq_run_rows_free(arr, n); }
+#define F(field, kind, col) {col, kind, offsetof(struct dbq_run_row, field)}
+static const struct col run_row_cols[] = {
+	F(id, COL_I64, 0), F(tool, COL_TEXT, 1), F(program, COL_TEXT, 2), F(command, COL_TEXT, 3),
+	F(started_at, COL_DOUBLE, 4), F(finished, COL_SET, 5), F(ended_at, COL_DOUBLE, 5),
+	F(exit_status, COL_STATUS, 6), F(pid, COL_I64, 7), F(compiles, COL_I64, 8), F(graphs, COL_I64, 9),
+	F(breaks, COL_I64, 10), F(recompiles, COL_I64, 11),
+};
+#undef F
+static const struct row_type run_row_type = ROW_TYPE(struct dbq_run_row, run_row_cols);
 
 int dbq_runs_page(struct dbq *q, int64_t before, int limit, struct dbq_run_row **out, int *n, char **err)
 {
@@ -857,48 +848,26 @@ int dbq_runs_page(struct dbq *q, int64_t before, int limit, struct dbq_run_row *
 	if (!st)
 		return -1;
 	bind_page(st, 1, before > 0 ? before : INT64_MAX, limit);
-	return collect(q, st, (void **)out, n, sizeof **out, fill_run_row, free_run_rows, err);
+	return collect(q, st, (void **)out, n, &run_row_type, err);
 }
 
 void dbq_run_rows_free(struct dbq_run_row *r, int n)
 {
-	for (int i = 0; i < n; i++) {
-		free(r[i].tool);
-		free(r[i].program);
-		free(r[i].command);
-	}
-	free(r);
+	free_rows(&run_row_type, r, n);
 }
 
-static bool fill_compile(sqlite3_stmt *st, void *elem)
-{
-	struct dbq_compile *c = elem;
-	c->id = sqlite3_column_int64(st, 0);
-	c->run_id = sqlite3_column_int64(st, 1);
-	c->frame_id = sqlite3_column_int64(st, 2);
-	c->label = dup_text(st, 3);
-	c->frame_index = sqlite3_column_int(st, 4);
-	c->compile_index = sqlite3_column_int(st, 5);
-	c->function = dup_text(st, 6);
-	c->file = dup_text(st, 7);
-	c->line = sqlite3_column_int(st, 8);
-	c->resume_pc = sqlite3_column_int(st, 9);
-	c->resume_line = sqlite3_column_int(st, 10);
-	c->reason = dup_text(st, 11);
-	c->backend = dup_text(st, 12);
-	c->outcome = dup_text(st, 13);
-	c->dynamic = dup_col(st, 14);
-	c->error = dup_col(st, 15);
-	c->started_at = sqlite3_column_double(st, 16);
-	c->trace_ms = sqlite3_column_double(st, 17);
-	c->guard_ms = sqlite3_column_double(st, 18);
-	c->backend_ms = sqlite3_column_double(st, 19);
-	c->total_ms = sqlite3_column_double(st, 20);
-	c->op_count = sqlite3_column_int64(st, 21);
-	return c->label && c->function && c->file && c->reason && c->backend && c->outcome;
-}
-
-static void free_compiles(void *arr, int n) { dbq_compiles_free(arr, n); }
+#define F(field, kind, col) {col, kind, offsetof(struct dbq_compile, field)}
+static const struct col compile_cols[] = {
+	F(id, COL_I64, 0), F(run_id, COL_I64, 1), F(frame_id, COL_I64, 2), F(label, COL_TEXT, 3),
+	F(frame_index, COL_INT, 4), F(compile_index, COL_INT, 5), F(function, COL_TEXT, 6), F(file, COL_TEXT, 7),
+	F(line, COL_INT, 8), F(resume_pc, COL_INT, 9), F(resume_line, COL_INT, 10), F(reason, COL_TEXT, 11),
+	F(backend, COL_TEXT, 12), F(outcome, COL_TEXT, 13), F(dynamic, COL_TEXT_NULL, 14),
+	F(error, COL_TEXT_NULL, 15), F(started_at, COL_DOUBLE, 16), F(trace_ms, COL_DOUBLE, 17),
+	F(guard_ms, COL_DOUBLE, 18), F(backend_ms, COL_DOUBLE, 19), F(total_ms, COL_DOUBLE, 20),
+	F(op_count, COL_I64, 21),
+};
+#undef F
+static const struct row_type compile_type = ROW_TYPE(struct dbq_compile, compile_cols);
 
 int dbq_compiles(struct dbq *q, int64_t run_id, int64_t after, int limit, struct dbq_compile **out, int *n,
 		 char **err)
@@ -908,7 +877,7 @@ int dbq_compiles(struct dbq *q, int64_t run_id, int64_t after, int limit, struct
 		return -1;
 	sqlite3_bind_int64(st, 1, run_id);
 	bind_page(st, 2, after, limit);
-	return collect(q, st, (void **)out, n, sizeof **out, fill_compile, free_compiles, err);
+	return collect(q, st, (void **)out, n, &compile_type, err);
 }
 
 int dbq_compile_get(struct dbq *q, int64_t run_id, const char *label, struct dbq_compile *out, char **err)
@@ -925,57 +894,33 @@ int dbq_compile_get(struct dbq *q, int64_t run_id, const char *label, struct dbq
 	sqlite3_bind_int64(st, 1, run_id);
 	sqlite3_bind_int(st, 2, frame);
 	sqlite3_bind_int(st, 3, index);
-	int rc = collect_one(q, st, out, sizeof *out, fill_compile, free_compiles, err);
+	int rc = collect_one(q, st, out, &compile_type, err);
 	return rc > 0 ? set_err(err, "no compile %s in run %lld", label, (long long)run_id) : rc;
 }
 
 void dbq_compile_release(struct dbq_compile *c)
 {
-	if (!c)
-		return;
-	free(c->label);
-	free(c->function);
-	free(c->file);
-	free(c->reason);
-	free(c->backend);
-	free(c->outcome);
-	free(c->dynamic);
-	free(c->error);
-	memset(c, 0, sizeof *c);
+	if (c)
+		release_row(&compile_type, c);
 }
 
 void dbq_compiles_free(struct dbq_compile *c, int n)
 {
-	for (int i = 0; i < n; i++)
-		dbq_compile_release(&c[i]);
-	free(c);
+	free_rows(&compile_type, c, n);
 }
 
-static bool fill_graph(sqlite3_stmt *st, void *elem)
-{
-	struct dbq_graph *g = elem;
-	g->id = sqlite3_column_int64(st, 0);
-	g->compile_id = sqlite3_column_int64(st, 1);
-	g->run_id = sqlite3_column_int64(st, 2);
-	g->label = dup_text(st, 3);
-	g->stage = dup_text(st, 4);
-	g->name = dup_text(st, 5);
-	g->listing = dup_text(st, 6);
-	g->op_count = sqlite3_column_int64(st, 7);
-	bool brk = sqlite3_column_type(st, 8) != SQLITE_NULL;
-	if (brk) {
-		g->break_code = dup_text(st, 8);
-		g->break_category = dup_text(st, 9);
-		g->break_message = dup_text(st, 10);
-		g->break_file = dup_text(st, 11);
-		g->break_line = sqlite3_column_int(st, 12);
-		g->break_col = sqlite3_column_int(st, 13);
-	}
-	return g->label && g->stage && g->name && g->listing &&
-	       (!brk || (g->break_code && g->break_category && g->break_message && g->break_file));
-}
-
-static void free_graphs(void *arr, int n) { dbq_graphs_free(arr, n); }
+/* the break's columns are NULL when the compile did not break (LEFT JOIN);
+ * when it did, they are all set (NOT NULL in the schema) */
+#define F(field, kind, col) {col, kind, offsetof(struct dbq_graph, field)}
+static const struct col graph_cols[] = {
+	F(id, COL_I64, 0), F(compile_id, COL_I64, 1), F(run_id, COL_I64, 2), F(label, COL_TEXT, 3),
+	F(stage, COL_TEXT, 4), F(name, COL_TEXT, 5), F(listing, COL_TEXT, 6), F(op_count, COL_I64, 7),
+	F(break_code, COL_TEXT_NULL, 8), F(break_category, COL_TEXT_NULL, 9),
+	F(break_message, COL_TEXT_NULL, 10), F(break_file, COL_TEXT_NULL, 11), F(break_line, COL_INT, 12),
+	F(break_col, COL_INT, 13),
+};
+#undef F
+static const struct row_type graph_type = ROW_TYPE(struct dbq_graph, graph_cols);
 
 int dbq_graph_get(struct dbq *q, int64_t graph_id, struct dbq_graph *out, char **err)
 {
@@ -986,7 +931,7 @@ int dbq_graph_get(struct dbq *q, int64_t graph_id, struct dbq_graph *out, char *
 	if (!st)
 		return -1;
 	sqlite3_bind_int64(st, 1, graph_id);
-	int rc = collect_one(q, st, out, sizeof *out, fill_graph, free_graphs, err);
+	int rc = collect_one(q, st, out, &graph_type, err);
 	return rc > 0 ? set_err(err, "no graph %lld in %s", (long long)graph_id, q->path) : rc;
 }
 
@@ -996,49 +941,28 @@ int dbq_graphs_of(struct dbq *q, int64_t compile_id, struct dbq_graph **out, int
 	if (!st)
 		return -1;
 	sqlite3_bind_int64(st, 1, compile_id);
-	return collect(q, st, (void **)out, n, sizeof **out, fill_graph, free_graphs, err);
+	return collect(q, st, (void **)out, n, &graph_type, err);
 }
 
 void dbq_graph_release(struct dbq_graph *g)
 {
-	if (!g)
-		return;
-	free(g->label);
-	free(g->stage);
-	free(g->name);
-	free(g->listing);
-	free(g->break_code);
-	free(g->break_category);
-	free(g->break_message);
-	free(g->break_file);
-	memset(g, 0, sizeof *g);
+	if (g)
+		release_row(&graph_type, g);
 }
 
 void dbq_graphs_free(struct dbq_graph *g, int n)
 {
-	for (int i = 0; i < n; i++)
-		dbq_graph_release(&g[i]);
-	free(g);
+	free_rows(&graph_type, g, n);
 }
 
-static bool fill_node(sqlite3_stmt *st, void *elem)
-{
-	struct dbq_node *nd = elem;
-	nd->idx = sqlite3_column_int(st, 0);
-	nd->name = dup_text(st, 1);
-	nd->kind = dup_text(st, 2);
-	nd->op = dup_col(st, 3);
-	nd->args = dup_text(st, 4);
-	nd->dtype = dup_col(st, 5);
-	nd->shape = dup_col(st, 6);
-	nd->file = dup_col(st, 7);
-	nd->line = sqlite3_column_int(st, 8);
-	nd->col = sqlite3_column_int(st, 9);
-	nd->user_stack = dup_col(st, 10);
-	return nd->name && nd->kind && nd->args;
-}
-
-static void free_nodes(void *arr, int n) { dbq_nodes_free(arr, n); }
+#define F(field, kind, col) {col, kind, offsetof(struct dbq_node, field)}
+static const struct col node_cols[] = {
+	F(idx, COL_INT, 0), F(name, COL_TEXT, 1), F(kind, COL_TEXT, 2), F(op, COL_TEXT_NULL, 3),
+	F(args, COL_TEXT, 4), F(dtype, COL_TEXT_NULL, 5), F(shape, COL_TEXT_NULL, 6), F(file, COL_TEXT_NULL, 7),
+	F(line, COL_INT, 8), F(col, COL_INT, 9), F(user_stack, COL_TEXT_NULL, 10),
+};
+#undef F
+static const struct row_type node_type = ROW_TYPE(struct dbq_node, node_cols);
 
 int dbq_nodes(struct dbq *q, int64_t graph_id, struct dbq_node **out, int *n, char **err)
 {
@@ -1046,22 +970,12 @@ int dbq_nodes(struct dbq *q, int64_t graph_id, struct dbq_node **out, int *n, ch
 	if (!st)
 		return -1;
 	sqlite3_bind_int64(st, 1, graph_id);
-	return collect(q, st, (void **)out, n, sizeof **out, fill_node, free_nodes, err);
+	return collect(q, st, (void **)out, n, &node_type, err);
 }
 
 void dbq_nodes_free(struct dbq_node *nd, int n)
 {
-	for (int i = 0; i < n; i++) {
-		free(nd[i].name);
-		free(nd[i].kind);
-		free(nd[i].op);
-		free(nd[i].args);
-		free(nd[i].dtype);
-		free(nd[i].shape);
-		free(nd[i].file);
-		free(nd[i].user_stack);
-	}
-	free(nd);
+	free_rows(&node_type, nd, n);
 }
 
 /* ---- tjit-tui ---- */
@@ -1072,7 +986,7 @@ int dbq_runs_after(struct dbq *q, int64_t after, int limit, struct dbq_run_row *
 	if (!st)
 		return -1;
 	bind_page(st, 1, after, limit);
-	return collect(q, st, (void **)out, n, sizeof **out, fill_run_row, free_run_rows, err);
+	return collect(q, st, (void **)out, n, &run_row_type, err);
 }
 
 int dbq_compiles_page(struct dbq *q, int64_t run_id, int64_t key, int dir, int limit, struct dbq_compile **out,
@@ -1085,7 +999,7 @@ int dbq_compiles_page(struct dbq *q, int64_t run_id, int64_t key, int dir, int l
 		return -1;
 	sqlite3_bind_int64(st, 1, run_id);
 	bind_page(st, 2, key, limit);
-	return collect(q, st, (void **)out, n, sizeof **out, fill_compile, free_compiles, err);
+	return collect(q, st, (void **)out, n, &compile_type, err);
 }
 
 int dbq_frame_compiles_page(struct dbq *q, int64_t frame_id, int64_t key, int dir, int limit,
@@ -1096,7 +1010,7 @@ int dbq_frame_compiles_page(struct dbq *q, int64_t frame_id, int64_t key, int di
 		return -1;
 	sqlite3_bind_int64(st, 1, frame_id);
 	bind_page(st, 2, key, limit);
-	return collect(q, st, (void **)out, n, sizeof **out, fill_compile, free_compiles, err);
+	return collect(q, st, (void **)out, n, &compile_type, err);
 }
 
 int dbq_frames_page(struct dbq *q, int64_t run_id, int64_t key, int dir, int limit, struct dbq_frame **out, int *n,
@@ -1107,7 +1021,7 @@ int dbq_frames_page(struct dbq *q, int64_t run_id, int64_t key, int dir, int lim
 		return -1;
 	sqlite3_bind_int64(st, 1, run_id);
 	bind_page(st, 2, key, limit);
-	return collect(q, st, (void **)out, n, sizeof **out, fill_frame_row, free_frames, err);
+	return collect(q, st, (void **)out, n, &frame_type, err);
 }
 
 /* above any code a break has (UTF-8 text never has the byte 0xf8) */
@@ -1130,7 +1044,7 @@ int dbq_break_places_page(struct dbq *q, int64_t run_id, const struct dbq_break 
 		sqlite3_bind_int(st, 4, dir > 0 ? -1 : INT32_MAX);
 	}
 	sqlite3_bind_int(st, 5, limit > 0 ? limit : -1);
-	return collect(q, st, (void **)out, n, sizeof **out, fill_break, free_breaks, err);
+	return collect(q, st, (void **)out, n, &break_type, err);
 }
 
 int dbq_compile_breaks(struct dbq *q, int64_t compile_id, struct dbq_break **out, int *n, char **err)
@@ -1139,23 +1053,16 @@ int dbq_compile_breaks(struct dbq *q, int64_t compile_id, struct dbq_break **out
 	if (!st)
 		return -1;
 	sqlite3_bind_int64(st, 1, compile_id);
-	return collect(q, st, (void **)out, n, sizeof **out, fill_break, free_breaks, err);
+	return collect(q, st, (void **)out, n, &break_type, err);
 }
 
-static bool fill_failure_row(sqlite3_stmt *st, void *elem)
-{
-	struct dbq_failure_row *r = elem;
-	r->id = sqlite3_column_int64(st, 0);
-	r->compile_id = sqlite3_column_int64(st, 1);
-	r->label = dup_text(st, 2);
-	r->function = dup_text(st, 3);
-	r->failed_label = dup_text(st, 4);
-	r->guard_text = dup_text(st, 5);
-	r->value_seen = dup_text(st, 6);
-	return r->label && r->function && r->failed_label && r->guard_text && r->value_seen;
-}
-
-static void free_failure_rows(void *arr, int n) { dbq_failure_rows_free(arr, n); }
+#define F(field, kind, col) {col, kind, offsetof(struct dbq_failure_row, field)}
+static const struct col failure_row_cols[] = {
+	F(id, COL_I64, 0), F(compile_id, COL_I64, 1), F(label, COL_TEXT, 2), F(function, COL_TEXT, 3),
+	F(failed_label, COL_TEXT, 4), F(guard_text, COL_TEXT, 5), F(value_seen, COL_TEXT, 6),
+};
+#undef F
+static const struct row_type failure_row_type = ROW_TYPE(struct dbq_failure_row, failure_row_cols);
 
 int dbq_failures_page(struct dbq *q, int64_t run_id, int64_t compile_id, int64_t key, int dir, int limit,
 		      struct dbq_failure_row **out, int *n, char **err)
@@ -1172,19 +1079,12 @@ int dbq_failures_page(struct dbq *q, int64_t run_id, int64_t compile_id, int64_t
 		sqlite3_bind_int64(st, 1, run_id);
 		bind_page(st, 2, key, limit);
 	}
-	return collect(q, st, (void **)out, n, sizeof **out, fill_failure_row, free_failure_rows, err);
+	return collect(q, st, (void **)out, n, &failure_row_type, err);
 }
 
 void dbq_failure_rows_free(struct dbq_failure_row *r, int n)
 {
-	for (int i = 0; i < n; i++) {
-		free(r[i].label);
-		free(r[i].function);
-		free(r[i].failed_label);
-		free(r[i].guard_text);
-		free(r[i].value_seen);
-	}
-	free(r);
+	free_rows(&failure_row_type, r, n);
 }
 
 /* ---- tests ---- */

@@ -39,7 +39,7 @@
 -- the end); tests/unit/check_db.c checks their plans so that a report over
 -- 1,000 runs and 100,000 compiles never scans a whole table.
 
-PRAGMA user_version = 2;
+PRAGMA user_version = 3;
 
 -- Program text by content hash, so that the tools show the lines that were
 -- compiled even after the file changed or disappeared.
@@ -183,6 +183,22 @@ CREATE TABLE IF NOT EXISTS nodes (
 	UNIQUE (graph_id, idx)            -- also the index of nodes by graph
 );
 
+-- The named phases of a compile, in the order they began: the tracer's
+-- 'trace' and 'guards', 'backend' (the backend's whole compile) and, inside
+-- it, the phases a stage times itself ('decompose', 'joint', 'partition',
+-- 'lower', 'schedule', 'codegen', ...). compiles.trace_ms, guard_ms and
+-- backend_ms are the top-level 'trace', 'guards' and 'backend' rows.
+CREATE TABLE IF NOT EXISTS compile_phases (
+	id          INTEGER PRIMARY KEY,
+	compile_id  INTEGER NOT NULL REFERENCES compiles(id), -- the compile
+	position    INTEGER NOT NULL,     -- 0-based order of beginning within the compile
+	name        TEXT NOT NULL,        -- 'trace', 'guards', 'backend', or a stage's phase
+	parent      INTEGER,              -- position of the phase it ran inside (its time is part of
+	                                  -- the parent's); NULL at the top level
+	ms          REAL NOT NULL DEFAULT 0, -- duration
+	UNIQUE (compile_id, position)     -- also the index of phases by compile
+);
+
 -- Inductor kernels of a graph (stage 'inductor'), in launch order.
 CREATE TABLE IF NOT EXISTS kernels (
 	id          INTEGER PRIMARY KEY,
@@ -227,8 +243,9 @@ CREATE TABLE IF NOT EXISTS minify_steps (
 	ms          REAL NOT NULL DEFAULT 0 -- the child process's wall time
 );
 
--- The tools' access paths. frames by run, nodes by graph, guards and
--- kernels by their parent come from the UNIQUE constraints above.
+-- The tools' access paths. frames by run, nodes by graph, guards,
+-- compile phases and kernels by their parent come from the UNIQUE
+-- constraints above.
 CREATE INDEX IF NOT EXISTS compiles_run ON compiles(run_id);  -- and id: a run's compiles in order
 CREATE INDEX IF NOT EXISTS compiles_frame ON compiles(frame_id, compile_index);
 CREATE INDEX IF NOT EXISTS guard_failures_run ON guard_failures(run_id);

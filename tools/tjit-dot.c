@@ -21,9 +21,10 @@
 #include <string.h>
 #include <unistd.h>
 
+#include "cli.h"
 #include "db.h"
 #include "query.h"
-#include "run.h"
+#include "util.h"
 #include "viz.h"
 
 #ifndef PACKAGE_VERSION
@@ -42,9 +43,9 @@ static const char *const usage_lines[] = {
 	NULL,
 };
 
-static const struct run_tool tool; /* at the end: its commands come first */
+static const struct cli_tool tool; /* at the end: its commands come first */
 
-static void print_usage(FILE *out) { run_tool_usage(&tool, out); }
+static void print_usage(FILE *out) { cli_tool_usage(&tool, out); }
 
 /* ---- options ---- */
 
@@ -64,7 +65,7 @@ struct options {
 	{"--max-nodes", "N", offsetof(struct options, max_nodes),                                    \
 	 "draw the first N ops (graph) or compiles (run), note the rest"}
 
-static const struct run_option graph_options[] = {
+static const struct cli_option graph_options[] = {
 	OPT_DB,
 	OPT_OUTPUT,
 	OPT_FORMAT,
@@ -75,7 +76,7 @@ static const struct run_option graph_options[] = {
 	{NULL, NULL, 0, NULL},
 };
 
-static const struct run_option run_options[] = {
+static const struct cli_option run_options[] = {
 	OPT_DB,
 	OPT_OUTPUT,
 	OPT_FORMAT,
@@ -97,7 +98,7 @@ static int glued_option(const char *a, struct options *o)
 }
 
 /* 0, or -1 after printing why (usage). argv[0] is the subcommand. */
-static int parse_args(const char *cmd, int argc, char **argv, const struct run_option *defs, int max_args,
+static int parse_args(const char *cmd, int argc, char **argv, const struct cli_option *defs, int max_args,
 		      struct options *o)
 {
 	memset(o, 0, sizeof *o);
@@ -111,7 +112,7 @@ static int parse_args(const char *cmd, int argc, char **argv, const struct run_o
 		if (!only_args && a[0] == '-' && a[1]) {
 			if (glued_option(a, o))
 				continue;
-			if (run_parse_option(NAME, cmd, defs, argc, argv, &i, o) < 0) {
+			if (cli_parse_option(NAME, cmd, defs, argc, argv, &i, o) < 0) {
 				print_usage(stderr);
 				return -1;
 			}
@@ -223,7 +224,7 @@ static int cmd_graph(int argc, char **argv)
 	if (status == 0 && viz_export_graph(q, id, o.format, o.output, o.max, &err) < 0)
 		status = fail(err);
 	dbq_close(q);
-	return run_finish_stdout(NAME, status);
+	return util_finish_stdout(NAME, status);
 }
 
 static int cmd_run(int argc, char **argv)
@@ -241,17 +242,17 @@ static int cmd_run(int argc, char **argv)
 	    viz_export_run(q, run_id, o.format, o.output, o.max, &err) < 0)
 		status = fail(err);
 	dbq_close(q);
-	return run_finish_stdout(NAME, status);
+	return util_finish_stdout(NAME, status);
 }
 
-static const struct run_command commands[] = {
+static const struct cli_command commands[] = {
 	{"graph", cmd_graph, graph_options, "a graph: its ops, their types, sources and edges"},
 	{"run", cmd_run, run_options, "a run: frames, compiles, graphs, breaks and recompiles"},
 	{"help", NULL, NULL, "print this help"},
 	{NULL, NULL, NULL, NULL},
 };
 
-static const struct run_tool tool = {
+static const struct cli_tool tool = {
 	NAME,
 	PACKAGE_VERSION,
 	usage_lines,
@@ -266,5 +267,5 @@ static const struct run_tool tool = {
 
 int main(int argc, char **argv)
 {
-	return run_tool_main(&tool, argc, argv);
+	return cli_tool_main(&tool, argc, argv);
 }

@@ -4,7 +4,8 @@
  * the database, or compare two (doc/profile.md).
  *
  * A thin main: running is core/run.c, reading the database db/query.c,
- * the report and the diff core/profile.c.
+ * the report and the diff tools/lib/profile.c, the command line
+ * tools/lib/cli.c.
  *
  * Exit status: 0 success; 1 the program failed, no database or no such
  * run, or `diff --fail-on-new` found new breaks or recompiles; 2 bad usage
@@ -21,11 +22,13 @@
 #include <string.h>
 #include <unistd.h>
 
+#include "cli.h"
 #include "db.h"
 #include "profile.h"
 #include "query.h"
 #include "run.h"
-#include "value.h"
+#include "strbuf.h"
+#include "util.h"
 
 #ifndef PACKAGE_VERSION
 #define PACKAGE_VERSION "0.1.0"
@@ -44,9 +47,9 @@ static const char *const usage_lines[] = {
 	NULL,
 };
 
-static const struct run_tool tool; /* at the end: its commands come first */
+static const struct cli_tool tool; /* at the end: its commands come first */
 
-static void print_usage(FILE *out) { run_tool_usage(&tool, out); }
+static void print_usage(FILE *out) { cli_tool_usage(&tool, out); }
 
 /* ---- options ---- */
 
@@ -63,7 +66,7 @@ struct options {
 	 "auto (on a terminal, without NO_COLOR), always or never"}
 #define OPT_JSON {"--json", NULL, offsetof(struct options, json), "print the same data as JSON"}
 
-static const struct run_option run_options[] = {
+static const struct cli_option run_options[] = {
 	OPT_DB,
 	{"--backend", "NAME", offsetof(struct options, backend),
 	 "compile with backend NAME, whatever compile() asks for"},
@@ -73,14 +76,14 @@ static const struct run_option run_options[] = {
 	{NULL, NULL, 0, NULL},
 };
 
-static const struct run_option report_options[] = {
+static const struct cli_option report_options[] = {
 	OPT_DB,
 	OPT_JSON,
 	OPT_COLOR,
 	{NULL, NULL, 0, NULL},
 };
 
-static const struct run_option diff_options[] = {
+static const struct cli_option diff_options[] = {
 	OPT_DB,
 	{"--fail-on-new", NULL, offsetof(struct options, fail_on_new),
 	 "exit 1 when RUN_B has breaks or recompiles that RUN_A had not"},
@@ -90,7 +93,7 @@ static const struct run_option diff_options[] = {
 };
 
 /* 0, or -1 after printing why (usage). argv[0] is the subcommand. */
-static int parse_args(const char *cmd, int argc, char **argv, const struct run_option *defs, int min_args,
+static int parse_args(const char *cmd, int argc, char **argv, const struct cli_option *defs, int min_args,
 		      int max_args, const char *const *arg_names, struct options *o)
 {
 	memset(o, 0, sizeof *o);
@@ -102,7 +105,7 @@ static int parse_args(const char *cmd, int argc, char **argv, const struct run_o
 			continue;
 		}
 		if (!only_args && a[0] == '-' && a[1]) {
-			if (run_parse_option(NAME, cmd, defs, argc, argv, &i, o) < 0) {
+			if (cli_parse_option(NAME, cmd, defs, argc, argv, &i, o) < 0) {
 				print_usage(stderr);
 				return -1;
 			}
@@ -218,7 +221,7 @@ static int cmd_run(int argc, char **argv)
 	put_out(&sb);
 	profile_release(&p);
 	dbq_close(q);
-	return run_finish_stdout(NAME, status);
+	return util_finish_stdout(NAME, status);
 }
 
 static int cmd_report(int argc, char **argv)
@@ -241,7 +244,7 @@ static int cmd_report(int argc, char **argv)
 		profile_release(&p);
 	}
 	dbq_close(q);
-	return run_finish_stdout(NAME, status);
+	return util_finish_stdout(NAME, status);
 }
 
 static int cmd_diff(int argc, char **argv)
@@ -274,10 +277,10 @@ static int cmd_diff(int argc, char **argv)
 		profile_release(&a);
 	}
 	dbq_close(q);
-	return run_finish_stdout(NAME, status);
+	return util_finish_stdout(NAME, status);
 }
 
-static const struct run_command commands[] = {
+static const struct cli_command commands[] = {
 	{"run", cmd_run, run_options,
 	 "run FILE with every recompile observed, log it, print its report"},
 	{"report", cmd_report, report_options, "print the report of a logged run (default: latest)"},
@@ -286,7 +289,7 @@ static const struct run_command commands[] = {
 	{NULL, NULL, NULL, NULL},
 };
 
-static const struct run_tool tool = {
+static const struct cli_tool tool = {
 	NAME,
 	PACKAGE_VERSION,
 	usage_lines,
@@ -303,5 +306,5 @@ int main(int argc, char **argv)
 {
 	if (!isatty(STDOUT_FILENO))
 		setvbuf(stdout, NULL, _IOFBF, 1 << 16);
-	return run_tool_main(&tool, argc, argv);
+	return cli_tool_main(&tool, argc, argv);
 }

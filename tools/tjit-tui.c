@@ -20,10 +20,11 @@
 #include <string.h>
 #include <unistd.h>
 
+#include "cli.h"
 #include "db.h"
 #include "draw.h"
 #include "query.h"
-#include "run.h"
+#include "util.h"
 #include "view.h"
 #include "viz.h"
 
@@ -44,7 +45,7 @@ struct options {
 	bool no_color, help, version;
 };
 
-static const struct run_option options[] = {
+static const struct cli_option options[] = {
 	{"--db", "PATH", offsetof(struct options, db), "the database (as DB; default: $TJIT_DB, else ./tjit.db)"},
 	{"--no-color", NULL, offsetof(struct options, no_color), "no colors (also -C, or NO_COLOR set)"},
 	{"-C", NULL, offsetof(struct options, no_color), NULL},
@@ -68,7 +69,7 @@ static void print_help(void)
 	      "source, guards. The database is opened read-only: a run may go on\n"
 	      "writing it (r reads the screen again).\n\noptions:\n",
 	      stdout);
-	run_print_options(options);
+	cli_print_options(options);
 	fputs("\nkeys:\n", stdout);
 	char *keys = tui_help_text();
 	fputs(keys, stdout);
@@ -89,7 +90,7 @@ static int parse_args(int argc, char **argv, struct options *o)
 			continue;
 		}
 		if (!only_args && a[0] == '-' && a[1]) {
-			if (run_parse_option(NAME, NULL, options, argc, argv, &i, o) < 0) {
+			if (cli_parse_option(NAME, NULL, options, argc, argv, &i, o) < 0) {
 				print_usage(stderr);
 				return 2;
 			}
@@ -122,11 +123,11 @@ int main(int argc, char **argv)
 		return rc;
 	if (o.help) {
 		print_help();
-		return run_finish_stdout(NAME, 0);
+		return util_finish_stdout(NAME, 0);
 	}
 	if (o.version) {
 		printf(NAME " %s\n", PACKAGE_VERSION);
-		return run_finish_stdout(NAME, 0);
+		return util_finish_stdout(NAME, 0);
 	}
 	const char *path = db_default_path(o.db);
 	char *err = NULL;

@@ -15,10 +15,12 @@
 #include <string.h>
 #include <unistd.h>
 
+#include "cli.h"
 #include "code.h"
 #include "compile_log.h"
 #include "error.h"
 #include "run.h"
+#include "util.h"
 #include "value.h"
 
 #ifndef PACKAGE_VERSION
@@ -63,7 +65,7 @@ struct options {
 	const char *db, *backend, *logs, *cache_size_limit;
 };
 
-static const struct run_option run_options[] = {
+static const struct cli_option run_options[] = {
 	{"--db", "PATH", offsetof(struct options, db),
 	 "log into the database PATH (default: $TJIT_DB, else ./tjit.db)"},
 	{"--no-db", NULL, offsetof(struct options, no_db), "log nothing to a database"},
@@ -79,7 +81,7 @@ static const struct run_option run_options[] = {
 	{NULL, NULL, 0, NULL},
 };
 
-static int parse_args(const char *cmd, int argc, char **argv, const struct run_option *defs, struct options *o)
+static int parse_args(const char *cmd, int argc, char **argv, const struct cli_option *defs, struct options *o)
 {
 	memset(o, 0, sizeof(*o));
 	bool only_files = false;
@@ -90,7 +92,7 @@ static int parse_args(const char *cmd, int argc, char **argv, const struct run_o
 			continue;
 		}
 		if (!only_files && a[0] == '-' && a[1]) {
-			if (run_parse_option("tjit", cmd, defs, argc, argv, &i, o) < 0) {
+			if (cli_parse_option("tjit", cmd, defs, argc, argv, &i, o) < 0) {
 				print_usage(stderr);
 				return -1;
 			}
@@ -118,7 +120,7 @@ static int parse_args(const char *cmd, int argc, char **argv, const struct run_o
 
 static int finish_stdout(int status)
 {
-	return run_finish_stdout("tjit", status);
+	return util_finish_stdout("tjit", status);
 }
 
 /* ---- run and explain: core/run.c ---- */
@@ -191,7 +193,7 @@ static void print_help(void)
 	for (const struct command *c = commands; c->name; c++)
 		printf("  %-8s %s\n", c->name, c->summary);
 	fputs("\noptions of run and explain:\n", stdout);
-	for (const struct run_option *d = run_options; d->name; d++) {
+	for (const struct cli_option *d = run_options; d->name; d++) {
 		char left[64];
 		snprintf(left, sizeof left, "%s%s%s", d->name, d->arg ? " " : "", d->arg ? d->arg : "");
 		printf("  %-24s %s\n", left, d->help);
@@ -219,7 +221,7 @@ int main(int argc, char **argv)
 	}
 	if (strcmp(cmd, "--list-break-codes") == 0) {
 		struct strbuf sb = STRBUF_INIT;
-		compile_log_break_doc(&sb);
+		breaks_doc(&sb);
 		fwrite(sb.buf, 1, sb.len, stdout);
 		sb_release(&sb);
 		return finish_stdout(0);

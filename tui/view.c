@@ -31,19 +31,6 @@
 
 /* ---- strings ---- */
 
-__attribute__((format(printf, 1, 2))) static char *xasprintf(const char *fmt, ...)
-{
-	va_list ap, ap2;
-	va_start(ap, fmt);
-	va_copy(ap2, ap);
-	int n = vsnprintf(NULL, 0, fmt, ap2);
-	va_end(ap2);
-	char *s = xmalloc((size_t)(n < 0 ? 0 : n) + 1);
-	vsnprintf(s, (size_t)(n < 0 ? 0 : n) + 1, fmt, ap);
-	va_end(ap);
-	return s;
-}
-
 /* "12.50 ms", "1.20 s" */
 static void fmt_ms(char *buf, size_t n, double ms)
 {
@@ -250,13 +237,9 @@ static void set_status(struct tui *t, bool error, const char *fmt, ...)
 	t->status_error = error;
 	if (!fmt)
 		return;
-	va_list ap, ap2;
+	va_list ap;
 	va_start(ap, fmt);
-	va_copy(ap2, ap);
-	int n = vsnprintf(NULL, 0, fmt, ap2);
-	va_end(ap2);
-	t->status = xmalloc((size_t)(n < 0 ? 0 : n) + 1);
-	vsnprintf(t->status, (size_t)(n < 0 ? 0 : n) + 1, fmt, ap);
+	t->status = xvasprintf(fmt, ap);
 	va_end(ap);
 }
 
@@ -274,7 +257,7 @@ static const struct dbq_run *run_of(struct tui *t, int64_t id, char **err)
 	return &t->run;
 }
 
-/* the profile of a run (core/profile.c), when the run is small enough to
+/* the profile of a run (tools/lib/profile.c), when the run is small enough to
  * read whole; NULL otherwise */
 static const struct profile *profile_of(struct tui *t, int64_t run_id, int64_t compiles)
 {
@@ -602,13 +585,9 @@ static struct row *add_text_row(struct pane *p, enum target target, const char *
 static struct row *add_text_row(struct pane *p, enum target target, const char *fmt, ...)
 {
 	struct row *r = rows_add(&p->all);
-	va_list ap, ap2;
+	va_list ap;
 	va_start(ap, fmt);
-	va_copy(ap2, ap);
-	int n = vsnprintf(NULL, 0, fmt, ap2);
-	va_end(ap2);
-	r->text = xmalloc((size_t)(n < 0 ? 0 : n) + 1);
-	vsnprintf(r->text, (size_t)(n < 0 ? 0 : n) + 1, fmt, ap);
+	r->text = xvasprintf(fmt, ap);
 	va_end(ap);
 	r->id = p->all.n - 1;
 	r->target = target;
@@ -915,7 +894,7 @@ static const struct view_class failures_class = {
 	.open = open_failures,
 };
 
-/* -- recompiles of a run: guard failures grouped by subject (core/profile.c) -- */
+/* -- recompiles of a run: guard failures grouped by subject (tools/lib/profile.c) -- */
 
 static int build_recompiles(struct tui *t, struct view *v, int i, char **err)
 {

@@ -78,7 +78,7 @@ struct tui_options {
 	int window;          /* rows a pane keeps around its cursor at most (default 1000) */
 	int scan;            /* rows a filter reads per key at most before it asks for n (default 5000) */
 	int profile_max;     /* runs of up to this many compiles get recompiles grouped by guard
-	                        (core/profile.c); bigger runs list their guard failures (default 20000) */
+	                        (tools/lib/profile.c); bigger runs list their guard failures (default 20000) */
 	tui_export_fn export_graph;  /* NULL: d reports that it is not available */
 	const char *export_dir;      /* where d writes graph-ID.dot and .svg (default ".") */
 };

@@ -80,9 +80,9 @@ static int compile_index_of(const struct dbq_compile *c, int n, int64_t id)
 
 static char *failure_text(const struct dbq_failure *f)
 {
-	struct vbuf b = VBUF_INIT;
-	vb_printf(&b, "%s (got %s)", f->guard_text ? f->guard_text : "?", f->value_seen ? f->value_seen : "?");
-	return b.text;
+	struct strbuf b = STRBUF_INIT;
+	sb_printf(&b, "%s (got %s)", f->guard_text ? f->guard_text : "?", f->value_seen ? f->value_seen : "?");
+	return b.buf;
 }
 
 static int take_failure(void *ctx, const struct dbq_failure *f)
@@ -95,11 +95,11 @@ static int take_failure(void *ctx, const struct dbq_failure *f)
 	if (!w->first[i])
 		w->first[i] = failure_text(f);
 	/* the entry just before: F/N-1 */
-	struct vbuf prev = VBUF_INIT;
-	vb_printf(&prev, "%d/%d", c->frame_index, c->compile_index - 1);
-	if (!w->why[i] && f->failed_label && strcmp(f->failed_label, prev.text) == 0)
+	struct strbuf prev = STRBUF_INIT;
+	sb_printf(&prev, "%d/%d", c->frame_index, c->compile_index - 1);
+	if (!w->why[i] && f->failed_label && strcmp(f->failed_label, prev.buf) == 0)
 		w->why[i] = failure_text(f);
-	vb_release(&prev);
+	sb_release(&prev);
 	return 0;
 }
 
@@ -190,16 +190,16 @@ int viz_compile_graph(struct dbq *q, int64_t run_id, const char *label, const ch
 			goto cleanup;
 		}
 	if (err) {
-		struct vbuf have = VBUF_INIT;
+		struct strbuf have = STRBUF_INIT;
 		for (int i = 0; i < n; i++)
-			vb_printf(&have, "%s%s", i ? ", " : "", g[i].stage);
+			sb_printf(&have, "%s%s", i ? ", " : "", g[i].stage);
 		if (n)
 			*err = viz_err("compile %s of run %lld has no %s graph (it has: %s)", c.label, (long long)run_id,
-				       stage, vb_str(&have));
+				       stage, sb_str(&have));
 		else
 			*err = viz_err("compile %s of run %lld has no graph (its outcome: %s)", c.label,
 				       (long long)run_id, c.outcome);
-		vb_release(&have);
+		sb_release(&have);
 	}
 cleanup:
 	dbq_graphs_free(g, n);

@@ -27,11 +27,11 @@ static const char *dtype_short(const char *dtype)
 }
 
 /* "f32[2, 3]"; nothing for a value that is not a tensor */
-static void put_type(struct vbuf *b, const struct dbq_node *n)
+static void put_type(struct strbuf *b, const struct dbq_node *n)
 {
 	if (n->dtype && n->shape) {
-		vb_puts(b, dtype_short(n->dtype));
-		vb_puts(b, n->shape);
+		sb_puts(b, dtype_short(n->dtype));
+		sb_puts(b, n->shape);
 	}
 }
 
@@ -54,25 +54,25 @@ static char *innermost_function(const char *stack)
 
 #define ARGS_MAX 48 /* characters of an op's arguments in its label */
 
-static void node_label(struct vbuf *b, const struct dbq_node *n, const struct viz_graph_rows *r)
+static void node_label(struct strbuf *b, const struct dbq_node *n, const struct viz_graph_rows *r)
 {
-	vb_label_text(b, n->name, 80);
+	viz_label_text(b, n->name, 80);
 	if (n->dtype && n->shape) {
-		vb_puts(b, ": ");
+		sb_puts(b, ": ");
 		put_type(b, n);
 	}
 	if (strcmp(n->kind, "input") == 0) {
-		vb_puts(b, VB_NEWLINE "input ");
-		vb_label_text(b, n->args ? n->args : "?", ARGS_MAX);
+		sb_puts(b, VIZ_NEWLINE "input ");
+		viz_label_text(b, n->args ? n->args : "?", ARGS_MAX);
 		return;
 	}
-	vb_puts(b, " = ");
-	vb_label_text(b, n->op ? n->op : n->kind, 80);
-	vb_puts(b, "(");
-	vb_label_text(b, n->args ? n->args : "", ARGS_MAX);
-	vb_puts(b, ")");
+	sb_puts(b, " = ");
+	viz_label_text(b, n->op ? n->op : n->kind, 80);
+	sb_puts(b, "(");
+	viz_label_text(b, n->args ? n->args : "", ARGS_MAX);
+	sb_puts(b, ")");
 	if (n->file) {
-		vb_puts(b, VB_NEWLINE);
+		sb_puts(b, VIZ_NEWLINE);
 		viz_place(b, n->file, n->line, r->program, r->source_text);
 	}
 }
@@ -97,18 +97,18 @@ static void declare(Agraph_t *g)
 /* the cluster of an inlined function, made on first use */
 static Agraph_t *cluster_of(Agraph_t *g, const char *function)
 {
-	struct vbuf b = VBUF_INIT;
-	vb_printf(&b, "cluster_%s", function);
-	Agraph_t *c = agsubg(g, b.text, 0);
+	struct strbuf b = STRBUF_INIT;
+	sb_printf(&b, "cluster_%s", function);
+	Agraph_t *c = agsubg(g, b.buf, 0);
 	if (!c) {
-		c = agsubg(g, b.text, 1);
-		vb_reset(&b);
-		vb_label_text(&b, function, 80);
-		vb_puts(&b, " (inlined)");
-		viz_set(c, "label", b.text);
+		c = agsubg(g, b.buf, 1);
+		sb_reset(&b);
+		viz_label_text(&b, function, 80);
+		sb_puts(&b, " (inlined)");
+		viz_set(c, "label", b.buf);
 		viz_set(c, "style", "dashed");
 	}
-	vb_release(&b);
+	sb_release(&b);
 	return c;
 }
 
@@ -124,26 +124,26 @@ static void edge(Agraph_t *g, Agnode_t *t, Agnode_t *h, const char *label, const
 Agraph_t *viz_graph_view(const struct viz_graph_rows *r, int max_nodes)
 {
 	const struct dbq_graph *gr = r->graph;
-	struct vbuf b = VBUF_INIT;
-	vb_printf(&b, "graph %lld", (long long)gr->id);
-	Agraph_t *g = agopen(b.text, Agdirected, NULL);
+	struct strbuf b = STRBUF_INIT;
+	sb_printf(&b, "graph %lld", (long long)gr->id);
+	Agraph_t *g = agopen(b.buf, Agdirected, NULL);
 	declare(g);
 
 	/* the header of the listing: graph 0/0 toy_example (toy.tj:1) · 3 ops */
-	vb_reset(&b);
-	vb_puts(&b, "graph ");
-	vb_label_text(&b, gr->label ? gr->label : "?", 40);
-	vb_puts(&b, " ");
-	vb_label_text(&b, gr->name ? gr->name : "?", 80);
+	sb_reset(&b);
+	sb_puts(&b, "graph ");
+	viz_label_text(&b, gr->label ? gr->label : "?", 40);
+	sb_puts(&b, " ");
+	viz_label_text(&b, gr->name ? gr->name : "?", 80);
 	if (r->def_file) {
-		vb_puts(&b, " (");
-		vb_label_text(&b, r->def_file, 200);
-		vb_printf(&b, ":%d)", r->def_line);
+		sb_puts(&b, " (");
+		viz_label_text(&b, r->def_file, 200);
+		sb_printf(&b, ":%d)", r->def_line);
 	}
 	if (gr->stage && strcmp(gr->stage, "captured") != 0)
-		vb_printf(&b, " [%s]", gr->stage);
-	vb_printf(&b, " \xc2\xb7 %lld op%s", (long long)gr->op_count, gr->op_count == 1 ? "" : "s");
-	viz_set(g, "label", b.text);
+		sb_printf(&b, " [%s]", gr->stage);
+	sb_printf(&b, " \xc2\xb7 %lld op%s", (long long)gr->op_count, gr->op_count == 1 ? "" : "s");
+	viz_set(g, "label", b.buf);
 
 	int n = r->nnodes;
 	const char **names = xcalloc((size_t)(n > 0 ? n : 1), sizeof *names);
@@ -171,13 +171,13 @@ Agraph_t *viz_graph_view(const struct viz_graph_rows *r, int max_nodes)
 		}
 		Agnode_t *v = agnode(home, output ? "return" : nd->name, 1);
 		made[i] = v;
-		vb_reset(&b);
+		sb_reset(&b);
 		if (output) {
 			ret = v;
-			vb_puts(&b, "output" VB_NEWLINE "return (");
-			vb_label_text(&b, nd->args ? nd->args : "", ARGS_MAX);
+			sb_puts(&b, "output" VIZ_NEWLINE "return (");
+			viz_label_text(&b, nd->args ? nd->args : "", ARGS_MAX);
 			/* a one-element tuple, as the listing prints it */
-			vb_puts(&b, nd->args && *nd->args && !strchr(nd->args, ',') ? ",)" : ")");
+			sb_puts(&b, nd->args && *nd->args && !strchr(nd->args, ',') ? ",)" : ")");
 			viz_set(v, "shape", "house");
 			viz_set(v, "style", "filled");
 			viz_set(v, "fillcolor", "#d9f2d9");
@@ -189,7 +189,7 @@ Agraph_t *viz_graph_view(const struct viz_graph_rows *r, int max_nodes)
 				viz_set(v, "fillcolor", "#dde8f8");
 			}
 		}
-		viz_set(v, "label", b.text);
+		viz_set(v, "label", b.buf);
 
 		int k = viz_arg_refs(ix, nd->args, output ? n : i, refs, n);
 		if (!is_op(nd) && !output)
@@ -200,18 +200,18 @@ Agraph_t *viz_graph_view(const struct viz_graph_rows *r, int max_nodes)
 				continue; /* cut by max_nodes */
 			if (output)
 				viz_set(from, "peripheries", "2"); /* a value the graph returns */
-			vb_reset(&b);
+			sb_reset(&b);
 			put_type(&b, &r->nodes[refs[j]]);
-			edge(g, from, v, b.text, NULL);
+			edge(g, from, v, b.buf, NULL);
 		}
 	}
 
 	if (cut) {
 		Agnode_t *note = agnode(g, "not-shown", 1);
-		vb_reset(&b);
-		vb_printf(&b, "\xe2\x80\xa6 %d more op%s not shown (--max-nodes %d)", cut, cut == 1 ? "" : "s",
+		sb_reset(&b);
+		sb_printf(&b, "\xe2\x80\xa6 %d more op%s not shown (--max-nodes %d)", cut, cut == 1 ? "" : "s",
 			  max_nodes);
-		viz_set(note, "label", b.text);
+		viz_set(note, "label", b.buf);
 		viz_set(note, "shape", "note");
 		viz_set(note, "style", "dashed");
 		if (ret)
@@ -220,15 +220,15 @@ Agraph_t *viz_graph_view(const struct viz_graph_rows *r, int max_nodes)
 
 	if (gr->break_code) {
 		Agnode_t *brk = agnode(g, "graph-break", 1);
-		vb_reset(&b);
-		vb_label_text(&b, gr->break_code, 20);
-		vb_puts(&b, " graph break: ");
-		vb_label_text(&b, gr->break_message ? gr->break_message : "?", 80);
+		sb_reset(&b);
+		viz_label_text(&b, gr->break_code, 20);
+		sb_puts(&b, " graph break: ");
+		viz_label_text(&b, gr->break_message ? gr->break_message : "?", 80);
 		if (gr->break_file) {
-			vb_puts(&b, VB_NEWLINE);
+			sb_puts(&b, VIZ_NEWLINE);
 			viz_place(&b, gr->break_file, gr->break_line, r->program, r->source_text);
 		}
-		viz_set(brk, "label", b.text);
+		viz_set(brk, "label", b.buf);
 		viz_set(brk, "shape", "octagon");
 		viz_set(brk, "color", "red");
 		viz_set(brk, "style", "filled");
@@ -237,7 +237,7 @@ Agraph_t *viz_graph_view(const struct viz_graph_rows *r, int max_nodes)
 			edge(g, ret, brk, NULL, "dashed"); /* the graph returns, then the breaking instruction runs */
 	}
 
-	vb_release(&b);
+	sb_release(&b);
 	free(refs);
 	free(made);
 	free(names);

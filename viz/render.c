@@ -35,18 +35,18 @@ bool viz_format_binary(const char *format)
 
 /* ---- Graphviz's messages ---- */
 
-static struct vbuf gv_messages;
+static struct strbuf gv_messages;
 
 static int catch_message(char *msg)
 {
-	vb_puts(&gv_messages, msg);
+	sb_puts(&gv_messages, msg);
 	return 0;
 }
 
 /* the first message caught, without "Error: " and the newline; "" if none */
 static char *first_message(void)
 {
-	const char *s = vb_str(&gv_messages);
+	const char *s = sb_str(&gv_messages);
 	const char *colon = strstr(s, ": ");
 	if (colon && (strncmp(s, "Error", 5) == 0 || strncmp(s, "Warning", 7) == 0))
 		s = colon + 2;
@@ -107,7 +107,7 @@ static int write_dot(Agraph_t *g, char **out, size_t *len, char **err)
 static int gv_render(Agraph_t *g, const char *format, char **out, size_t *len, char **err)
 {
 	agusererrf old = agseterrf(catch_message);
-	vb_reset(&gv_messages);
+	sb_reset(&gv_messages);
 	int rc = -1;
 	GVC_t *gvc = gvc_get();
 	if (!gvc) {
@@ -145,7 +145,7 @@ static int gv_render(Agraph_t *g, const char *format, char **out, size_t *len, c
 	gvFreeLayout(gvc, g);
 cleanup:
 	agseterrf(old);
-	vb_release(&gv_messages);
+	sb_release(&gv_messages);
 	return rc;
 }
 

@@ -64,46 +64,46 @@ static int frame_of(const struct frame_info *fi, int nframes, int frame_index)
 	return -1;
 }
 
-static void frame_label(struct vbuf *b, const struct dbq_frame *f)
+static void frame_label(struct strbuf *b, const struct dbq_frame *f)
 {
-	vb_printf(b, "frame %d \xc2\xb7 ", f->frame_index);
-	vb_label_text(b, f->function, 80);
+	sb_printf(b, "frame %d \xc2\xb7 ", f->frame_index);
+	viz_label_text(b, f->function, 80);
 	if (f->resume_pc > 0) {
-		vb_puts(b, " resumed at ");
+		sb_puts(b, " resumed at ");
 		if (f->resume_line > 0) {
-			vb_label_text(b, f->file, 200);
-			vb_printf(b, ":%d", f->resume_line);
+			viz_label_text(b, f->file, 200);
+			sb_printf(b, ":%d", f->resume_line);
 		} else {
-			vb_printf(b, "pc %d", f->resume_pc);
+			sb_printf(b, "pc %d", f->resume_pc);
 		}
 	} else {
-		vb_puts(b, " (");
-		vb_label_text(b, f->file, 200);
-		vb_printf(b, ":%d)", f->line);
+		sb_puts(b, " (");
+		viz_label_text(b, f->file, 200);
+		sb_printf(b, ":%d)", f->line);
 	}
-	vb_printf(b, VB_NEWLINE "%lld call%s \xc2\xb7 %lld cache hit%s", (long long)f->calls, f->calls == 1 ? "" : "s",
+	sb_printf(b, VIZ_NEWLINE "%lld call%s \xc2\xb7 %lld cache hit%s", (long long)f->calls, f->calls == 1 ? "" : "s",
 		  (long long)f->cache_hits, f->cache_hits == 1 ? "" : "s");
 	if (f->eager_calls > 0) {
-		vb_printf(b, " \xc2\xb7 %lld ran eagerly", (long long)f->eager_calls);
+		sb_printf(b, " \xc2\xb7 %lld ran eagerly", (long long)f->eager_calls);
 		if (f->eager_reason)
-			vb_printf(b, " (%s)", f->eager_reason);
+			sb_printf(b, " (%s)", f->eager_reason);
 	}
 }
 
-static void compile_label(struct vbuf *b, const struct dbq_compile *c)
+static void compile_label(struct strbuf *b, const struct dbq_compile *c)
 {
-	vb_label_text(b, c->label, 40);
-	vb_puts(b, " ");
-	vb_label_text(b, c->reason, 40);
-	vb_puts(b, " (");
-	vb_label_text(b, c->backend, 60);
-	vb_puts(b, ")" VB_NEWLINE);
-	vb_label_text(b, c->outcome, 40);
-	vb_printf(b, " \xc2\xb7 %lld op%s \xc2\xb7 %.2f ms", (long long)c->op_count, c->op_count == 1 ? "" : "s",
+	viz_label_text(b, c->label, 40);
+	sb_puts(b, " ");
+	viz_label_text(b, c->reason, 40);
+	sb_puts(b, " (");
+	viz_label_text(b, c->backend, 60);
+	sb_puts(b, ")" VIZ_NEWLINE);
+	viz_label_text(b, c->outcome, 40);
+	sb_printf(b, " \xc2\xb7 %lld op%s \xc2\xb7 %.2f ms", (long long)c->op_count, c->op_count == 1 ? "" : "s",
 		  c->total_ms);
 	if (c->error) {
-		vb_puts(b, VB_NEWLINE);
-		vb_label_text(b, c->error, 60);
+		sb_puts(b, VIZ_NEWLINE);
+		viz_label_text(b, c->error, 60);
 	}
 }
 
@@ -155,42 +155,42 @@ Agraph_t *viz_run_view(const struct viz_run_rows *r, int max_nodes)
 	int shown = r->ncompiles;
 	if (max_nodes > 0 && shown > max_nodes)
 		shown = max_nodes;
-	struct vbuf b = VBUF_INIT;
-	vb_printf(&b, "run %lld", (long long)r->run->id);
-	Agraph_t *g = agopen(b.text, Agdirected, NULL);
+	struct strbuf b = STRBUF_INIT;
+	sb_printf(&b, "run %lld", (long long)r->run->id);
+	Agraph_t *g = agopen(b.buf, Agdirected, NULL);
 	declare(g);
 	viz_set(g, "compound", "true"); /* edges may end at a cluster's border (lhead) */
-	vb_reset(&b);
-	vb_printf(&b, "run %lld \xc2\xb7 ", (long long)r->run->id);
-	vb_label_text(&b, r->run->program, 200);
-	vb_printf(&b, " \xc2\xb7 %d compile%s", r->ncompiles, r->ncompiles == 1 ? "" : "s");
-	viz_set(g, "label", b.text);
+	sb_reset(&b);
+	sb_printf(&b, "run %lld \xc2\xb7 ", (long long)r->run->id);
+	viz_label_text(&b, r->run->program, 200);
+	sb_printf(&b, " \xc2\xb7 %d compile%s", r->ncompiles, r->ncompiles == 1 ? "" : "s");
+	viz_set(g, "label", b.buf);
 
 	struct frame_info *fi = frames_info(r, shown);
 	for (int i = 0; i < r->nframes; i++) {
 		if (!fi[i].shown)
 			continue;
-		vb_reset(&b);
-		vb_printf(&b, "cluster_frame%d", fi[i].f->frame_index);
-		fi[i].cluster = agsubg(g, b.text, 1);
-		vb_reset(&b);
+		sb_reset(&b);
+		sb_printf(&b, "cluster_frame%d", fi[i].f->frame_index);
+		fi[i].cluster = agsubg(g, b.buf, 1);
+		sb_reset(&b);
 		frame_label(&b, fi[i].f);
-		viz_set(fi[i].cluster, "label", b.text);
+		viz_set(fi[i].cluster, "label", b.buf);
 		viz_set(fi[i].cluster, "style", "rounded");
 		viz_set(fi[i].cluster, "color", "gray");
-		vb_reset(&b);
-		vb_printf(&b, "compiles_frame%d", fi[i].f->frame_index);
-		fi[i].rank = agsubg(fi[i].cluster, b.text, 1);
+		sb_reset(&b);
+		sb_printf(&b, "compiles_frame%d", fi[i].f->frame_index);
+		fi[i].rank = agsubg(fi[i].cluster, b.buf, 1);
 		viz_set(fi[i].rank, "rank", "same");
 		if (fi[i].f->compiles == 0) {
-			vb_reset(&b);
-			vb_printf(&b, "frame %d eager", fi[i].f->frame_index);
-			Agnode_t *v = agnode(fi[i].rank, b.text, 1);
-			vb_reset(&b);
-			vb_printf(&b, "ran eagerly (%s)" VB_NEWLINE "%lld call%s",
+			sb_reset(&b);
+			sb_printf(&b, "frame %d eager", fi[i].f->frame_index);
+			Agnode_t *v = agnode(fi[i].rank, b.buf, 1);
+			sb_reset(&b);
+			sb_printf(&b, "ran eagerly (%s)" VIZ_NEWLINE "%lld call%s",
 				  fi[i].f->eager_reason ? fi[i].f->eager_reason : "not compiled",
 				  (long long)fi[i].f->eager_calls, fi[i].f->eager_calls == 1 ? "" : "s");
-			viz_set(v, "label", b.text);
+			viz_set(v, "label", b.buf);
 			viz_set(v, "style", "rounded,dashed");
 		}
 	}
@@ -204,39 +204,39 @@ Agraph_t *viz_run_view(const struct viz_run_rows *r, int max_nodes)
 		Agraph_t *home = k >= 0 ? fi[k].rank : g;
 		Agnode_t *v = agnode(home, c->label, 1);
 		ci[i].node = ci[i].tail = v;
-		vb_reset(&b);
+		sb_reset(&b);
 		compile_label(&b, c);
-		viz_set(v, "label", b.text);
+		viz_set(v, "label", b.buf);
 		if (strcmp(c->outcome, "error") == 0)
 			viz_set(v, "color", "red");
 		else if (strcmp(c->outcome, "skipped") == 0)
 			viz_set(v, "style", "rounded,dashed");
 		Agraph_t *below = k >= 0 ? fi[k].cluster : g;
 		if (m->graph) {
-			vb_reset(&b);
-			vb_printf(&b, "graph %lld", (long long)m->graph->id);
-			Agnode_t *gv = agnode(below, b.text, 1);
-			vb_printf(&b, " \xc2\xb7 %lld op%s", (long long)m->graph->op_count,
+			sb_reset(&b);
+			sb_printf(&b, "graph %lld", (long long)m->graph->id);
+			Agnode_t *gv = agnode(below, b.buf, 1);
+			sb_printf(&b, " \xc2\xb7 %lld op%s", (long long)m->graph->op_count,
 				  m->graph->op_count == 1 ? "" : "s");
-			viz_set(gv, "label", b.text);
+			viz_set(gv, "label", b.buf);
 			viz_set(gv, "shape", "note");
 			viz_set(gv, "style", "");
 			edge(g, v, gv, NULL, NULL);
 			ci[i].tail = gv;
 			if (m->graph->break_code) {
-				vb_reset(&b);
-				vb_printf(&b, "break %s", c->label);
-				Agnode_t *bv = agnode(below, b.text, 1);
-				vb_reset(&b);
-				vb_label_text(&b, m->graph->break_code, 20);
-				vb_puts(&b, " ");
-				vb_label_text(&b, m->graph->break_message ? m->graph->break_message : "?", 80);
+				sb_reset(&b);
+				sb_printf(&b, "break %s", c->label);
+				Agnode_t *bv = agnode(below, b.buf, 1);
+				sb_reset(&b);
+				viz_label_text(&b, m->graph->break_code, 20);
+				sb_puts(&b, " ");
+				viz_label_text(&b, m->graph->break_message ? m->graph->break_message : "?", 80);
 				if (m->graph->break_file) {
-					vb_puts(&b, VB_NEWLINE);
+					sb_puts(&b, VIZ_NEWLINE);
 					viz_place(&b, m->graph->break_file, m->graph->break_line, r->run->program,
 						  r->run->source_text);
 				}
-				viz_set(bv, "label", b.text);
+				viz_set(bv, "label", b.buf);
 				viz_set(bv, "shape", "octagon");
 				viz_set(bv, "style", "filled");
 				viz_set(bv, "color", "red");
@@ -251,15 +251,15 @@ Agraph_t *viz_run_view(const struct viz_run_rows *r, int max_nodes)
 				const struct dbq_compile *p = &r->compiles[j];
 				if (p->frame_index != c->frame_index || p->compile_index != c->compile_index - 1)
 					continue;
-				vb_reset(&b);
+				sb_reset(&b);
 				if (m->why)
-					vb_label_text(&b, m->why, 80);
+					viz_label_text(&b, m->why, 80);
 				if (strcmp(c->reason, "recompile") != 0) {
 					if (m->why)
-						vb_puts(&b, VB_NEWLINE);
-					vb_label_text(&b, c->reason, 40);
+						sb_puts(&b, VIZ_NEWLINE);
+					viz_label_text(&b, c->reason, 40);
 				}
-				edge(g, ci[j].node, v, b.text, "dashed");
+				edge(g, ci[j].node, v, b.buf, "dashed");
 				break;
 			}
 		}
@@ -297,19 +297,19 @@ Agraph_t *viz_run_view(const struct viz_run_rows *r, int max_nodes)
 				continue;
 			Agedge_t *e = agedge(g, ci[i].tail, ci[first].node, NULL, 1);
 			viz_set(e, "label", "resume");
-			vb_reset(&b);
-			vb_printf(&b, "cluster_frame%d", fi[k].f->frame_index);
-			viz_set(e, "lhead", b.text);
+			sb_reset(&b);
+			sb_printf(&b, "cluster_frame%d", fi[k].f->frame_index);
+			viz_set(e, "lhead", b.buf);
 		}
 	}
 
 	if (shown < r->ncompiles) {
 		int cut = r->ncompiles - shown;
 		Agnode_t *note = agnode(g, "not-shown", 1);
-		vb_reset(&b);
-		vb_printf(&b, "\xe2\x80\xa6 %d more compile%s not shown (--max-nodes %d)", cut, cut == 1 ? "" : "s",
+		sb_reset(&b);
+		sb_printf(&b, "\xe2\x80\xa6 %d more compile%s not shown (--max-nodes %d)", cut, cut == 1 ? "" : "s",
 			  max_nodes);
-		viz_set(note, "label", b.text);
+		viz_set(note, "label", b.buf);
 		viz_set(note, "shape", "note");
 		viz_set(note, "style", "dashed");
 	}
@@ -318,6 +318,6 @@ Agraph_t *viz_run_view(const struct viz_run_rows *r, int max_nodes)
 	free(last_break);
 	free(ci);
 	free(fi);
-	vb_release(&b);
+	sb_release(&b);
 	return g;
 }

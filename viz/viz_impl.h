@@ -20,28 +20,17 @@
 #include <stddef.h>
 
 #include "query.h"
+#include "strbuf.h"
 #include "viz.h"
 
-/* ---- text (viz/text.c) ---- */
+/* ---- text (viz/text.c): labels are built in a struct strbuf ---- */
 
-/* A growable string; text is always NUL-terminated once anything was added. */
-struct vbuf {
-	char *text;
-	size_t len, cap;
-};
-#define VBUF_INIT {NULL, 0, 0}
-void vb_add(struct vbuf *b, const char *s, size_t n);
-void vb_puts(struct vbuf *b, const char *s);
-void vb_printf(struct vbuf *b, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
 /* s as the text of a label: a backslash doubled (labels are Graphviz
  * escStrings, in which \n, \l, \N ... mean something), at most max
  * characters (UTF-8 aware), "…" when cut */
-void vb_label_text(struct vbuf *b, const char *s, size_t max);
+void viz_label_text(struct strbuf *b, const char *s, size_t max);
 /* the line break of a label */
-#define VB_NEWLINE "\\n"
-const char *vb_str(const struct vbuf *b); /* "" when empty */
-void vb_reset(struct vbuf *b);
-void vb_release(struct vbuf *b);
+#define VIZ_NEWLINE "\\n"
 
 /* Line line (1-based) of text without its indentation and trailing
  * spaces: *len bytes at the result, or NULL when there is no such line. */
@@ -49,7 +38,7 @@ const char *viz_source_line(const char *text, int line, size_t *len);
 
 /* "file:line" and, when file is the program whose text we have, two
  * spaces and the source line: the second line of a node's label */
-void viz_place(struct vbuf *b, const char *file, int line, const char *program, const char *source_text);
+void viz_place(struct strbuf *b, const char *file, int line, const char *program, const char *source_text);
 
 /* agsafeset without the casts (cgraph takes char *) */
 void viz_set(void *obj, const char *attr, const char *value);

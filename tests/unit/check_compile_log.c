@@ -26,6 +26,21 @@ static struct source *toy;
 static char *log_text;
 static size_t log_len;
 static FILE *log_out;
+static struct compile_log *clog; /* the log of the test */
+
+/* a fresh log for the test (the previous one freed) */
+static void log_open(const struct compile_log_config *cfg)
+{
+	compile_log_free(clog);
+	clog = compile_log_new(cfg);
+	ck_assert_ptr_nonnull(clog);
+}
+
+static void log_close(void)
+{
+	compile_log_free(clog);
+	clog = NULL;
+}
 
 static void setup(void)
 {
@@ -38,7 +53,7 @@ static void setup(void)
 
 static void teardown(void)
 {
-	compile_log_shutdown();
+	log_close();
 	if (log_out)
 		fclose(log_out);
 	free(log_text);
@@ -202,12 +217,12 @@ END_TEST
 START_TEST(test_nothing_logged_by_default)
 {
 	struct compile_log_config cfg = {.artifacts = 0, .out = log_out, .db = NULL};
-	compile_log_init(&cfg);
+	log_open(&cfg);
 	struct compile_record r;
 	fill(&r, 0, 0, "first");
 	r.graph = toy_graph("0/0", 1);
 	add_guard(&r, "tensor", "L['a'].shape == (10,)", 2);
-	compile_log_compile(&r);
+	compile_log_compile(clog, &r);
 	compile_record_release(&r);
 	ck_assert_str_eq(logged(), "");
 }
@@ -216,26 +231,26 @@ END_TEST
 START_TEST(test_recompile_lines)
 {
 	struct compile_log_config cfg = {.artifacts = LOG_RECOMPILES, .out = log_out};
-	compile_log_init(&cfg);
+	log_open(&cfg);
 	struct compile_record r;
 	fill(&r, 0, 0, "first");
-	compile_log_compile(&r); /* a first compile is not a recompile */
+	compile_log_compile(clog, &r); /* a first compile is not a recompile */
 	compile_record_release(&r);
 	fill(&r, 0, 2, "recompile");
 	add_failure(&r, "0/1", "L['x'].shape[0] == 3", "4");
 	add_failure(&r, "0/0", "L['x'].shape[0] == 2", "4");
-	compile_log_compile(&r);
+	compile_log_compile(clog, &r);
 	compile_record_release(&r);
 	fill(&r, 1, 1, "recompile");
 	r.resume_pc = 12;
 	r.resume_line = 4;
 	add_failure(&r, "1/0", "L['b'].dtype == float32", "float64");
-	compile_log_compile(&r);
+	compile_log_compile(clog, &r);
 	compile_record_release(&r);
 	fill(&r, 0, 8, "cache_limit");
 	r.outcome = "skipped";
 	add_failure(&r, "0/7", "L['x'].shape[0] == 9", "10");
-	compile_log_compile(&r);
+	compile_log_compile(clog, &r);
 	compile_record_release(&r);
 	ck_assert_str_eq(logged(),
 			 "[0/2] Recompiling function toy_example in toy.tj:1\n"
@@ -255,11 +270,11 @@ END_TEST
 START_TEST(test_break_lines)
 {
 	struct compile_log_config cfg = {.artifacts = LOG_GRAPH_BREAKS, .out = log_out};
-	compile_log_init(&cfg);
-	const struct break_info *info = compile_log_break_info(0);
+	log_open(&cfg);
+	const struct break_info *info = breaks_info(0);
 	ck_assert_ptr_nonnull(info);
-	ck_assert_ptr_null(compile_log_break_info(-1));
-	ck_assert_ptr_null(compile_log_break_info(compile_log_break_count()));
+	ck_assert_ptr_null(breaks_info(-1));
+	ck_assert_ptr_null(breaks_info(breaks_count()));
 	struct compile_record r;
 	fill(&r, 0, 0, "first");
 	add_break(&r, 0, "call to print (side effect)", 3);
@@ -269,7 +284,7 @@ START_TEST(test_break_lines)
 	r.brk->stack[0].line = 2;
 	r.brk->stack[1].function = "helper";
 	r.brk->nstack = 2;
-	compile_log_compile(&r);
+	compile_log_compile(clog, &r);
 	compile_record_release(&r);
 	char *expected = NULL;
 	ck_assert_int_gt(asprintf(&expected,
@@ -292,19 +307,19 @@ END_TEST
 START_TEST(test_guard_lines)
 {
 	struct compile_log_config cfg = {.artifacts = LOG_GUARDS, .out = log_out};
-	compile_log_init(&cfg);
+	log_open(&cfg);
 	struct compile_record r;
 	fill(&r, 0, 0, "first");
 	add_guard(&r, "tensor", "L['a'].shape == (10,)", 2);
 	add_guard(&r, "type", "type(L['b']) is Tensor", 4);
 	add_guard(&r, "backend", "backend == 'eager'", 0);
 	r.guards[1].function = "inner";
-	compile_log_compile(&r);
+	compile_log_compile(clog, &r);
 	compile_record_release(&r);
 	/* a skipped compile has no entry, so no guards */
 	fill(&r, 0, 1, "cache_limit");
 	r.outcome = "skipped";
-	compile_log_compile(&r);
+	compile_log_compile(clog, &r);
 	compile_record_release(&r);
 	ck_assert_str_eq(logged(),
 			 "[0/0] GUARDS:\n"
@@ -319,13 +334,13 @@ END_TEST
 START_TEST(test_graph_code_lines)
 {
 	struct compile_log_config cfg = {.artifacts = LOG_GRAPH_CODE, .out = log_out};
-	compile_log_init(&cfg);
+	log_open(&cfg);
 	struct compile_record r;
 	fill(&r, 3, 1, "recompile");
 	r.graph = toy_graph("3/1", 3);
 	struct strbuf listing = STRBUF_INIT;
 	graph_print(r.graph, &listing);
-	compile_log_compile(&r);
+	compile_log_compile(clog, &r);
 	compile_record_release(&r);
 	/* graph_print's lines, each tagged */
 	struct strbuf expected = STRBUF_INIT;
@@ -344,28 +359,28 @@ START_TEST(test_db_null_writer)
 {
 	struct db_writer *w = db_null_writer();
 	struct compile_log_config cfg = {.artifacts = 0, .out = log_out, .db = w};
-	compile_log_init(&cfg);
-	ck_assert_ptr_eq(compile_log_db(), w);
-	int64_t f0 = compile_log_frame(0, "toy_example", toy, 1, 0, 0);
+	log_open(&cfg);
+	ck_assert_ptr_eq(compile_log_db(clog), w);
+	int64_t f0 = compile_log_frame(clog, 0, "toy_example", toy, 1, 0, 0);
 	ck_assert_int_gt(f0, 0);
-	ck_assert_int_eq(compile_log_frame(0, "toy_example", toy, 1, 0, 0), f0);
+	ck_assert_int_eq(compile_log_frame(clog, 0, "toy_example", toy, 1, 0, 0), f0);
 	struct compile_record r;
 	fill(&r, 0, 0, "first");
 	r.graph = toy_graph("0/0", 3);
 	add_guard(&r, "tensor", "L['a'].shape == (10,)", 2);
 	add_break(&r, 0, "call to print (side effect)", 3);
-	compile_log_compile(&r);
-	compile_log_break_hit(&r);
-	compile_log_break_hit(&r);
+	compile_log_compile(clog, &r);
+	compile_log_break_hit(clog, &r);
+	compile_log_break_hit(clog, &r);
 	compile_record_release(&r);
 	/* a frame the evaluator did not announce gets its row from the record */
 	fill(&r, 5, 0, "first");
 	r.resume_pc = 9;
 	r.resume_line = 4;
-	compile_log_compile(&r);
+	compile_log_compile(clog, &r);
 	compile_record_release(&r);
-	compile_log_frame_counts(f0, &(struct db_frame_counts){10, 9, 0, 0, 0, NULL});
-	compile_log_shutdown();
+	compile_log_frame_counts(clog, f0, &(struct db_frame_counts){10, 9, 0, 0, 0, NULL});
+	log_close();
 	db_close(w);
 	ck_assert_str_eq(logged(), "");
 }
@@ -389,20 +404,20 @@ static void count_compile(struct compile_listener *l, const struct compile_recor
 
 START_TEST(test_listeners_nest)
 {
-	compile_log_init(NULL);
+	log_open(NULL);
 	struct counting_listener outer = {{count_compile, NULL}, 0, 0};
 	struct counting_listener inner = {{count_compile, NULL}, 0, 0};
 	struct compile_record r;
 	fill(&r, 0, 0, "first");
-	compile_log_listen(&outer.l);
-	compile_log_compile(&r);
-	compile_log_listen(&inner.l);
-	compile_log_compile(&r);
+	compile_log_listen(clog, &outer.l);
+	compile_log_compile(clog, &r);
+	compile_log_listen(clog, &inner.l);
+	compile_log_compile(clog, &r);
 	ck_assert_int_lt(inner.order, outer.order); /* the newest first */
-	compile_log_unlisten(&inner.l);
-	compile_log_compile(&r);
-	compile_log_unlisten(&outer.l);
-	compile_log_compile(&r);
+	compile_log_unlisten(clog, &inner.l);
+	compile_log_compile(clog, &r);
+	compile_log_unlisten(clog, &outer.l);
+	compile_log_compile(clog, &r);
 	ck_assert_int_eq(outer.seen, 3);
 	ck_assert_int_eq(inner.seen, 1);
 }
@@ -417,36 +432,36 @@ static void run_toy(int frame_base, bool again)
 	r.graph = toy_graph(r.compile_id, 3);
 	add_guard(&r, "tensor", "L['a'].shape == (10,)", 2);
 	add_break(&r, 0, "call to print (side effect)", 3);
-	compile_log_compile(&r);
+	compile_log_compile(clog, &r);
 	compile_record_release(&r);
 	fill(&r, frame_base + 1, 0, "first");
 	r.resume_pc = 9;
 	r.resume_line = 4;
 	r.graph = toy_graph(r.compile_id, 2);
 	add_break(&r, 1, "data-dependent branch on a tensor value", 4);
-	compile_log_compile(&r);
+	compile_log_compile(clog, &r);
 	compile_record_release(&r);
 	if (again) { /* the same break place again (a recompile): listed once */
 		fill(&r, frame_base + 1, 1, "recompile");
 		add_break(&r, 1, "data-dependent branch on a tensor value", 4);
-		compile_log_compile(&r);
+		compile_log_compile(clog, &r);
 		compile_record_release(&r);
 	}
 	fill(&r, frame_base + 2, 0, "first");
 	r.graph = toy_graph(r.compile_id, 1);
-	compile_log_compile(&r);
+	compile_log_compile(clog, &r);
 	compile_record_release(&r);
 }
 
 START_TEST(test_explain_program_output)
 {
-	compile_log_init(NULL);
-	struct explain_program *p = explain_program_begin();
+	log_open(NULL);
+	struct explain_program *p = explain_program_begin(clog);
 	ck_assert_ptr_nonnull(p);
 	run_toy(0, true);
 	struct strbuf out = STRBUF_INIT;
 	explain_program_end(p, &out);
-	const struct break_info *b0 = compile_log_break_info(0), *b1 = compile_log_break_info(1);
+	const struct break_info *b0 = breaks_info(0), *b1 = breaks_info(1);
 	char *expected = NULL;
 	ck_assert_int_gt(asprintf(&expected,
 				  "== toy_example (toy.tj:1) ==\n"
@@ -481,8 +496,8 @@ static const char section7[] = "tjit produced 3 graphs with 2 graph breaks and 6
 
 START_TEST(test_explain_section7)
 {
-	compile_log_init(NULL);
-	struct explain_program *p = explain_program_begin();
+	log_open(NULL);
+	struct explain_program *p = explain_program_begin(clog);
 	run_toy(0, false);
 	struct strbuf out = STRBUF_INIT;
 	explain_program_end(p, &out);
@@ -496,26 +511,26 @@ END_TEST
 
 START_TEST(test_explain_program_groups)
 {
-	compile_log_init(NULL);
-	struct explain_program *p = explain_program_begin();
+	log_open(NULL);
+	struct explain_program *p = explain_program_begin(clog);
 	struct compile_record r;
 	fill(&r, 0, 0, "first");
 	r.owner_name = "outer";
 	r.owner_src = toy;
 	r.owner_line = 7;
 	r.graph = toy_graph("0/0", 1);
-	compile_log_compile(&r);
+	compile_log_compile(clog, &r);
 	compile_record_release(&r);
 	fill(&r, 1, 0, "first");
 	r.graph = toy_graph("1/0", 2);
-	compile_log_compile(&r);
+	compile_log_compile(clog, &r);
 	compile_record_release(&r);
 	fill(&r, 2, 0, "first");
 	r.owner_name = "outer";
 	r.owner_src = toy;
 	r.owner_line = 7;
 	r.graph = toy_graph("2/0", 1);
-	compile_log_compile(&r);
+	compile_log_compile(clog, &r);
 	compile_record_release(&r);
 	struct strbuf out = STRBUF_INIT;
 	explain_program_end(p, &out);
@@ -526,7 +541,7 @@ START_TEST(test_explain_program_groups)
 				  "tjit produced 1 graph with 0 graph breaks and 2 ops\n");
 	sb_release(&out);
 
-	p = explain_program_begin();
+	p = explain_program_begin(clog);
 	explain_program_end(p, &out);
 	ck_assert_str_eq(out.buf, "no compiled function ran\n");
 	sb_release(&out);
@@ -536,10 +551,10 @@ END_TEST
 START_TEST(test_break_doc)
 {
 	struct strbuf doc = STRBUF_INIT;
-	compile_log_break_doc(&doc);
+	breaks_doc(&doc);
 	ck_assert_ptr_nonnull(strstr(doc.buf, "# Graph-break codes\n"));
-	for (int i = 0; i < compile_log_break_count(); i++) {
-		const struct break_info *b = compile_log_break_info(i);
+	for (int i = 0; i < breaks_count(); i++) {
+		const struct break_info *b = breaks_info(i);
 		char *heading = NULL;
 		ck_assert_int_gt(asprintf(&heading, "\n## %s\n", b->code), 0);
 		ck_assert_ptr_nonnull(strstr(doc.buf, heading));
@@ -548,7 +563,7 @@ START_TEST(test_break_doc)
 		ck_assert_int_eq((int)strlen(b->code), 6);
 		ck_assert_int_eq(strncmp(b->code, "TJB", 3), 0);
 		for (int k = 0; k < i; k++)
-			ck_assert_str_ne(compile_log_break_info(k)->code, b->code);
+			ck_assert_str_ne(breaks_info(k)->code, b->code);
 	}
 	sb_release(&doc);
 }

@@ -131,6 +131,10 @@ static const struct db_break breaks1[] = {
 	{"TJB001", "side_effect", "print() in a compiled function", "prog.tj", 5, 3, 17, "prog.tj:9 in main\nprog.tj:5 in f"},
 };
 
+static const struct db_phase phases3[] = {
+	{"trace", -1, 1.25}, {"guards", -1, 0.5}, {"backend", -1, 8.75}, {"codegen", 2, 6.5},
+};
+
 static struct db_compile compile_first(int64_t frame_id)
 {
 	return (struct db_compile){
@@ -152,6 +156,8 @@ static struct db_compile compile_first(int64_t frame_id)
 		.guards = guards2,
 		.ngraphs = 2,
 		.graphs = graphs1,
+		.nphases = 4,
+		.phases = phases3,
 	};
 }
 
@@ -261,6 +267,10 @@ START_TEST(test_every_column)
 		"SELECT run_id = %lld, frame_id = %lld, label, compile_index, reason, backend, dynamic, started_at,"
 		" trace_ms, guard_ms, backend_ms, total_ms, outcome, op_count, error FROM compiles ORDER BY id",
 		(long long)run, (long long)f0);
+	ck_rows(db, "0|trace|NULL|1.25\n1|guards|NULL|0.5\n2|backend|NULL|8.75\n3|codegen|2|6.5",
+		"SELECT position, name, parent, ms FROM compile_phases WHERE compile_id = %lld ORDER BY position",
+		(long long)cid0);
+	ck_assert_int_eq(count_of(db, "compile_phases"), 4);
 	ck_rows(db,
 		"0|type|type(L['x']) == Tensor|NULL|NULL|NULL\n"
 		"1|tensor_match|L['x'].shape == (2,)|prog.tj|3|9",
@@ -325,7 +335,7 @@ START_TEST(test_version_wal_reopen)
 	ck_rows(db, "wal", "PRAGMA journal_mode");
 	ck_rows(db, "2048", "PRAGMA page_size");
 	ck_rows(db,
-		"compiles\nframes\ngraph_breaks\ngraphs\nguard_failures\nguards\nkernels\nminify_sessions\n"
+		"compile_phases\ncompiles\nframes\ngraph_breaks\ngraphs\nguard_failures\nguards\nkernels\nminify_sessions\n"
 		"minify_steps\nnodes\nruns\nsources",
 		"SELECT name FROM sqlite_master WHERE type = 'table' ORDER BY name");
 	ck_assert_int_eq(count_of(db, "runs"), 1);
@@ -391,7 +401,7 @@ START_TEST(test_empty_file_created)
 	struct db_writer *w = must_open();
 	db_close(w);
 	sqlite3 *db = open_plain();
-	ck_rows(db, "2", "PRAGMA user_version");
+	ck_rows(db, "3", "PRAGMA user_version");
 	ck_rows(db, "0", "SELECT count(*) FROM runs");
 	sqlite3_close(db);
 }
@@ -419,17 +429,50 @@ START_TEST(test_migrate_from_1)
 				      " ALTER TABLE runs DROP COLUMN compile_count;"
 				      " ALTER TABLE runs DROP COLUMN graph_count;"
 				      " ALTER TABLE runs DROP COLUMN break_count;"
-				      " ALTER TABLE runs DROP COLUMN recompile_count; PRAGMA user_version = 1",
+				      " ALTER TABLE runs DROP COLUMN recompile_count; DROP TABLE compile_phases;"
+				      " PRAGMA user_version = 1",
 				      NULL, NULL, &msg);
 	ck_assert_msg(rc == SQLITE_OK, "%s", msg);
 	sqlite3_close(db);
 	w = must_open();
 	db_close(w);
 	db = open_plain();
-	ck_rows(db, "2", "PRAGMA user_version");
+	ck_rows(db, "3", "PRAGMA user_version");
 	ck_rows(db, "3|1|0|0.0", "SELECT calls, cache_hits, guard_checks, guard_check_ms FROM frames");
 	ck_rows(db, "1|2|1|1|1\n2|0|0|0|0",
 		"SELECT id, compile_count, graph_count, break_count, recompile_count FROM runs ORDER BY id");
+	sqlite3_close(db);
+}
+END_TEST
+
+/* a version-2 file (no compile_phases) is migrated: the table is made,
+ * the compiles are kept, and new compiles log their phases */
+START_TEST(test_migrate_from_2)
+{
+	struct db_writer *w = must_open();
+	db_begin_run(w, &run1);
+	int64_t f0 = db_log_frame(w, &frame0);
+	struct db_compile c1 = compile_recompile(f0);
+	db_log_compile(w, &c1, NULL);
+	db_end_run(w, 0);
+	db_close(w);
+	sqlite3 *db = open_plain();
+	char *msg = NULL;
+	int rc = sqlite3_exec(db, "DROP TABLE compile_phases; PRAGMA user_version = 2", NULL, NULL, &msg);
+	ck_assert_msg(rc == SQLITE_OK, "%s", msg);
+	sqlite3_close(db);
+	w = must_open();
+	db_begin_run(w, &run1);
+	f0 = db_log_frame(w, &frame0);
+	struct db_compile c0 = compile_first(f0);
+	int64_t cid0 = db_log_compile(w, &c0, NULL);
+	db_end_run(w, 0);
+	ck_assert_ptr_null(db_error(w));
+	db_close(w);
+	db = open_plain();
+	ck_rows(db, "3", "PRAGMA user_version");
+	ck_rows(db, "0/1\n0/0", "SELECT label FROM compiles ORDER BY id");
+	ck_rows(db, "4|1", "SELECT count(*), min(compile_id) = %lld FROM compile_phases", (long long)cid0);
 	sqlite3_close(db);
 }
 END_TEST
@@ -994,6 +1037,7 @@ static Suite *db_suite(void)
 	tcase_add_test(tc, test_foreign_refused);
 	tcase_add_test(tc, test_empty_file_created);
 	tcase_add_test(tc, test_migrate_from_1);
+	tcase_add_test(tc, test_migrate_from_2);
 	tcase_add_test(tc, test_schema_documented);
 	tcase_add_test(tc, test_null_writer);
 	tcase_add_test(tc, test_default_path);

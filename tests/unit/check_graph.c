@@ -270,7 +270,9 @@ START_TEST(test_interpret)
 	/* the eager backend is the interpreter */
 	const struct backend *eager = backend_find("eager");
 	ck_assert_ptr_nonnull(eager);
-	void *compiled = eager->compile(g, NULL, NULL);
+	struct compile_ctx cc;
+	compile_ctx_init(&cc, NULL, NULL, NULL, "0/0");
+	void *compiled = eager->compile(&cc, g);
 	ck_assert_int_eq(eager->run(compiled, vm, &a, &out), 0);
 	val_decref(out);
 	eager->release(compiled);
@@ -363,19 +365,21 @@ START_TEST(test_testing_backends)
 	tensor *in = tensor_arange(-1, 2, 1, DT_FLOAT32);
 	value out;
 
+	struct compile_ctx cc;
+	compile_ctx_init(&cc, NULL, NULL, NULL, "0/0");
 	const struct backend *b = backend_find("relu_compile_error_TESTING_ONLY");
-	ck_assert_ptr_null(b->compile(g, NULL, NULL));
+	ck_assert_ptr_null(b->compile(&cc, g));
 	free(tj_error_take());
 
 	b = backend_find("relu_runtime_error_TESTING_ONLY");
-	void *c = b->compile(g, NULL, NULL);
+	void *c = b->compile(&cc, g);
 	ck_assert_ptr_nonnull(c);
 	ck_assert_int_eq(b->run(c, vm, &in, &out), -1);
 	free(tj_error_take());
 	b->release(c);
 
 	b = backend_find("relu_accuracy_error_TESTING_ONLY");
-	c = b->compile(g, NULL, NULL);
+	c = b->compile(&cc, g);
 	ck_assert_int_eq(b->run(c, vm, &in, &out), 0);
 	/* relu(-1) is 0, the broken relu says x + 1 = 0; relu(1) = 1 but 2 */
 	ck_assert_double_eq_tol(tensor_get_double(val_as_tensor(out), 2), 2.0, 1e-9);

@@ -1,5 +1,5 @@
-/* check_profile.c - tjit-profile's analysis and printing (core/profile.c)
- * and the JSON writer (core/json.c): guard texts split into subject and
+/* check_profile.c - tjit-profile's analysis and printing (tools/lib/profile.c)
+ * and the JSON writer (tools/lib/json.c): guard texts split into subject and
  * value, program names of guard sources, JSON escaping and layout, the
  * sections of a report built from a database written through the writer
  * (groups, values, suggestions, rankings, eager frames), 80 columns with

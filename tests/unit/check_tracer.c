@@ -10,6 +10,7 @@
 #include "compile_log.h"
 #include "compiler.h"
 #include "frame_eval.h"
+#include "runtime.h"
 #include "tracer.h"
 #include "vm.h"
 
@@ -63,6 +64,7 @@ static void on_compile(struct compile_listener *l, const struct compile_record *
 
 static struct compile_listener listener = {on_compile, NULL};
 
+static struct runtime *rt;
 static struct vm *vm;
 static struct source *src;
 static struct code *code;
@@ -81,10 +83,12 @@ static void clear_seen(void)
 
 static void setup(void)
 {
-	struct compile_log_config cfg = {0, stderr, NULL};
-	compile_log_init(&cfg);
-	compile_log_listen(&listener);
+	struct runtime_config rc = {COMPILE_SWITCHES_INIT, {0, stderr, NULL}, {INJECT_NONE, INJECT_COMPILE_ERROR}};
+	rt = runtime_new(&rc);
+	ck_assert_ptr_nonnull(rt);
+	compile_log_listen(rt->log, &listener);
 	vm = vm_new();
+	vm_set_runtime(vm, rt);
 }
 
 static void release_program(void)
@@ -98,21 +102,20 @@ static void release_program(void)
 
 static void teardown(void)
 {
-	frame_eval_shutdown();
-	frame_eval_set_disabled(false);
-	frame_eval_set_cache_size_limit(8);
+	frame_eval_free(rt);
 	vm_free(vm);
 	vm = NULL;
 	release_program();
-	compile_log_unlisten(&listener);
-	compile_log_shutdown();
+	compile_log_unlisten(rt->log, &listener);
+	runtime_free(rt);
+	rt = NULL;
 	clear_seen();
 }
 
 /* Runs text as prog.tj; 0, or -1 with the VM's error pending. */
 static int run(const char *text)
 {
-	frame_eval_shutdown();
+	frame_eval_reset(rt); /* the caches of the last program go */
 	release_program();
 	clear_seen();
 	src = source_from_string("prog.tj", text, strlen(text));
@@ -137,12 +140,13 @@ static char *repr_of_global(const char *name)
 /* runs text compiled and eagerly: the global r must print the same */
 static void same_as_eager(const char *text)
 {
-	frame_eval_set_disabled(true);
+	rt->sw.disabled = true;
 	ck_assert_msg(run(text) == 0, "eager: %s", vm_error_message(vm));
 	char *eager = repr_of_global("r");
-	frame_eval_set_disabled(false);
+	rt->sw.disabled = false;
 	vm_free(vm);
 	vm = vm_new();
+	vm_set_runtime(vm, rt);
 	ck_assert_msg(run(text) == 0, "compiled: %s", vm_error_message(vm));
 	char *compiled = repr_of_global("r");
 	ck_assert_str_eq(compiled, eager);
@@ -445,7 +449,7 @@ END_TEST
 
 START_TEST(test_cache_limit)
 {
-	frame_eval_set_cache_size_limit(2);
+	rt->sw.cache_size_limit = 2;
 	const char *text = "@compile\n"
 			   "def f(x, n):\n"
 			   "    return x + n\n"
@@ -576,7 +580,7 @@ END_TEST
 
 START_TEST(test_eager_switch)
 {
-	frame_eval_set_disabled(true);
+	rt->sw.disabled = true;
 	ck_assert_int_eq(run("def g(x):\n    return x\nf = compile(g)\nr = f is g\n"), 0);
 	char *r = repr_of_global("r");
 	ck_assert_str_eq(r, "True");

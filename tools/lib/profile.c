@@ -16,82 +16,16 @@
 #include <string.h>
 #include <time.h>
 
-#include "compile_log.h"
+#include "breaks.h"
+#include "hash.h"
 #include "json.h"
+#include "util.h"
 
 #define WIDTH 80                 /* the report fits an 80-column terminal */
 #define MAX_VALUE_LINES 3        /* values printed per guard subject, in lines */
 #define MAX_TIME_FUNCTIONS 10    /* functions listed under compile time */
 
-/* ---- memory: the report is a tool's; running out is fatal ---- */
-
-static void *xmalloc(size_t n)
-{
-	void *p = malloc(n ? n : 1);
-	if (!p) {
-		fputs("tjit-profile: out of memory\n", stderr);
-		abort();
-	}
-	return p;
-}
-
-static void *xcalloc(size_t n, size_t size)
-{
-	void *p = calloc(n ? n : 1, size ? size : 1);
-	if (!p) {
-		fputs("tjit-profile: out of memory\n", stderr);
-		abort();
-	}
-	return p;
-}
-
-static void *xrealloc(void *p, size_t n)
-{
-	p = realloc(p, n ? n : 1);
-	if (!p) {
-		fputs("tjit-profile: out of memory\n", stderr);
-		abort();
-	}
-	return p;
-}
-
-static char *xstrdup(const char *s)
-{
-	if (!s)
-		return NULL;
-	size_t n = strlen(s);
-	char *d = xmalloc(n + 1);
-	memcpy(d, s, n + 1);
-	return d;
-}
-
-static char *xstrndup(const char *s, size_t n)
-{
-	char *d = xmalloc(n + 1);
-	memcpy(d, s, n);
-	d[n] = 0;
-	return d;
-}
-
-__attribute__((format(printf, 1, 2))) static char *xasprintf(const char *fmt, ...)
-{
-	struct strbuf sb = STRBUF_INIT;
-	va_list ap;
-	va_start(ap, fmt);
-	char small[512];
-	int n = vsnprintf(small, sizeof small, fmt, ap);
-	va_end(ap);
-	if (n < 0)
-		return xstrdup("");
-	if ((size_t)n < sizeof small)
-		return xstrdup(small);
-	sb_grow(&sb, (size_t)n + 1);
-	va_start(ap, fmt);
-	vsnprintf(sb.buf, (size_t)n + 1, fmt, ap);
-	va_end(ap);
-	sb.len = (size_t)n;
-	return sb_detach(&sb);
-}
+/* memory: the report is a tool's; running out is fatal (util.h's x*) */
 
 #define GROW(arr, n, cap)                                                          \
 	do {                                                                       \
@@ -109,17 +43,9 @@ struct strmap {
 	size_t cap, n;
 };
 
-static uint64_t hash_str(const char *s)
-{
-	uint64_t h = 1469598103934665603ull;
-	for (; *s; s++)
-		h = (h ^ (unsigned char)*s) * 1099511628211ull;
-	return h;
-}
-
 static size_t strmap_slot(const struct strmap *m, const char *k)
 {
-	size_t i = (size_t)hash_str(k) & (m->cap - 1);
+	size_t i = (size_t)hash_fnv1a_str(k) & (m->cap - 1);
 	while (m->keys[i] && strcmp(m->keys[i], k) != 0)
 		i = (i + 1) & (m->cap - 1);
 	return i;
@@ -510,8 +436,8 @@ static void load_breaks(struct profile *p, struct loader *L, struct dbq_break *b
 		r->hits = b[i].hits;
 		r->fullgraph_errors = b[i].fullgraph_errors;
 		p->breaks += b[i].compiles;
-		for (int k = 0; k < compile_log_break_count(); k++) {
-			const struct break_info *info = compile_log_break_info(k);
+		for (int k = 0; k < breaks_count(); k++) {
+			const struct break_info *info = breaks_info(k);
 			if (info && strcmp(info->code, r->code) == 0) {
 				r->hint = info->hint;
 				break;
@@ -546,9 +472,9 @@ static void load_breaks(struct profile *p, struct loader *L, struct dbq_break *b
 static void add_disabled(struct profile *p)
 {
 	const struct break_info *info = NULL;
-	for (int k = 0; k < compile_log_break_count(); k++)
-		if (strcmp(compile_log_break_info(k)->name, "DISABLED") == 0)
-			info = compile_log_break_info(k);
+	for (int k = 0; k < breaks_count(); k++)
+		if (strcmp(breaks_info(k)->name, "DISABLED") == 0)
+			info = breaks_info(k);
 	if (!info)
 		return;
 	for (int i = 0; i < p->nbreaks; i++) {

@@ -13,7 +13,7 @@
 #include <stdbool.h>
 #include <stdint.h>
 
-#include "value.h"
+#include "strbuf.h"
 
 #define JSON_MAX_DEPTH 32
 

@@ -21,7 +21,7 @@
 #include <stdint.h>
 
 #include "query.h"
-#include "value.h"
+#include "strbuf.h"
 
 /* the default of frame_eval's cache_size_limit (LANGUAGE.md section 5) */
 #define PROFILE_DEFAULT_CACHE_LIMIT 8

@@ -1,0 +1,56 @@
+/* backends.c - the table of every backend (backend.h), looked up by the
+ * name that compile(backend=...) and --backend give. */
+#include <string.h>
+
+#include "backend.h"
+
+static const struct backend eager = {
+	"eager", backend_eager_compile, backend_eager_run, backend_eager_release, true,
+};
+/* The later stages' names, so that programs written for them run today:
+ * until the aot_eager and inductor stages land, their captured graphs run
+ * on the eager kernels (same results; the log records the backend asked
+ * for). Their rows get their own functions then. */
+static const struct backend aot_eager = {
+	"aot_eager", backend_eager_compile, backend_eager_run, backend_eager_release, false,
+};
+static const struct backend inductor = {
+	"inductor", backend_eager_compile, backend_eager_run, backend_eager_release, false,
+};
+
+/* in the order `--backend` lists them */
+static const struct backend *const backends[] = {
+	&eager,
+	&aot_eager,
+	&inductor,
+	&backend_testing_relu_compile_error,
+	&backend_testing_relu_runtime_error,
+	&backend_testing_relu_accuracy_error,
+};
+#define NBACKENDS (sizeof backends / sizeof backends[0])
+
+const struct backend *backend_default(void)
+{
+	return &eager;
+}
+
+void backend_names(struct strbuf *out)
+{
+	for (size_t i = 0; i < NBACKENDS; i++) {
+		if (i)
+			sb_puts(out, ", ");
+		sb_puts(out, backends[i]->name);
+	}
+}
+
+const struct backend *backend_find(const char *name)
+{
+	for (size_t i = 0; i < NBACKENDS; i++)
+		if (strcmp(backends[i]->name, name) == 0)
+			return backends[i];
+	struct strbuf sb = STRBUF_INIT;
+	backend_names(&sb);
+	tj_error_set("unknown backend '%s' (valid: %s)", name, sb.buf);
+	sb_release(&sb);
+	return NULL;
+}

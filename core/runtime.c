@@ -1,0 +1,47 @@
+/* runtime.c - the compiling state of one program run (runtime.h). */
+#include "runtime.h"
+
+#include <stdlib.h>
+
+#include "frame_eval.h"
+#include "ops.h"
+
+struct runtime *runtime_new(const struct runtime_config *cfg)
+{
+	struct runtime *rt = calloc(1, sizeof *rt);
+	if (!rt)
+		return NULL;
+	struct compile_switches sw = COMPILE_SWITCHES_INIT;
+	rt->sw = cfg ? cfg->switches : sw;
+	if (rt->sw.cache_size_limit < 1)
+		rt->sw.cache_size_limit = 1;
+	rt->bug.stage = INJECT_NONE;
+	if (cfg)
+		rt->bug = cfg->bug;
+	rt->log = compile_log_new(cfg ? &cfg->log : NULL);
+	rt->fe = frame_eval_new();
+	rt->disallowed = calloc(OPS_COUNT, sizeof *rt->disallowed);
+	if (!rt->log || !rt->fe || !rt->disallowed) {
+		runtime_free(rt);
+		return NULL;
+	}
+	return rt;
+}
+
+void runtime_free(struct runtime *rt)
+{
+	if (!rt)
+		return;
+	frame_eval_free(rt);
+	compile_log_free(rt->log);
+	free(rt->disallowed);
+	free(rt);
+}
+
+void runtime_apply_switches(const struct runtime *rt, struct compile_config *cfg)
+{
+	if (rt->sw.backend)
+		cfg->backend = rt->sw.backend;
+	if (rt->sw.fullgraph)
+		cfg->fullgraph = true;
+}

@@ -1,0 +1,44 @@
+#!/bin/sh
+# tests/link/check.sh - the tools that only read the database link no
+# compiler: tjit-tui and tjit-dot must define no symbol of the VM, the
+# values, tensors and their kernels, BLAS, autograd, the tracer, the graph
+# IR, guards, the frame evaluator, the backends or the compile log
+# (ARCHITECTURE.md: viz/ and tui/ read the database, never the core's
+# memory). A tool that links core/libtjcore.a for one function drags those
+# in, and this fails, naming the symbols.
+#
+# As a control, tjit (which runs programs) must show vm_new: otherwise nm
+# cannot see the symbols (a stripped binary) and the check proves nothing.
+# Environment: TJIT, TJIT_TUI, TJIT_DOT (default: ./tjit, ./tjit-tui,
+# ./tjit-dot), NM (default nm).
+set -u
+nm=${NM:-nm}
+tjit=${TJIT:-./tjit}
+# the modules of core/libtjcore.a, by their prefixes
+core='vm|val|obj|str|tuple|list|func|bound|iter|range|slice|cell|tensor|strided|ops|blas|cblas|autograd|rng|trace|tracer|graph|guards|frame_eval|compile|compile_log|explain|backend|builtins|lexer|parser|ast|code|run_program|run_load'
+pattern="^($core)(_|\$)"
+
+symbols() { # the symbols a binary defines, one a line
+	"$nm" --defined-only "$1" 2>/dev/null | awk 'NF == 3 && $2 ~ /[A-Z]/ { print $3 }'
+}
+
+command -v "$nm" >/dev/null 2>&1 || { echo "check.sh: no $nm" >&2; exit 99; }
+[ -x "$tjit" ] || { echo "check.sh: no tjit binary at $tjit (set TJIT)" >&2; exit 99; }
+if ! symbols "$tjit" | grep -qx vm_new; then
+	echo "FAIL: $nm shows no vm_new in $tjit: its symbols cannot be read"
+	exit 1
+fi
+
+status=0
+for tool in "${TJIT_TUI:-./tjit-tui}" "${TJIT_DOT:-./tjit-dot}"; do
+	[ -x "$tool" ] || { echo "check.sh: no binary at $tool" >&2; exit 99; }
+	found=$(symbols "$tool" | grep -E "$pattern")
+	if [ -n "$found" ]; then
+		echo "FAIL: $(basename "$tool") links the compiler's modules:"
+		echo "$found" | sort | head -20 | sed 's/^/  /'
+		status=1
+	else
+		echo "PASS: $(basename "$tool") links no VM, tensor, tracer or compile-log module"
+	fi
+done
+exit $status

@@ -1,0 +1,106 @@
+/* cli.c - the tools' command lines (cli.h). */
+#include "cli.h"
+
+#include <stdbool.h>
+#include <string.h>
+
+#include "util.h"
+
+int cli_parse_option(const char *name, const char *cmd, const struct cli_option *defs, int argc, char **argv,
+		     int *i, void *opts)
+{
+	const char *a = argv[*i];
+	/* "tjit run: ..." for a command, "tjit-tui: ..." for a tool without */
+	const char *sep = cmd ? " " : "";
+	cmd = cmd ? cmd : "";
+	const char *eq = strchr(a, '=');
+	size_t len = eq ? (size_t)(eq - a) : strlen(a);
+	const struct cli_option *d = defs;
+	while (d && d->name && !(strlen(d->name) == len && strncmp(d->name, a, len) == 0))
+		d++;
+	if (!d || !d->name) {
+		fprintf(stderr, "%s%s%s: unknown option '%s'\n", name, sep, cmd, a);
+		return -1;
+	}
+	if (!d->arg) {
+		if (eq) {
+			fprintf(stderr, "%s%s%s: option '%s' takes no value\n", name, sep, cmd, d->name);
+			return -1;
+		}
+		*(bool *)((char *)opts + d->offset) = true;
+		return 0;
+	}
+	const char *v = eq ? eq + 1 : NULL;
+	if (!v) {
+		if (*i + 1 >= argc) {
+			fprintf(stderr, "%s%s%s: option '%s' needs a value (%s)\n", name, sep, cmd, d->name, d->arg);
+			return -1;
+		}
+		v = argv[++*i];
+	}
+	*(const char **)((char *)opts + d->offset) = v;
+	return 0;
+}
+
+void cli_print_options(const struct cli_option *defs)
+{
+	for (const struct cli_option *d = defs; d->name; d++) {
+		if (!d->help)
+			continue; /* another spelling of the option above */
+		char left[64];
+		snprintf(left, sizeof left, "%s%s%s", d->name, d->arg ? " " : "", d->arg ? d->arg : "");
+		printf("  %-16s %s\n", left, d->help);
+	}
+}
+
+void cli_tool_usage(const struct cli_tool *t, FILE *out)
+{
+	for (int i = 0; t->usage[i]; i++)
+		fprintf(out, "%s\n", t->usage[i]);
+}
+
+static int tool_help(const struct cli_tool *t)
+{
+	cli_tool_usage(t, stdout);
+	printf("\n%s\ncommands:\n", t->about);
+	for (const struct cli_command *c = t->commands; c->name; c++)
+		printf("  %-8s %s\n", c->name, c->summary);
+	for (const struct cli_command *c = t->commands; c->name; c++) {
+		if (!c->options)
+			continue;
+		printf("\noptions of %s:\n", c->name);
+		cli_print_options(c->options);
+	}
+	printf("\n%s", t->notes);
+	return util_finish_stdout(t->name, 0);
+}
+
+int cli_tool_main(const struct cli_tool *t, int argc, char **argv)
+{
+	if (argc < 2) {
+		fprintf(stderr, "%s: missing command\n", t->name);
+		cli_tool_usage(t, stderr);
+		return 2;
+	}
+	const char *cmd = argv[1];
+	if (strcmp(cmd, "--help") == 0 || strcmp(cmd, "-h") == 0)
+		return tool_help(t);
+	if (strcmp(cmd, "--version") == 0) {
+		printf("%s %s\n", t->name, t->version);
+		return util_finish_stdout(t->name, 0);
+	}
+	for (const struct cli_command *c = t->commands; c->name; c++) {
+		if (strcmp(c->name, cmd) != 0)
+			continue;
+		for (int i = 2; i < argc; i++) {
+			if (strcmp(argv[i], "--help") == 0 || strcmp(argv[i], "-h") == 0)
+				return tool_help(t);
+			if (strcmp(argv[i], "--") == 0)
+				break;
+		}
+		return c->fn ? c->fn(argc - 1, argv + 1) : tool_help(t);
+	}
+	fprintf(stderr, "%s: unknown command '%s'\n", t->name, cmd);
+	cli_tool_usage(t, stderr);
+	return 2;
+}
