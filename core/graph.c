@@ -40,7 +40,7 @@ struct name_slot {
 /* what a graph owns besides its nodes: the arena, and the names in use */
 struct graph_mem {
 	struct arena arena;
-	struct name_slot *slots; /* open addressing; in the arena (a grown table leaves the old one there) */
+	struct name_slot *slots; /* open addressing; malloc'd, as it grows */
 	size_t cap, n;
 };
 
@@ -49,7 +49,7 @@ static struct name_slot *names_slot(struct graph_mem *t, const char *key)
 {
 	if ((t->n + 1) * 2 > t->cap) {
 		size_t ncap = t->cap ? t->cap * 2 : 64;
-		struct name_slot *ns = arena_alloc(&t->arena, sizeof *ns * ncap);
+		struct name_slot *ns = calloc(ncap, sizeof *ns);
 		if (!ns)
 			return NULL;
 		for (size_t i = 0; i < t->cap; i++) {
@@ -60,6 +60,7 @@ static struct name_slot *names_slot(struct graph_mem *t, const char *key)
 				j = (j + 1) & (ncap - 1);
 			ns[j] = t->slots[i];
 		}
+		free(t->slots);
 		t->slots = ns;
 		t->cap = ncap;
 	}
@@ -223,6 +224,7 @@ void graph_free(struct graph *g)
 	for (int i = 0; i < g->nnodes; i++)
 		node_release(&g->nodes[i]);
 	arena_free(&g->mem->arena);
+	free(g->mem->slots);
 	free(g->mem);
 	free(g->nodes);
 	free(g->outputs);
@@ -294,22 +296,35 @@ static void garg_remap(struct garg *a, const int *to)
 
 void graph_hoist_inputs(struct graph *g)
 {
-	int *to = xmalloc(sizeof(int) * (size_t)(g->nnodes ? g->nnodes : 1));
-	struct gnode *nodes = xmalloc(sizeof *nodes * (size_t)(g->cap ? g->cap : 1));
-	int k = 0;
-	for (int pass = 0; pass < 2; pass++)
-		for (int i = 0; i < g->nnodes; i++)
-			if ((g->nodes[i].kind == GN_INPUT) == (pass == 0)) {
-				to[i] = k;
-				nodes[k++] = g->nodes[i];
-			}
+	/* in place, the inputs (few) set aside: a second array of every
+	 * node would be the biggest block of a compile */
+	size_t nin = 0;
 	for (int i = 0; i < g->nnodes; i++)
-		for (int j = 0; j < nodes[i].nargs; j++)
-			garg_remap(&nodes[i].args[j], to);
+		nin += g->nodes[i].kind == GN_INPUT;
+	int *to = xmalloc(sizeof(int) * (g->nnodes > 0 ? (size_t)g->nnodes : 1));
+	struct gnode *inputs = xmalloc(sizeof *inputs * (nin ? nin : 1));
+	int k = 0;
+	for (int i = 0; i < g->nnodes; i++)
+		if (g->nodes[i].kind == GN_INPUT) {
+			to[i] = k;
+			inputs[k++] = g->nodes[i];
+		}
+	/* the others move to the back, last first: a slot is written only
+	 * after its node was read */
+	int j = g->nnodes;
+	for (int i = g->nnodes - 1; i >= 0; i--)
+		if (g->nodes[i].kind != GN_INPUT) {
+			to[i] = --j;
+			g->nodes[j] = g->nodes[i];
+		}
+	if (nin)
+		memcpy(g->nodes, inputs, sizeof *inputs * nin);
+	for (int i = 0; i < g->nnodes; i++)
+		for (int a = 0; a < g->nodes[i].nargs; a++)
+			garg_remap(&g->nodes[i].args[a], to);
 	for (int i = 0; i < g->noutputs; i++)
 		g->outputs[i] = to[g->outputs[i]];
-	free(g->nodes);
-	g->nodes = nodes;
+	free(inputs);
 	free(to);
 }
 

@@ -15,7 +15,8 @@
  * input sources and user stacks live in one arena that the graph owns;
  * graph_free drops the references to constants and callees, then frees
  * the arena in one call. The nodes array, outputs[], name and compile_id
- * are malloc'd (the tracer and the frame evaluator set them).
+ * are malloc'd (the tracer and the frame evaluator set them), and so is
+ * the table of names in use (it grows).
  *
  * Passes: graph_users says who reads each node; graph_insert,
  * graph_replace_uses and graph_erase edit the list in place (indexes move,

@@ -430,6 +430,39 @@ static struct gnode arena_op(struct graph *g, int op, int nargs, const struct ga
 	return nd;
 }
 
+/* an input read late in the trace moves before the ops, the args follow */
+START_TEST(test_hoist_inputs)
+{
+	struct graph *g = graph_new("f", "0/0", toy, 1, STAGE_CAPTURED);
+	int a = add_input(g, "a", "L['a']", 10);
+	struct garg x1[1] = {node_arg(a)};
+	int abs1 = add_op(g, OPS_abs, 1, x1, 2, 10);
+	int b = add_input(g, "b", "L['b']", 10);
+	struct garg x2[2] = {node_arg(abs1), node_arg(b)};
+	int add = add_op(g, OPS_add, 2, x2, 2, 10);
+	g->noutputs = 2;
+	g->outputs = malloc(sizeof(int) * 2);
+	g->outputs[0] = add;
+	g->outputs[1] = b;
+	graph_hoist_inputs(g);
+	ck_assert_str_eq(listing(g), "graph 0/0 f (toy.tj:1) \xc2\xb7 2 ops\n"
+				     "  a: f32[10] = input L['a']\n"
+				     "  b: f32[10] = input L['b']\n"
+				     "  abs_1: f32[10] = abs(a)                  # toy.tj:2  x = a / (abs(a) + 1)\n"
+				     "  add: f32[10] = add(abs_1, b)             # toy.tj:2\n"
+				     "  return (add, b)\n");
+	struct strbuf why = STRBUF_INIT;
+	ck_assert_int_eq(graph_verify(g, &why), 0);
+	sb_release(&why);
+	graph_free(g);
+	/* nothing to move in an empty graph */
+	g = graph_new("e", "0/0", toy, 1, STAGE_CAPTURED);
+	graph_hoist_inputs(g);
+	ck_assert_int_eq(g->nnodes, 0);
+	graph_free(g);
+}
+END_TEST
+
 START_TEST(test_users)
 {
 	struct graph *g = toy_graph(); /* a, abs_1 = abs(a), add = add(abs_1, 1), div = div(a, add) */
@@ -710,6 +743,7 @@ static Suite *graph_suite(void)
 	suite_add_tcase(s, tc);
 	TCase *passes = tcase_create("passes");
 	tcase_add_checked_fixture(passes, setup, teardown);
+	tcase_add_test(passes, test_hoist_inputs);
 	tcase_add_test(passes, test_users);
 	tcase_add_test(passes, test_replace_uses_then_erase);
 	tcase_add_test(passes, test_insert_before);
