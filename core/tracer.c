@@ -2143,57 +2143,6 @@ static struct var *emit_op(struct tstate *st, int op, struct var **args)
 
 /* ---- binding arguments to an op's signature (ops_normalize's rules) ---- */
 
-struct opsig {
-	int n, vararg, nrequired;
-	char names[8][64];
-	value defaults[8];
-};
-
-static const struct opsig *opsig_of(int op)
-{
-	static struct opsig sigs[OPS_COUNT];
-	static bool ready[OPS_COUNT];
-	struct opsig *s = &sigs[op];
-	if (ready[op])
-		return s;
-	s->vararg = -1;
-	bool seen_default = false;
-	const char *p = ops_table[op].params;
-	while (*p && s->n < 8) {
-		while (*p == ' ' || *p == ',')
-			p++;
-		if (!*p)
-			break;
-		const char *start = p;
-		while (*p && *p != ',')
-			p++;
-		size_t len = (size_t)(p - start);
-		char item[64];
-		if (len >= sizeof item)
-			len = sizeof item - 1;
-		memcpy(item, start, len);
-		item[len] = '\0';
-		int i = s->n++;
-		s->defaults[i] = val_none();
-		char *name = item;
-		char *eq = strchr(item, '=');
-		if (*name == '*') {
-			s->vararg = i;
-			name++;
-			seen_default = true;
-		} else if (eq) {
-			*eq = '\0';
-			s->defaults[i] = ops_parse_default(eq + 1);
-			seen_default = true;
-		} else if (!seen_default) {
-			s->nrequired++;
-		}
-		snprintf(s->names[i], sizeof s->names[i], "%s", name);
-	}
-	ready[op] = true;
-	return s;
-}
-
 static int nkw_of(value kwnames)
 {
 	return kwnames.tag == VAL_TUPLE ? (int)val_tuple(kwnames)->len : 0;
@@ -2203,7 +2152,7 @@ static int nkw_of(value kwnames)
  * ends the trace (the VM raises it). */
 static void bind_op(struct tstate *st, int op, struct var **args, int nargs, value kwnames, struct var **out)
 {
-	const struct opsig *s = opsig_of(op);
+	const struct ops_sig *s = ops_signature(op);
 	int nkw = nkw_of(kwnames), npos = nargs - nkw;
 	if (npos < 0)
 		fail(st, "bad call");
@@ -2248,8 +2197,8 @@ static void bind_op(struct tstate *st, int op, struct var **args, int nargs, val
 
 static struct var *call_op(struct tstate *st, int op, struct var **args, int nargs, value kwnames)
 {
-	struct var *norm[8];
-	if (ops_nparams(op) > 8)
+	struct var *norm[OPS_MAX_PARAMS];
+	if (ops_nparams(op) > OPS_MAX_PARAMS)
 		fail(st, "too many parameters");
 	bind_op(st, op, args, nargs, kwnames, norm);
 	return emit_op(st, op, norm);
