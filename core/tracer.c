@@ -56,7 +56,7 @@ static double now_ms(void)
 	return (double)ts.tv_sec * 1e3 + (double)ts.tv_nsec / 1e6;
 }
 
-static void oom(void)
+static void trace_oom(void)
 {
 	fputs("tjit: out of memory\n", stderr);
 	abort();
@@ -64,37 +64,20 @@ static void oom(void)
 
 /* ---- the arena ---- */
 
-struct arena_block {
-	struct arena_block *next;
+struct trace_arena_block {
+	struct trace_arena_block *next;
 	size_t used, size;
 	max_align_t data[];
 };
 
-struct arena {
-	struct arena_block *head;
+struct trace_arena {
+	struct trace_arena_block *head;
 };
 
-static void *aalloc(struct arena *a, size_t n)
-{
-	n = (n + sizeof(max_align_t) - 1) / sizeof(max_align_t) * sizeof(max_align_t);
-	if (!a->head || a->head->used + n > a->head->size) {
-		size_t size = n > 65536 ? n : 65536;
-		struct arena_block *b = xmalloc(sizeof *b + size);
-		b->next = a->head;
-		b->used = 0;
-		b->size = size;
-		a->head = b;
-	}
-	void *p = (char *)a->head->data + a->head->used;
-	a->head->used += n;
-	memset(p, 0, n);
-	return p;
-}
-
-static void arena_free(struct arena *a)
+static void trace_arena_free(struct trace_arena *a)
 {
 	while (a->head) {
-		struct arena_block *n = a->head->next;
+		struct trace_arena_block *n = a->head->next;
 		free(a->head);
 		a->head = n;
 	}
@@ -115,7 +98,7 @@ enum vkind {
 	VK_CELLREF,   /* a cell object (LOAD_CLOSURE) */
 	VK_OPAQUE,    /* a value the tracer can only pass along (a foreign iterator) */
 	VK_SYMINT,    /* a size read as an int (x.shape[0]): v its example, isym its symbol,
-	                 self the tensor and n the dimension it came from; see R() */
+	                 self the tensor and n the dimension it came from; see var_realize() */
 };
 
 struct seqrec;
@@ -227,7 +210,7 @@ struct tstate {
 	const char *compile_id;
 	jmp_buf jb;
 	/* one attempt */
-	struct arena arena;
+	struct trace_arena arena;
 	struct graph *g;
 	struct guard_set *gs;
 	uint8_t *guarded;
@@ -267,7 +250,26 @@ struct tstate {
 	uint64_t rng_seed, rng_offset;
 };
 
-static value hold(struct tstate *st, value v)
+/* n zeroed bytes in the attempt's arena */
+static void *trace_alloc(struct tstate *st, size_t n)
+{
+	struct trace_arena *a = &st->arena;
+	n = (n + sizeof(max_align_t) - 1) / sizeof(max_align_t) * sizeof(max_align_t);
+	if (!a->head || a->head->used + n > a->head->size) {
+		size_t size = n > 65536 ? n : 65536;
+		struct trace_arena_block *b = xmalloc(sizeof *b + size);
+		b->next = a->head;
+		b->used = 0;
+		b->size = size;
+		a->head = b;
+	}
+	void *p = (char *)a->head->data + a->head->used;
+	a->head->used += n;
+	memset(p, 0, n);
+	return p;
+}
+
+static value trace_hold(struct tstate *st, value v)
 {
 	if (v.tag < VAL_FIRST_HEAP)
 		return v;
@@ -275,22 +277,22 @@ static value hold(struct tstate *st, value v)
 		st->heldcap = st->heldcap ? st->heldcap * 2 : 256;
 		st->held = realloc(st->held, sizeof(value) * (size_t)st->heldcap);
 		if (!st->held)
-			oom();
+			trace_oom();
 	}
 	st->held[st->nheld++] = v;
 	return v;
 }
 
 /* takes a new reference to v and keeps it for the trace */
-static value keep(struct tstate *st, value v)
+static value trace_keep(struct tstate *st, value v)
 {
 	val_incref(v);
-	return hold(st, v);
+	return trace_hold(st, v);
 }
 
-static struct var *new_var(struct tstate *st, enum vkind k)
+static struct var *var_new(struct tstate *st, enum vkind k)
 {
-	struct var *v = aalloc(&st->arena, sizeof *v);
+	struct var *v = trace_alloc(st, sizeof *v);
 	v->kind = (uint8_t)k;
 	v->src = -1;
 	v->psrc = -1;
@@ -301,36 +303,36 @@ static struct var *new_var(struct tstate *st, enum vkind k)
 	return v;
 }
 
-static struct var *const_var(struct tstate *st, value v)
+static struct var *var_const(struct tstate *st, value v)
 {
-	struct var *r = new_var(st, VK_CONST);
-	r->v = keep(st, v);
+	struct var *r = var_new(st, VK_CONST);
+	r->v = trace_keep(st, v);
 	return r;
 }
 
 /* a constant from a new reference */
-static struct var *const_owned(struct tstate *st, value v)
+static struct var *var_const_owned(struct tstate *st, value v)
 {
-	struct var *r = new_var(st, VK_CONST);
-	r->v = hold(st, v);
+	struct var *r = var_new(st, VK_CONST);
+	r->v = trace_hold(st, v);
 	return r;
 }
 
-static struct var *tuple_var(struct tstate *st, int n, struct var **items)
+static struct var *var_tuple(struct tstate *st, int n, struct var **items)
 {
-	struct var *t = new_var(st, VK_TUPLE);
+	struct var *t = var_new(st, VK_TUPLE);
 	t->n = n;
-	t->items = aalloc(&st->arena, sizeof(struct var *) * (size_t)(n ? n : 1));
+	t->items = trace_alloc(st, sizeof(struct var *) * (size_t)(n ? n : 1));
 	for (int i = 0; i < n; i++)
 		t->items[i] = items[i];
 	return t;
 }
 
-static struct seqrec *new_rec(struct tstate *st, int n)
+static struct seqrec *seqrec_new(struct tstate *st, int n)
 {
-	struct seqrec *r = aalloc(&st->arena, sizeof *r);
+	struct seqrec *r = trace_alloc(st, sizeof *r);
 	r->cap = n > 4 ? n : 4;
-	r->items = aalloc(&st->arena, sizeof(struct var *) * (size_t)r->cap);
+	r->items = trace_alloc(st, sizeof(struct var *) * (size_t)r->cap);
 	r->n = n;
 	r->src = -1;
 	r->obj = val_none();
@@ -341,17 +343,17 @@ static struct seqrec *new_rec(struct tstate *st, int n)
 		st->reccap = st->reccap ? st->reccap * 2 : 16;
 		st->recs = realloc(st->recs, sizeof *st->recs * (size_t)st->reccap);
 		if (!st->recs)
-			oom();
+			trace_oom();
 	}
 	st->recs[st->nrecs++] = r;
 	return r;
 }
 
-static void rec_insert(struct tstate *st, struct seqrec *r, int at, struct var *v)
+static void seqrec_insert(struct tstate *st, struct seqrec *r, int at, struct var *v)
 {
 	if (r->n == r->cap) {
 		int ncap = r->cap * 2;
-		struct var **ni = aalloc(&st->arena, sizeof(struct var *) * (size_t)ncap);
+		struct var **ni = trace_alloc(st, sizeof(struct var *) * (size_t)ncap);
 		memcpy(ni, r->items, sizeof(struct var *) * (size_t)r->n);
 		r->items = ni;
 		r->cap = ncap;
@@ -361,10 +363,10 @@ static void rec_insert(struct tstate *st, struct seqrec *r, int at, struct var *
 	r->n++;
 }
 
-static struct var *list_var(struct tstate *st, int n, struct var **items)
+static struct var *var_list(struct tstate *st, int n, struct var **items)
 {
-	struct var *l = new_var(st, VK_LIST);
-	l->rec = new_rec(st, n);
+	struct var *l = var_new(st, VK_LIST);
+	l->rec = seqrec_new(st, n);
 	for (int i = 0; i < n; i++)
 		l->rec->items[i] = items[i];
 	return l;
@@ -372,11 +374,11 @@ static struct var *list_var(struct tstate *st, int n, struct var **items)
 
 /* The trace reads a list's length or items: for a list from outside, its
  * length is guarded from then on. */
-static struct seqrec *rec_read(struct tstate *st, struct seqrec *r);
+static struct seqrec *seqrec_read(struct tstate *st, struct seqrec *r);
 
 /* ---- where we are ---- */
 
-static struct src_loc cur_loc(const struct tframe *fr)
+static struct src_loc trace_loc(const struct tframe *fr)
 {
 	struct src_loc l = {0, 0};
 	if (fr && fr->code->locs && fr->pc >= 0 && fr->pc < fr->code->ninsns)
@@ -385,7 +387,7 @@ static struct src_loc cur_loc(const struct tframe *fr)
 }
 
 /* the user stack of the instruction running now, outermost first */
-static int user_stack(struct tstate *st, struct user_frame **out, struct code ***codes, uint32_t **pcs)
+static int trace_user_stack(struct tstate *st, struct user_frame **out, struct code ***codes, uint32_t **pcs)
 {
 	int n = 0;
 	for (struct tframe *fr = st->cur; fr; fr = fr->parent)
@@ -395,7 +397,7 @@ static int user_stack(struct tstate *st, struct user_frame **out, struct code **
 	uint32_t *ps = pcs ? xcalloc((size_t)n, sizeof *ps) : NULL;
 	int i = n - 1;
 	for (struct tframe *fr = st->cur; fr; fr = fr->parent, i--) {
-		struct src_loc l = cur_loc(fr);
+		struct src_loc l = trace_loc(fr);
 		uf[i].src = fr->code->src;
 		uf[i].line = l.line;
 		uf[i].col = l.col;
@@ -415,10 +417,10 @@ static int user_stack(struct tstate *st, struct user_frame **out, struct code **
 
 /* ---- ending a trace early ---- */
 
-static __attribute__((noreturn)) void fail(struct tstate *st, const char *fmt, ...)
+static __attribute__((noreturn)) void trace_fail(struct tstate *st, const char *fmt, ...)
 	__attribute__((format(printf, 2, 3)));
 
-static void fail(struct tstate *st, const char *fmt, ...)
+static void trace_fail(struct tstate *st, const char *fmt, ...)
 {
 	if (!st->error) {
 		va_list ap;
@@ -434,7 +436,7 @@ static void fail(struct tstate *st, const char *fmt, ...)
 }
 
 /* the pending library error (an op raised while tracing) ends the trace */
-static __attribute__((noreturn)) void fail_pending(struct tstate *st)
+static __attribute__((noreturn)) void trace_fail_pending(struct tstate *st)
 {
 	char *msg = tj_error_take();
 	if (vm_error_pending(st->vm)) {
@@ -483,10 +485,10 @@ void trace_break_free(struct trace_break *b)
 	free(b);
 }
 
-static __attribute__((noreturn)) void brk(struct tstate *st, int code, const char *fmt, ...)
+static __attribute__((noreturn)) void trace_graph_break(struct tstate *st, int code, const char *fmt, ...)
 	__attribute__((format(printf, 3, 4)));
 
-static void brk(struct tstate *st, int code, const char *fmt, ...)
+static void trace_graph_break(struct tstate *st, int code, const char *fmt, ...)
 {
 	char *what = NULL;
 	if (fmt) {
@@ -500,7 +502,7 @@ static void brk(struct tstate *st, int code, const char *fmt, ...)
 	b->code = code;
 	b->message = break_message(code, what);
 	free(what);
-	b->nstack = user_stack(st, &b->stack, &b->codes, &b->pcs);
+	b->nstack = trace_user_stack(st, &b->stack, &b->codes, &b->pcs);
 	st->brk = b;
 	st->abort = ABORT_BREAK;
 	longjmp(st->jb, 1);
@@ -521,9 +523,29 @@ static struct trace_break *break_copy(const struct trace_break *b)
 	return c;
 }
 
+/* a break carried over from an earlier attempt (a break inside a call
+ * that the traced frame makes at pc): the trace breaks at that call */
+static void trace_break_if_forced(struct tstate *st, int pc)
+{
+	for (int i = 0; i < st->nforced; i++) {
+		if (st->forced[i].pc == pc) {
+			st->brk = break_copy(st->forced[i].brk);
+			st->abort = ABORT_BREAK;
+			longjmp(st->jb, 1);
+		}
+	}
+}
+
+/* a FOR_ITER of the traced frame on an iterator it did not make */
+static __attribute__((noreturn)) void trace_split(struct tstate *st)
+{
+	st->abort = ABORT_SPLIT;
+	longjmp(st->jb, 1);
+}
+
 /* ---- guards ---- */
 
-static int var_src(struct tstate *st, struct var *v)
+static int var_source(struct tstate *st, struct var *v)
 {
 	if (v->src < 0 && v->psrc >= 0)
 		v->src = guards_source(st->gs, SRC_ITEM, v->psrc, v->pidx, NULL);
@@ -538,18 +560,18 @@ static uint8_t *guard_bits(struct tstate *st, int src)
 		int n = src + 16;
 		st->guarded = realloc(st->guarded, (size_t)n);
 		if (!st->guarded)
-			oom();
+			trace_oom();
 		memset(st->guarded + st->nguarded, 0, (size_t)(n - st->nguarded));
 		st->nguarded = n;
 	}
 	return &st->guarded[src];
 }
 
-static void add_guard(struct tstate *st, struct guard *g)
+static void need_guard(struct tstate *st, struct guard *g)
 {
 	struct tframe *fr = st->cur;
 	if (fr) {
-		struct src_loc l = cur_loc(fr);
+		struct src_loc l = trace_loc(fr);
 		g->src = fr->code->src;
 		g->line = l.line;
 		g->col = l.col;
@@ -569,7 +591,7 @@ static void need_type(struct tstate *st, int src, value v)
 	struct guard g = {.kind = GK_TYPE, .source = src, .expect = val_none(), .n = v.tag};
 	if (v.tag == VAL_OBJECT)
 		g.obj_type = ((struct object *)v.o)->type;
-	add_guard(st, &g);
+	need_guard(st, &g);
 }
 
 static void need_id(struct tstate *st, int src, value v)
@@ -582,7 +604,7 @@ static void need_id(struct tstate *st, int src, value v)
 	*bits |= GD_ID;
 	val_incref(v);
 	struct guard g = {.kind = GK_ID, .source = src, .expect = v};
-	add_guard(st, &g);
+	need_guard(st, &g);
 }
 
 /* a function the trace calls: a global by identity; another (a nested
@@ -603,7 +625,7 @@ static void need_func(struct tstate *st, int src, value fn)
 	value c = val_obj(VAL_CODE, val_func(fn)->code);
 	val_incref(c);
 	struct guard g = {.kind = GK_CODE, .source = src, .expect = c};
-	add_guard(st, &g);
+	need_guard(st, &g);
 }
 
 /* the trace depends on the value: its type and value, or its identity */
@@ -629,7 +651,7 @@ static void need_value(struct tstate *st, int src, value v)
 		*bits |= GD_VALUE;
 		val_incref(v);
 		struct guard g = {.kind = GK_EQUALS, .source = src, .expect = v};
-		add_guard(st, &g);
+		need_guard(st, &g);
 		return;
 	}
 	default:
@@ -647,7 +669,7 @@ static void need_len(struct tstate *st, int src, value v)
 		return;
 	*bits |= GD_LEN;
 	struct guard g = {.kind = GK_LENGTH, .source = src, .expect = val_none(), .n = vm_len(v)};
-	add_guard(st, &g);
+	need_guard(st, &g);
 }
 
 /* ---- symbolic sizes ---- */
@@ -692,7 +714,7 @@ static int vsym(struct tstate *st, const struct var *v, int d)
 }
 
 /* the live symbol of a symbolic int, or -1 (specialized, or not one) */
-static int isym_live(struct tstate *st, const struct var *v)
+static int sym_of_int(struct tstate *st, const struct var *v)
 {
 	if (!v || v->kind != VK_SYMINT)
 		return -1;
@@ -701,7 +723,7 @@ static int isym_live(struct tstate *st, const struct var *v)
 }
 
 /* the trace depends on every size of v: its symbols are specialized */
-static void spec_var(struct tstate *st, struct var *v)
+static void sym_spec_var(struct tstate *st, struct var *v)
 {
 	if (!v || v->kind != VK_TENSOR || !v->syms)
 		return;
@@ -710,7 +732,7 @@ static void spec_var(struct tstate *st, struct var *v)
 }
 
 /* ... of every tensor in an argument (lists and tuples, already realized) */
-static void spec_deep(struct tstate *st, struct var *v, int depth)
+static void sym_spec_deep(struct tstate *st, struct var *v, int depth)
 {
 	if (!v || depth > TRACE_MAX_NEST)
 		return;
@@ -721,27 +743,25 @@ static void spec_deep(struct tstate *st, struct var *v, int depth)
 	if (v->kind == VK_SYMINT) {
 		sym_spec(st, v->isym);
 	} else if (v->kind == VK_TENSOR) {
-		spec_var(st, v);
+		sym_spec_var(st, v);
 	} else if (v->kind == VK_LIST || v->kind == VK_TUPLE) {
 		int n = v->kind == VK_LIST ? v->rec->n : v->n;
 		struct var **items = v->kind == VK_LIST ? v->rec->items : v->items;
 		for (int i = 0; i < n; i++)
-			spec_deep(st, items[i], depth + 1);
+			sym_spec_deep(st, items[i], depth + 1);
 	}
 }
 
-static const char *source_text(struct tstate *st, int src) { return guards_source_text(st->gs, src); }
-
 /* Symbols for the sizes of a tensor input, per the config, the frame's
  * memory of changed sizes and the tensor's marks. NULL: all static. */
-static int *input_syms(struct tstate *st, const tensor *t, int src)
+static int *sym_input(struct tstate *st, const tensor *t, int src)
 {
 	unsigned mask = 0;
 	if (st->cfg->dynamic == DYN_ALWAYS) {
 		mask = ~0u;
 	} else if (st->cfg->dynamic == DYN_AUTO && st->cfg->dyn) {
 		struct dyn_state *ds = st->cfg->dyn;
-		const char *text = source_text(st, src);
+		const char *text = guards_source_text(st->gs, src);
 		struct dyn_record *r = NULL;
 		for (int i = 0; i < ds->n; i++)
 			if (strcmp(ds->recs[i].source, text) == 0)
@@ -776,7 +796,7 @@ static int *input_syms(struct tstate *st, const tensor *t, int src)
 		if (!(mask & (1u << d)) || t->shape[d] < 2)
 			continue;
 		if (!syms) {
-			syms = aalloc(&st->arena, sizeof(int) * TENSOR_MAX_DIMS);
+			syms = trace_alloc(st, sizeof(int) * TENSOR_MAX_DIMS);
 			for (int k = 0; k < TENSOR_MAX_DIMS; k++)
 				syms[k] = -1;
 		}
@@ -792,7 +812,7 @@ static int *input_syms(struct tstate *st, const tensor *t, int src)
 		y->src = src;
 		y->dim = d;
 		if (st->cur) {
-			struct src_loc l = cur_loc(st->cur);
+			struct src_loc l = trace_loc(st->cur);
 			y->where = st->cur->code->src;
 			y->line = l.line;
 			y->col = l.col;
@@ -804,7 +824,7 @@ static int *input_syms(struct tstate *st, const tensor *t, int src)
 			if (compile_log_artifacts() & LOG_DYNAMIC) {
 				struct strbuf sb = STRBUF_INIT;
 				sb_printf(&sb, "create_symbol s%d = %lld for %s.shape[%d]", id, (long long)y->value,
-					  source_text(st, src), d);
+					  guards_source_text(st->gs, src), d);
 				if (y->where)
 					sb_printf(&sb, " # %s:%d in %s", y->where->path, y->line, y->function);
 				compile_log_text(st->compile_id, sb.buf);
@@ -824,7 +844,7 @@ static void need_tensor(struct tstate *st, int src, const tensor *t, const int *
 		return;
 	*bits |= GD_TENSOR;
 	struct guard g = {.kind = GK_DTYPE, .source = src, .expect = val_none(), .n = t->dt};
-	add_guard(st, &g);
+	need_guard(st, &g);
 	struct guard s = {.kind = GK_SHAPE, .source = src, .expect = val_none(), .ndim = t->ndim};
 	memcpy(s.shape, t->shape, sizeof(int64_t) * (size_t)t->ndim);
 	for (int d = 0; syms && d < t->ndim; d++)
@@ -832,21 +852,21 @@ static void need_tensor(struct tstate *st, int src, const tensor *t, const int *
 			s.shape[d] = -1;
 			s.dimsym[d] = syms[d];
 		}
-	add_guard(st, &s);
+	need_guard(st, &s);
 	struct guard r = {.kind = GK_REQUIRES_GRAD, .source = src, .expect = val_none(), .n = t->requires_grad};
-	add_guard(st, &r);
+	need_guard(st, &r);
 }
 
 /* Size d of tensor variable t read as an int: a symbolic int when the
  * dimension is symbolic (its shape guard names the symbol; any use as a
- * Python value specializes it, see R()), else a constant. */
+ * Python value specializes it, see var_realize()), else a constant. */
 static struct var *sym_int_var(struct tstate *st, struct var *t, int d)
 {
 	need_tensor(st, t->src, t->ex, t->syms);
 	int s = vsym(st, t, d);
 	if (s < 0)
-		return const_owned(st, val_int(t->ex->shape[d]));
-	struct var *r = new_var(st, VK_SYMINT);
+		return var_const_owned(st, val_int(t->ex->shape[d]));
+	struct var *r = var_new(st, VK_SYMINT);
 	r->v = val_int(t->ex->shape[d]);
 	r->isym = s;
 	r->self = t;
@@ -854,7 +874,7 @@ static struct var *sym_int_var(struct tstate *st, struct var *t, int d)
 	return r;
 }
 
-static struct seqrec *rec_read(struct tstate *st, struct seqrec *r)
+static struct seqrec *seqrec_read(struct tstate *st, struct seqrec *r)
 {
 	if (!r->len_known) {
 		r->len_known = true;
@@ -864,28 +884,31 @@ static struct seqrec *rec_read(struct tstate *st, struct seqrec *r)
 }
 
 /* the items of a list or tuple variable (the trace now depends on them) */
-static int seq_n_of(struct tstate *st, struct var *v) { return v->kind == VK_LIST ? rec_read(st, v->rec)->n : v->n; }
-static struct var **seq_items_of(struct tstate *st, struct var *v)
+static int var_seq_n(struct tstate *st, struct var *v)
 {
-	return v->kind == VK_LIST ? rec_read(st, v->rec)->items : v->items;
+	return v->kind == VK_LIST ? seqrec_read(st, v->rec)->n : v->n;
+}
+static struct var **var_seq_items(struct tstate *st, struct var *v)
+{
+	return v->kind == VK_LIST ? seqrec_read(st, v->rec)->items : v->items;
 }
 
 /* ---- realizing inputs ---- */
 
-static struct var *lazy_var(struct tstate *st, value v, int src)
+static struct var *var_lazy(struct tstate *st, value v, int src)
 {
-	struct var *r = new_var(st, VK_LAZY);
-	r->v = keep(st, v);
+	struct var *r = var_new(st, VK_LAZY);
+	r->v = trace_keep(st, v);
 	r->src = src;
 	return r;
 }
 
-static struct var *wrap(struct tstate *st, value v, int src, int depth);
+static struct var *var_wrap(struct tstate *st, value v, int src, int depth);
 
-static struct var *lazy_item(struct tstate *st, value v, int psrc, int idx)
+static struct var *var_lazy_item(struct tstate *st, value v, int psrc, int idx)
 {
-	struct var *r = new_var(st, VK_LAZY);
-	r->v = keep(st, v);
+	struct var *r = var_new(st, VK_LAZY);
+	r->v = trace_keep(st, v);
 	r->psrc = psrc;
 	r->pidx = idx;
 	return r;
@@ -893,18 +916,18 @@ static struct var *lazy_item(struct tstate *st, value v, int psrc, int idx)
 
 /* A variable for a real value: lists and tuples item by item (lazily),
  * tensors as graph inputs to be, other values as constants. */
-static struct var *wrap(struct tstate *st, value v, int src, int depth)
+static struct var *var_wrap(struct tstate *st, value v, int src, int depth)
 {
 	if (depth > TRACE_MAX_NEST)
-		brk(st, BRK_UNSUPPORTED, "lists or tuples nested more than %d deep", TRACE_MAX_NEST);
+		trace_graph_break(st, BRK_UNSUPPORTED, "lists or tuples nested more than %d deep", TRACE_MAX_NEST);
 	switch ((value_tag)v.tag) {
 	case VAL_TENSOR: {
-		struct var *t = new_var(st, VK_TENSOR);
-		t->ex = val_as_tensor(keep(st, v));
+		struct var *t = var_new(st, VK_TENSOR);
+		t->ex = val_as_tensor(trace_keep(st, v));
 		t->rg = t->ex->requires_grad;
 		t->src = src;
 		if (src >= 0)
-			t->syms = input_syms(st, t->ex, src);
+			t->syms = sym_input(st, t->ex, src);
 		return t;
 	}
 	case VAL_LIST:
@@ -916,11 +939,11 @@ static struct var *wrap(struct tstate *st, value v, int src, int depth)
 				continue;
 			if (src >= 0 && r->src >= 0 && src != r->src) {
 				struct guard g = {.kind = GK_ALIAS, .source = src, .expect = val_bool(true), .n = r->src};
-				add_guard(st, &g);
+				need_guard(st, &g);
 			} else if (src >= 0) {
 				need_id(st, src, v);
 			}
-			struct var *l = new_var(st, VK_LIST);
+			struct var *l = var_new(st, VK_LIST);
 			l->rec = r;
 			l->src = src;
 			return l;
@@ -936,21 +959,21 @@ static struct var *wrap(struct tstate *st, value v, int src, int depth)
 		size_t n = v.tag == VAL_LIST ? val_list(v)->len : val_tuple(v)->len;
 		const value *items = v.tag == VAL_LIST ? val_list(v)->items : val_tuple(v)->items;
 		if (n > 100000)
-			brk(st, BRK_UNSUPPORTED, "a %s of %zu items", val_type_name(v), n);
-		struct var **iv = aalloc(&st->arena, sizeof(struct var *) * (n ? n : 1));
+			trace_graph_break(st, BRK_UNSUPPORTED, "a %s of %zu items", val_type_name(v), n);
+		struct var **iv = trace_alloc(st, sizeof(struct var *) * (n ? n : 1));
 		for (size_t i = 0; i < n; i++)
-			iv[i] = src >= 0 ? lazy_item(st, items[i], src, (int)i) : lazy_var(st, items[i], -1);
+			iv[i] = src >= 0 ? var_lazy_item(st, items[i], src, (int)i) : var_lazy(st, items[i], -1);
 		struct var *r;
 		if (v.tag == VAL_LIST) {
-			r = list_var(st, (int)n, iv);
+			r = var_list(st, (int)n, iv);
 			r->rec->src = src;
-			r->rec->real = keep(st, v);
+			r->rec->real = trace_keep(st, v);
 			r->rec->orig_n = (int)n;
 			r->rec->len_known = src < 0;
 			if (src < 0)
 				r->rec->obj = v;
 		} else {
-			r = tuple_var(st, (int)n, iv);
+			r = var_tuple(st, (int)n, iv);
 		}
 		r->src = src;
 		return r;
@@ -959,13 +982,13 @@ static struct var *wrap(struct tstate *st, value v, int src, int depth)
 	case VAL_CELL:
 	case VAL_BOUND:
 	case VAL_CODE: {
-		struct var *o = new_var(st, VK_OPAQUE);
-		o->v = keep(st, v);
+		struct var *o = var_new(st, VK_OPAQUE);
+		o->v = trace_keep(st, v);
 		o->src = src;
 		return o;
 	}
 	default: {
-		struct var *c = const_var(st, v);
+		struct var *c = var_const(st, v);
 		c->src = src;
 		return c;
 	}
@@ -975,40 +998,40 @@ static struct var *wrap(struct tstate *st, value v, int src, int depth)
 /* What a variable is, for the instruction that uses it. A symbolic int
  * used here is used as a Python value (arithmetic, a comparison, range(),
  * printing...): its symbol is specialized and it is that constant. Only
- * the size arguments of the ops that take symbolic sizes (emit_op) read
+ * the size arguments of the ops that take symbolic sizes (op_emit) read
  * a VK_SYMINT without R. */
-static struct var *R(struct tstate *st, struct var *v)
+static struct var *var_realize(struct tstate *st, struct var *v)
 {
 	if (!v)
-		fail(st, "unbound variable");
+		trace_fail(st, "unbound variable");
 	if (v->kind == VK_SYMINT) {
 		sym_spec(st, v->isym);
 		if (!v->real)
-			v->real = const_var(st, v->v);
+			v->real = var_const(st, v->v);
 		return v->real;
 	}
 	if (v->kind != VK_LAZY)
 		return v;
 	if (!v->real) {
-		int src = var_src(st, v);
-		v->real = wrap(st, v->v, src, 0);
+		int src = var_source(st, v);
+		v->real = var_wrap(st, v->v, src, 0);
 	}
 	return v->real;
 }
 
 /* a constant's value, its guard installed */
-static value cval(struct tstate *st, struct var *v)
+static value var_value(struct tstate *st, struct var *v)
 {
-	v = R(st, v);
+	v = var_realize(st, v);
 	if (v->kind != VK_CONST)
-		fail(st, "not a constant");
+		trace_fail(st, "not a constant");
 	need_value(st, v->src, v->v);
 	return v->v;
 }
 
-static bool is_const(struct tstate *st, struct var *v)
+static bool var_is_const(struct tstate *st, struct var *v)
 {
-	return R(st, v)->kind == VK_CONST;
+	return var_realize(st, v)->kind == VK_CONST;
 }
 
 
@@ -1053,13 +1076,13 @@ static char *input_base_name(const char *text)
 
 static void node_stack(struct tstate *st, struct gnode *n)
 {
-	n->nstack = user_stack(st, &n->stack, NULL, NULL);
+	n->nstack = trace_user_stack(st, &n->stack, NULL, NULL);
 }
 
 static void check_graph_size(struct tstate *st)
 {
 	if (st->g->nnodes >= TRACE_MAX_NODES)
-		brk(st, BRK_TRACE_TOO_LONG, "more than %d graph nodes", TRACE_MAX_NODES);
+		trace_graph_break(st, BRK_TRACE_TOO_LONG, "more than %d graph nodes", TRACE_MAX_NODES);
 }
 
 /* The graph node of a tensor variable: a frame input joins the graph (and
@@ -1090,23 +1113,23 @@ static int tnode(struct tstate *st, struct var *t)
 		st->insrc_cap = st->insrc_cap ? st->insrc_cap * 2 : 8;
 		st->insrc = realloc(st->insrc, sizeof(int) * (size_t)st->insrc_cap);
 		if (!st->insrc)
-			oom();
+			trace_oom();
 	}
 	st->insrc[st->ninsrc++] = t->src;
 	return t->node;
 }
 
 /* the facts of a tensor variable are known to the trace: guarded */
-static tensor *tmeta(struct tstate *st, struct var *t)
+static tensor *need_meta(struct tstate *st, struct var *t)
 {
 	need_tensor(st, t->src, t->ex, t->syms);
-	spec_var(st, t);
+	sym_spec_var(st, t);
 	return t->ex;
 }
 
-static const char *kind_name(struct tstate *st, struct var *v)
+static const char *var_kind_name(struct tstate *st, struct var *v)
 {
-	v = R(st, v);
+	v = var_realize(st, v);
 	switch ((enum vkind)v->kind) {
 	case VK_TENSOR: return "Tensor";
 	case VK_CONST: return val_type_name(v->v);
@@ -1130,7 +1153,7 @@ static void mkgarg(struct tstate *st, struct var *v, struct garg *out, const cha
 {
 	memset(out, 0, sizeof *out);
 	if (v && v->kind == VK_SYMINT) {
-		int s = isym_live(st, v);
+		int s = sym_of_int(st, v);
 		if (s < 0) {
 			out->kind = GARG_CONST;
 			out->constant = v->v;
@@ -1144,9 +1167,9 @@ static void mkgarg(struct tstate *st, struct var *v, struct garg *out, const cha
 		out->sym = s;
 		return;
 	}
-	v = R(st, v);
+	v = var_realize(st, v);
 	if (depth > TRACE_MAX_NEST)
-		brk(st, BRK_UNSUPPORTED, "arguments of %s nested too deep", opname);
+		trace_graph_break(st, BRK_UNSUPPORTED, "arguments of %s nested too deep", opname);
 	switch ((enum vkind)v->kind) {
 	case VK_TENSOR: {
 		int node = tnode(st, v);
@@ -1166,11 +1189,11 @@ static void mkgarg(struct tstate *st, struct var *v, struct garg *out, const cha
 		return;
 	case VK_LIST:
 	case VK_TUPLE: {
-		int n = seq_n_of(st, v);
-		struct var **items = seq_items_of(st, v);
+		int n = var_seq_n(st, v);
+		struct var **items = var_seq_items(st, v);
 		out->kind = v->kind == VK_LIST ? GARG_LIST : GARG_TUPLE;
 		out->n = n;
-		out->items = aalloc(&st->arena, sizeof *out->items * (size_t)(n ? n : 1));
+		out->items = trace_alloc(st, sizeof *out->items * (size_t)(n ? n : 1));
 		for (int i = 0; i < n; i++)
 			mkgarg(st, items[i], &out->items[i], opname, depth + 1);
 		return;
@@ -1178,7 +1201,7 @@ static void mkgarg(struct tstate *st, struct var *v, struct garg *out, const cha
 	default:
 		break;
 	}
-	brk(st, BRK_UNSUPPORTED, "a %s as an argument of %s", kind_name(st, v), opname);
+	trace_graph_break(st, BRK_UNSUPPORTED, "a %s as an argument of %s", var_kind_name(st, v), opname);
 }
 
 /* the graph's own copy of an argument */
@@ -1199,7 +1222,7 @@ static value exval(struct tstate *st, struct var *v, int depth)
 {
 	if (v && v->kind == VK_SYMINT)
 		return v->v;
-	v = R(st, v);
+	v = var_realize(st, v);
 	switch ((enum vkind)v->kind) {
 	case VK_TENSOR:
 		return val_tensor(v->ex);
@@ -1207,12 +1230,12 @@ static value exval(struct tstate *st, struct var *v, int depth)
 		return v->v;
 	case VK_LIST:
 	case VK_TUPLE: {
-		int n = seq_n_of(st, v);
-		struct var **items = seq_items_of(st, v);
+		int n = var_seq_n(st, v);
+		struct var **items = var_seq_items(st, v);
 		if (depth > TRACE_MAX_NEST)
-			fail(st, "nested too deep");
+			trace_fail(st, "nested too deep");
 		value c = v->kind == VK_LIST ? list_new((size_t)n) : tuple_new((size_t)n);
-		hold(st, c);
+		trace_hold(st, c);
 		value *dst = v->kind == VK_LIST ? val_list(c)->items : val_tuple(c)->items;
 		for (int i = 0; i < n; i++) {
 			dst[i] = exval(st, items[i], depth + 1);
@@ -1223,7 +1246,7 @@ static value exval(struct tstate *st, struct var *v, int depth)
 		return c;
 	}
 	default:
-		fail(st, "no example value");
+		trace_fail(st, "no example value");
 	}
 }
 
@@ -1231,12 +1254,12 @@ static bool any_rg(struct tstate *st, struct var *v, int depth)
 {
 	if (v && v->kind == VK_SYMINT)
 		return false;
-	v = R(st, v);
+	v = var_realize(st, v);
 	if (v->kind == VK_TENSOR)
 		return v->rg;
 	if ((v->kind == VK_LIST || v->kind == VK_TUPLE) && depth < TRACE_MAX_NEST) {
-		int n = seq_n_of(st, v);
-		struct var **items = seq_items_of(st, v);
+		int n = var_seq_n(st, v);
+		struct var **items = var_seq_items(st, v);
 		for (int i = 0; i < n; i++)
 			if (any_rg(st, items[i], depth + 1))
 				return true;
@@ -1246,7 +1269,7 @@ static bool any_rg(struct tstate *st, struct var *v, int depth)
 
 static struct var *tensor_result(struct tstate *st, int node, tensor *ex, bool rg)
 {
-	struct var *t = new_var(st, VK_TENSOR);
+	struct var *t = var_new(st, VK_TENSOR);
 	t->node = node;
 	t->ex = ex;
 	t->rg = rg;
@@ -1260,8 +1283,8 @@ static value run_example(struct tstate *st, int op, const value *ex)
 	value out = ops_call(op, ex);
 	ag_set_grad_enabled(prev);
 	if (val_is_err(out))
-		fail_pending(st);
-	return hold(st, out);
+		trace_fail_pending(st);
+	return trace_hold(st, out);
 }
 
 /* ---- symbolic sizes of op results ---- */
@@ -1399,7 +1422,7 @@ static bool size_items(struct tstate *st, struct var *v, int64_t *vals, int *sym
 		return false;
 	if (v->kind == VK_SYMINT) {
 		vals[0] = v->v.i;
-		syms[0] = isym_live(st, v);
+		syms[0] = sym_of_int(st, v);
 		*n = 1;
 		return true;
 	}
@@ -1412,7 +1435,7 @@ static bool size_items(struct tstate *st, struct var *v, int64_t *vals, int *sym
 			struct var *it = items[i] && items[i]->kind == VK_LAZY ? items[i]->real : items[i];
 			if (it && it->kind == VK_SYMINT) {
 				vals[i] = it->v.i;
-				syms[i] = isym_live(st, it);
+				syms[i] = sym_of_int(st, it);
 			} else if (const_int(st, it, &vals[i])) {
 				syms[i] = -1;
 			} else {
@@ -1560,7 +1583,7 @@ static bool sym_index(struct tstate *st, struct var *a, struct var *index, int n
 			return false;
 		for (int i = 0; i < iv->n; i++) {
 			struct var *it = iv->items[i] && iv->items[i]->kind == VK_LAZY ? iv->items[i]->real : iv->items[i];
-			/* a symbolic int here was specialized (emit_op): its value */
+			/* a symbolic int here was specialized (op_emit): its value */
 			if (!it || (it->kind != VK_CONST && it->kind != VK_SYMINT))
 				return false;
 			items[ni++] = it->v;
@@ -1901,10 +1924,10 @@ static bool infer_syms(struct tstate *st, int op, struct var **args, int n, int 
 		struct var *s1 = n > 1 && args[1] && args[1]->kind == VK_LAZY ? args[1]->real : n > 1 ? args[1] : NULL;
 		if (ndim != 1 || n < 3 || !const_int(st, args[2], &step) || step != 1)
 			return false;
-		if (isym_live(st, s0) >= 0 && is_none_var(s1))
-			out[0] = isym_live(st, s0);
-		else if (const_int(st, s0, &v0) && v0 == 0 && isym_live(st, s1) >= 0)
-			out[0] = isym_live(st, s1);
+		if (sym_of_int(st, s0) >= 0 && is_none_var(s1))
+			out[0] = sym_of_int(st, s0);
+		else if (const_int(st, s0, &v0) && v0 == 0 && sym_of_int(st, s1) >= 0)
+			out[0] = sym_of_int(st, s1);
 		else
 			return false;
 		return true;
@@ -1953,20 +1976,63 @@ static bool infer_syms(struct tstate *st, int op, struct var **args, int n, int 
 	}
 }
 
+/* The symbolic ints among an op's arguments, before it runs: only the
+ * size arguments of the ops that take symbolic sizes stay symbolic; any
+ * other is used as its value (specialized). */
+static void sym_before_op(struct tstate *st, int op, struct var **args, int n)
+{
+	if (st->nsyms && !takes_sym_sizes(op))
+		for (int i = 0; i < n; i++)
+			spec_symints(st, args[i], 0);
+}
+
+/* The symbols of the dimensions of an op's result (out, run on the
+ * examples), per infer_syms: the same array for every tensor of a tuple
+ * result; NULL when they are all constants. An op without a rule
+ * specializes every symbol of its arguments. */
+static int *sym_after_op(struct tstate *st, int op, struct var **args, int n, value out)
+{
+	int *osyms = NULL;
+	if (!st->nsyms)
+		return NULL;
+	const tensor *t0 = out.tag == VAL_TENSOR ? val_as_tensor(out)
+			   : val_tuple(out)->len ? val_as_tensor(val_tuple(out)->items[0])
+						 : NULL;
+	int ndim = t0 ? t0->ndim : 0;
+	int tmp[TENSOR_MAX_DIMS];
+	bool same = true;
+	if (out.tag == VAL_TUPLE)
+		for (size_t k = 1; k < val_tuple(out)->len; k++)
+			same = same && val_as_tensor(val_tuple(out)->items[k])->ndim == ndim;
+	bool ok = t0 && same && infer_syms(st, op, args, n, ndim, tmp);
+	if (!ok) {
+		for (int i = 0; i < n; i++)
+			sym_spec_deep(st, args[i], 0);
+	} else {
+		for (int d = 0; d < ndim; d++)
+			if (tmp[d] >= 0) {
+				osyms = trace_alloc(st, sizeof(int) * TENSOR_MAX_DIMS);
+				memcpy(osyms, tmp, sizeof tmp);
+				break;
+			}
+	}
+	return osyms;
+}
+
 /* x.shape, x.size(), x.size(d) of a tensor with symbols: a symbolic int
  * for a symbolic dimension, a constant for the others (the shape guard
  * covers both). NULL: not that case, the general path. */
-static struct var *symbolic_sizes(struct tstate *st, int op, struct var **args)
+static struct var *sym_sizes(struct tstate *st, int op, struct var **args)
 {
-	struct var *t = R(st, args[0]);
+	struct var *t = var_realize(st, args[0]);
 	if (t->kind != VK_TENSOR || !t->syms)
 		return NULL;
 	int nd = t->ex->ndim, d = -1;
 	if (op == OPS_size) {
-		struct var *dv = R(st, args[1]);
+		struct var *dv = var_realize(st, args[1]);
 		if (dv->kind != VK_CONST)
 			return NULL;
-		value x = cval(st, dv);
+		value x = var_value(st, dv);
 		if (x.tag == VAL_INT) {
 			d = norm_dim(x.i, nd);
 			if (d < 0)
@@ -1977,79 +2043,77 @@ static struct var *symbolic_sizes(struct tstate *st, int op, struct var **args)
 	}
 	if (d >= 0)
 		return sym_int_var(st, t, d);
-	struct var **items = aalloc(&st->arena, sizeof(struct var *) * (size_t)(nd ? nd : 1));
+	struct var **items = trace_alloc(st, sizeof(struct var *) * (size_t)(nd ? nd : 1));
 	for (int k = 0; k < nd; k++)
 		items[k] = sym_int_var(st, t, k);
-	return tuple_var(st, nd, items);
+	return var_tuple(st, nd, items);
 }
 
 /* Records op on normalized arguments (ops_call's convention) and returns
  * its result: a tensor, a tuple of tensors, or a constant for the ops
  * that read metadata. */
-static struct var *emit_op(struct tstate *st, int op, struct var **args)
+static struct var *op_emit(struct tstate *st, int op, struct var **args)
 {
 	const struct ops_info *info = &ops_table[op];
 	int n = ops_nparams(op);
 	if (compile_api_op_disallowed(op))
-		brk(st, BRK_DISALLOWED_OP, "%s", info->name);
+		trace_graph_break(st, BRK_DISALLOWED_OP, "%s", info->name);
 	if (info->flags & OPF_OPAQUE)
-		brk(st, BRK_EXTENSION, "%s", info->name);
+		trace_graph_break(st, BRK_EXTENSION, "%s", info->name);
 	if (info->flags & OPF_DATA)
-		brk(st, BRK_TENSOR_DATA, "Tensor.%s()", info->name);
+		trace_graph_break(st, BRK_TENSOR_DATA, "Tensor.%s()", info->name);
 	if (info->flags & OPF_EFFECT)
-		brk(st, BRK_EFFECT_OP, "%s", info->name);
+		trace_graph_break(st, BRK_EFFECT_OP, "%s", info->name);
 	if (op == OPS_grad) {
 		/* the gradient of an input is an input too; a graph's tensors have none */
-		struct var *t = R(st, args[0]);
+		struct var *t = var_realize(st, args[0]);
 		if (t->kind != VK_TENSOR)
-			fail(st, "grad of a non-tensor");
+			trace_fail(st, "grad of a non-tensor");
 		if (t->src < 0)
-			return const_var(st, val_none());
+			return var_const(st, val_none());
 		tensor *g = t->ex->grad;
 		int src = guards_source(st->gs, SRC_GRAD, t->src, 0, NULL);
 		value gv = g ? val_tensor(g) : val_none();
-		struct var *r = wrap(st, gv, src, 0);
+		struct var *r = var_wrap(st, gv, src, 0);
 		if (!g)
 			need_value(st, src, gv);
 		return r;
 	}
 	if (op == OPS_is_leaf)
-		brk(st, BRK_UNSUPPORTED, "Tensor.%s", info->name);
+		trace_graph_break(st, BRK_UNSUPPORTED, "Tensor.%s", info->name);
 	if (op == OPS_requires_grad) {
-		struct var *t = R(st, args[0]);
+		struct var *t = var_realize(st, args[0]);
 		if (t->kind != VK_TENSOR)
-			fail(st, "requires_grad of a non-tensor");
-		tmeta(st, t);
-		return const_var(st, val_bool(t->rg));
+			trace_fail(st, "requires_grad of a non-tensor");
+		need_meta(st, t);
+		return var_const(st, val_bool(t->rg));
 	}
 	value ex[16];
 	if (n > 16)
-		fail(st, "too many parameters");
+		trace_fail(st, "too many parameters");
 	if ((op == OPS_shape || op == OPS_size) && st->nsyms) {
-		struct var *r = symbolic_sizes(st, op, args);
+		struct var *r = sym_sizes(st, op, args);
 		if (r)
 			return r;
 	}
 	if (info->flags & OPF_QUERY) {
 		/* metadata: a constant, with the tensor's facts guarded */
 		for (int i = 0; i < n; i++) {
-			struct var *a = R(st, args[i]);
+			struct var *a = var_realize(st, args[i]);
 			if (a->kind == VK_TENSOR && (op == OPS_dtype || op == OPS_ndim || op == OPS_dim))
 				need_tensor(st, a->src, a->ex, a->syms);
 			else if (a->kind == VK_TENSOR)
-				tmeta(st, a);
+				need_meta(st, a);
 			else
-				(void)(a->kind == VK_CONST ? cval(st, a) : val_none());
+				(void)(a->kind == VK_CONST ? var_value(st, a) : val_none());
 			ex[i] = exval(st, a, 0);
 		}
 		value out = run_example(st, op, ex);
-		return const_var(st, out);
+		return var_const(st, out);
 	}
 	check_graph_size(st);
-	if (st->nsyms && !takes_sym_sizes(op))
-		for (int i = 0; i < n; i++)
-			spec_symints(st, args[i], 0);
-	struct garg *made = aalloc(&st->arena, sizeof *made * (size_t)(n ? n : 1));
+	sym_before_op(st, op, args, n);
+	struct garg *made = trace_alloc(st, sizeof *made * (size_t)(n ? n : 1));
 	bool rg_in = false;
 	for (int i = 0; i < n; i++) {
 		mkgarg(st, args[i], &made[i], info->name, 0);
@@ -2059,11 +2123,11 @@ static struct var *emit_op(struct tstate *st, int op, struct var **args)
 		ex[i] = exval(st, args[i], 0);
 	value out = run_example(st, op, ex);
 	if (out.tag != VAL_TENSOR && out.tag != VAL_TUPLE)
-		brk(st, BRK_UNSUPPORTED, "%s returning a %s", info->name, val_type_name(out));
+		trace_graph_break(st, BRK_UNSUPPORTED, "%s returning a %s", info->name, val_type_name(out));
 	if (out.tag == VAL_TUPLE)
 		for (size_t k = 0; k < val_tuple(out)->len; k++)
 			if (val_tuple(out)->items[k].tag != VAL_TENSOR)
-				brk(st, BRK_UNSUPPORTED, "%s returning a tuple of %s", info->name,
+				trace_graph_break(st, BRK_UNSUPPORTED, "%s returning a tuple of %s", info->name,
 				    val_type_name(val_tuple(out)->items[k]));
 	struct gnode node;
 	memset(&node, 0, sizeof node);
@@ -2076,30 +2140,7 @@ static struct var *emit_op(struct tstate *st, int op, struct var **args)
 	node_stack(st, &node);
 	node.name = graph_fresh_name(st->g, info->name);
 	bool diff = (info->flags & OPF_DIFF) && rg_in;
-	int *osyms = NULL;
-	if (st->nsyms) {
-		const tensor *t0 = out.tag == VAL_TENSOR ? val_as_tensor(out)
-				   : val_tuple(out)->len ? val_as_tensor(val_tuple(out)->items[0])
-							 : NULL;
-		int ndim = t0 ? t0->ndim : 0;
-		int tmp[TENSOR_MAX_DIMS];
-		bool same = true;
-		if (out.tag == VAL_TUPLE)
-			for (size_t k = 1; k < val_tuple(out)->len; k++)
-				same = same && val_as_tensor(val_tuple(out)->items[k])->ndim == ndim;
-		bool ok = t0 && same && infer_syms(st, op, args, n, ndim, tmp);
-		if (!ok) {
-			for (int i = 0; i < n; i++)
-				spec_deep(st, args[i], 0);
-		} else {
-			for (int d = 0; d < ndim; d++)
-				if (tmp[d] >= 0) {
-					osyms = aalloc(&st->arena, sizeof(int) * TENSOR_MAX_DIMS);
-					memcpy(osyms, tmp, sizeof tmp);
-					break;
-				}
-		}
-	}
+	int *osyms = sym_after_op(st, op, args, n, out);
 	if (out.tag == VAL_TENSOR) {
 		tensor *t = val_as_tensor(out);
 		bool rg = t->requires_grad || (diff && dtype_is_float(t->dt));
@@ -2115,7 +2156,7 @@ static struct var *emit_op(struct tstate *st, int op, struct var **args)
 		struct tuple *tp = val_tuple(out);
 		node.nouts = (int)tp->len;
 		int idx = graph_add(st->g, &node);
-		struct var **items = aalloc(&st->arena, sizeof(struct var *) * (tp->len ? tp->len : 1));
+		struct var **items = trace_alloc(st, sizeof(struct var *) * (tp->len ? tp->len : 1));
 		for (size_t k = 0; k < tp->len; k++) {
 			tensor *t = val_as_tensor(tp->items[k]);
 			bool rg = k == 0 && diff && dtype_is_float(t->dt);
@@ -2136,14 +2177,14 @@ static struct var *emit_op(struct tstate *st, int op, struct var **args)
 			items[k] = tensor_result(st, gidx, t, rg);
 			items[k]->syms = osyms;
 		}
-		return tuple_var(st, (int)tp->len, items);
+		return var_tuple(st, (int)tp->len, items);
 	}
-	fail(st, "unreachable");
+	trace_fail(st, "unreachable");
 }
 
 /* ---- binding arguments to an op's signature (ops_normalize's rules) ---- */
 
-static int nkw_of(value kwnames)
+static int kwnames_count(value kwnames)
 {
 	return kwnames.tag == VAL_TUPLE ? (int)val_tuple(kwnames)->len : 0;
 }
@@ -2153,26 +2194,26 @@ static int nkw_of(value kwnames)
 static void bind_op(struct tstate *st, int op, struct var **args, int nargs, value kwnames, struct var **out)
 {
 	const struct ops_sig *s = ops_signature(op);
-	int nkw = nkw_of(kwnames), npos = nargs - nkw;
+	int nkw = kwnames_count(kwnames), npos = nargs - nkw;
 	if (npos < 0)
-		fail(st, "bad call");
+		trace_fail(st, "bad call");
 	for (int i = 0; i < s->n; i++)
 		out[i] = NULL;
 	int v = s->vararg;
 	int head = v < 0 ? npos : (npos < v ? npos : v);
 	if (v < 0 && npos > s->n)
-		fail(st, "%s() takes too many arguments", ops_table[op].name);
+		trace_fail(st, "%s() takes too many arguments", ops_table[op].name);
 	for (int i = 0; i < head; i++)
 		out[i] = args[i];
 	if (v >= 0) {
 		int nv = npos - head;
 		struct var *tv;
 		if (nv == 1 && args[v]->kind != VK_SYMINT &&
-		    (R(st, args[v])->kind == VK_TUPLE || R(st, args[v])->kind == VK_LIST)) {
-			struct var *a = R(st, args[v]);
-			tv = a->kind == VK_TUPLE ? a : tuple_var(st, rec_read(st, a->rec)->n, a->rec->items);
+		    (var_realize(st, args[v])->kind == VK_TUPLE || var_realize(st, args[v])->kind == VK_LIST)) {
+			struct var *a = var_realize(st, args[v]);
+			tv = a->kind == VK_TUPLE ? a : var_tuple(st, seqrec_read(st, a->rec)->n, a->rec->items);
 		} else {
-			tv = tuple_var(st, nv, args + head);
+			tv = var_tuple(st, nv, args + head);
 		}
 		out[v] = tv;
 	}
@@ -2183,59 +2224,59 @@ static void bind_op(struct tstate *st, int op, struct var **args, int nargs, val
 			if (i != v && str_eq_cstr(val_str(kn), s->names[i]))
 				j = i;
 		if (j < 0 || out[j])
-			fail(st, "%s(): bad keyword argument", ops_table[op].name);
+			trace_fail(st, "%s(): bad keyword argument", ops_table[op].name);
 		out[j] = args[npos + k];
 	}
 	for (int i = 0; i < s->n; i++) {
 		if (out[i])
 			continue;
 		if (i < s->nrequired)
-			fail(st, "%s() missing required argument '%s'", ops_table[op].name, s->names[i]);
-		out[i] = const_var(st, s->defaults[i]);
+			trace_fail(st, "%s() missing required argument '%s'", ops_table[op].name, s->names[i]);
+		out[i] = var_const(st, s->defaults[i]);
 	}
 }
 
-static struct var *call_op(struct tstate *st, int op, struct var **args, int nargs, value kwnames)
+static struct var *op_call(struct tstate *st, int op, struct var **args, int nargs, value kwnames)
 {
 	struct var *norm[OPS_MAX_PARAMS];
 	if (ops_nparams(op) > OPS_MAX_PARAMS)
-		fail(st, "too many parameters");
+		trace_fail(st, "too many parameters");
 	bind_op(st, op, args, nargs, kwnames, norm);
-	return emit_op(st, op, norm);
+	return op_emit(st, op, norm);
 }
 
 /* ---- Python values ---- */
 
 /* whether v is made of constants only (lists and tuples of them) */
-static bool all_const(struct tstate *st, struct var *v, int depth)
+static bool var_all_const(struct tstate *st, struct var *v, int depth)
 {
-	v = R(st, v);
+	v = var_realize(st, v);
 	if (v->kind == VK_CONST)
 		return true;
 	if ((v->kind == VK_LIST || v->kind == VK_TUPLE) && depth < TRACE_MAX_NEST) {
-		int n = seq_n_of(st, v);
-		struct var **items = seq_items_of(st, v);
+		int n = var_seq_n(st, v);
+		struct var **items = var_seq_items(st, v);
 		for (int i = 0; i < n; i++)
-			if (!all_const(st, items[i], depth + 1))
+			if (!var_all_const(st, items[i], depth + 1))
 				return false;
 		return true;
 	}
 	return false;
 }
 
-/* the real value of an all_const variable (guards for every constant) */
-static value deep_value(struct tstate *st, struct var *v, int depth)
+/* the real value of an var_all_const variable (guards for every constant) */
+static value var_deep_value(struct tstate *st, struct var *v, int depth)
 {
-	v = R(st, v);
+	v = var_realize(st, v);
 	if (v->kind == VK_CONST)
-		return cval(st, v);
-	int n = seq_n_of(st, v);
-	struct var **items = seq_items_of(st, v);
+		return var_value(st, v);
+	int n = var_seq_n(st, v);
+	struct var **items = var_seq_items(st, v);
 	value c = v->kind == VK_LIST ? list_new((size_t)n) : tuple_new((size_t)n);
-	hold(st, c);
+	trace_hold(st, c);
 	value *dst = v->kind == VK_LIST ? val_list(c)->items : val_tuple(c)->items;
 	for (int i = 0; i < n; i++) {
-		dst[i] = deep_value(st, items[i], depth + 1);
+		dst[i] = var_deep_value(st, items[i], depth + 1);
 		val_incref(dst[i]);
 	}
 	if (v->kind == VK_LIST)
@@ -2244,98 +2285,98 @@ static value deep_value(struct tstate *st, struct var *v, int depth)
 }
 
 /* a variable for the result of a pure computation: lists become records */
-static struct var *from_result_at(struct tstate *st, value r, int depth);
+static struct var *var_from_result_at(struct tstate *st, value r, int depth);
 
-static struct var *from_result(struct tstate *st, value r)
+static struct var *var_from_result(struct tstate *st, value r)
 {
-	return from_result_at(st, r, 0);
+	return var_from_result_at(st, r, 0);
 }
 
-static struct var *from_result_at(struct tstate *st, value r, int depth)
+static struct var *var_from_result_at(struct tstate *st, value r, int depth)
 {
 	if (val_is_err(r))
-		fail_pending(st);
-	hold(st, r);
+		trace_fail_pending(st);
+	trace_hold(st, r);
 	if (depth > TRACE_MAX_NEST)
-		brk(st, BRK_UNSUPPORTED, "a value nested more than %d deep", TRACE_MAX_NEST);
+		trace_graph_break(st, BRK_UNSUPPORTED, "a value nested more than %d deep", TRACE_MAX_NEST);
 	if (r.tag == VAL_LIST || r.tag == VAL_TUPLE) {
 		size_t n = r.tag == VAL_LIST ? val_list(r)->len : val_tuple(r)->len;
 		const value *items = r.tag == VAL_LIST ? val_list(r)->items : val_tuple(r)->items;
-		struct var **iv = aalloc(&st->arena, sizeof(struct var *) * (n ? n : 1));
+		struct var **iv = trace_alloc(st, sizeof(struct var *) * (n ? n : 1));
 		for (size_t i = 0; i < n; i++)
-			iv[i] = from_result_at(st, (val_incref(items[i]), items[i]), depth + 1);
-		return r.tag == VAL_LIST ? list_var(st, (int)n, iv) : tuple_var(st, (int)n, iv);
+			iv[i] = var_from_result_at(st, (val_incref(items[i]), items[i]), depth + 1);
+		return r.tag == VAL_LIST ? var_list(st, (int)n, iv) : var_tuple(st, (int)n, iv);
 	}
 	if (r.tag == VAL_TENSOR)
-		brk(st, BRK_UNSUPPORTED, "a tensor made outside the graph");
-	struct var *c = new_var(st, VK_CONST);
+		trace_graph_break(st, BRK_UNSUPPORTED, "a tensor made outside the graph");
+	struct var *c = var_new(st, VK_CONST);
 	c->v = r;
 	return c;
 }
 
-#define seq_n(v) seq_n_of(st, (v))
-#define seq_items(v) seq_items_of(st, (v))
-static bool is_seq(struct var *v) { return v->kind == VK_LIST || v->kind == VK_TUPLE; }
+static bool var_is_seq(struct var *v) { return v->kind == VK_LIST || v->kind == VK_TUPLE; }
 
 static bool operand_ok(struct tstate *st, struct var *v)
 {
-	v = R(st, v);
+	v = var_realize(st, v);
 	return v->kind == VK_TENSOR ||
 	       (v->kind == VK_CONST && (v->v.tag == VAL_INT || v->v.tag == VAL_FLOAT || v->v.tag == VAL_BOOL));
 }
 
-static struct var *binary(struct tstate *st, enum vm_binop op, struct var *a, struct var *b)
+static struct var *interp_binary(struct tstate *st, enum vm_binop op, struct var *a, struct var *b)
 {
-	struct var *ra = R(st, a), *rb = R(st, b);
+	struct var *ra = var_realize(st, a), *rb = var_realize(st, b);
 	if (ra->kind == VK_TENSOR || rb->kind == VK_TENSOR) {
 		if (!operand_ok(st, ra) || !operand_ok(st, rb) ||
 		    (op == VB_MATMUL && (ra->kind != VK_TENSOR || rb->kind != VK_TENSOR)))
-			fail(st, "unsupported operand types");
+			trace_fail(st, "unsupported operand types");
 		struct var *args[2] = {ra, rb};
-		return emit_op(st, ops_of_binop(op), args);
+		return op_emit(st, ops_of_binop(op), args);
 	}
 	if (ra->kind == VK_CONST && rb->kind == VK_CONST)
-		return from_result(st, vm_binary(op, cval(st, ra), cval(st, rb)));
+		return var_from_result(st, vm_binary(op, var_value(st, ra), var_value(st, rb)));
 	/* sequences: concatenation and repetition */
-	if (op == VB_ADD && is_seq(ra) && is_seq(rb) && ra->kind == rb->kind) {
-		int n = seq_n(ra) + seq_n(rb);
-		struct var **items = aalloc(&st->arena, sizeof(struct var *) * (size_t)(n ? n : 1));
-		memcpy(items, seq_items(ra), sizeof(struct var *) * (size_t)seq_n(ra));
-		memcpy(items + seq_n(ra), seq_items(rb), sizeof(struct var *) * (size_t)seq_n(rb));
-		return ra->kind == VK_LIST ? list_var(st, n, items) : tuple_var(st, n, items);
+	if (op == VB_ADD && var_is_seq(ra) && var_is_seq(rb) && ra->kind == rb->kind) {
+		int n = var_seq_n(st, ra) + var_seq_n(st, rb);
+		struct var **items = trace_alloc(st, sizeof(struct var *) * (size_t)(n ? n : 1));
+		memcpy(items, var_seq_items(st, ra), sizeof(struct var *) * (size_t)var_seq_n(st, ra));
+		memcpy(items + var_seq_n(st, ra), var_seq_items(st, rb),
+		       sizeof(struct var *) * (size_t)var_seq_n(st, rb));
+		return ra->kind == VK_LIST ? var_list(st, n, items) : var_tuple(st, n, items);
 	}
-	if (op == VB_MUL && ((is_seq(ra) && rb->kind == VK_CONST) || (is_seq(rb) && ra->kind == VK_CONST))) {
-		struct var *s = is_seq(ra) ? ra : rb;
-		value k = cval(st, is_seq(ra) ? rb : ra);
+	if (op == VB_MUL && ((var_is_seq(ra) && rb->kind == VK_CONST) || (var_is_seq(rb) && ra->kind == VK_CONST))) {
+		struct var *s = var_is_seq(ra) ? ra : rb;
+		value k = var_value(st, var_is_seq(ra) ? rb : ra);
 		if (k.tag != VAL_INT && k.tag != VAL_BOOL)
-			fail(st, "can't multiply sequence by non-int");
+			trace_fail(st, "can't multiply sequence by non-int");
 		int64_t times = k.tag == VAL_BOOL ? k.b : k.i;
 		if (times < 0)
 			times = 0;
-		int64_t n = (int64_t)seq_n(s) * times;
+		int64_t n = (int64_t)var_seq_n(st, s) * times;
 		if (n > 100000)
-			brk(st, BRK_UNSUPPORTED, "a sequence of %lld items", (long long)n);
-		struct var **items = aalloc(&st->arena, sizeof(struct var *) * (size_t)(n ? n : 1));
+			trace_graph_break(st, BRK_UNSUPPORTED, "a sequence of %lld items", (long long)n);
+		struct var **items = trace_alloc(st, sizeof(struct var *) * (size_t)(n ? n : 1));
 		for (int64_t i = 0; i < n; i++)
-			items[i] = seq_items(s)[i % seq_n(s)];
-		return s->kind == VK_LIST ? list_var(st, (int)n, items) : tuple_var(st, (int)n, items);
+			items[i] = var_seq_items(st, s)[i % var_seq_n(st, s)];
+		return s->kind == VK_LIST ? var_list(st, (int)n, items) : var_tuple(st, (int)n, items);
 	}
-	if (all_const(st, ra, 0) && all_const(st, rb, 0))
-		return from_result(st, vm_binary(op, deep_value(st, ra, 0), deep_value(st, rb, 0)));
-	brk(st, BRK_UNSUPPORTED, "%s %s %s", kind_name(st, ra), code_binop_symbol(op), kind_name(st, rb));
+	if (var_all_const(st, ra, 0) && var_all_const(st, rb, 0))
+		return var_from_result(st, vm_binary(op, var_deep_value(st, ra, 0), var_deep_value(st, rb, 0)));
+	trace_graph_break(st, BRK_UNSUPPORTED,
+			  "%s %s %s", var_kind_name(st, ra), code_binop_symbol(op), var_kind_name(st, rb));
 }
 
 /* a is b: what the trace knows about identity */
 static struct var *identity(struct tstate *st, enum vm_cmpop op, struct var *a, struct var *b)
 {
-	struct var *ra = R(st, a), *rb = R(st, b);
+	struct var *ra = var_realize(st, a), *rb = var_realize(st, b);
 	bool same;
 	if (ra == rb) {
 		same = true;
 	} else if (ra->kind == VK_CONST && rb->kind == VK_CONST) {
-		value r = vm_compare(VC_IS, cval(st, ra), cval(st, rb));
+		value r = vm_compare(VC_IS, var_value(st, ra), var_value(st, rb));
 		if (val_is_err(r))
-			fail_pending(st);
+			trace_fail_pending(st);
 		same = r.b;
 	} else if (ra->kind == VK_CONST || rb->kind == VK_CONST) {
 		/* a constant and something that is not (None, numbers, ... vs a tensor or list) */
@@ -2343,97 +2384,99 @@ static struct var *identity(struct tstate *st, enum vm_cmpop op, struct var *a, 
 		need_value(st, c->src, c->v);
 		struct var *o = ra->kind == VK_CONST ? rb : ra;
 		if (o->kind == VK_OPAQUE)
-			brk(st, BRK_UNSUPPORTED, "'is' on a %s", kind_name(st, o));
+			trace_graph_break(st, BRK_UNSUPPORTED, "'is' on a %s", var_kind_name(st, o));
 		same = false;
 	} else if (ra->kind == VK_TENSOR && rb->kind == VK_TENSOR) {
 		if (ra->src >= 0 && rb->src >= 0 && ra->ex == rb->ex)
-			brk(st, BRK_UNSUPPORTED, "'is' between two inputs that are the same tensor");
+			trace_graph_break(st, BRK_UNSUPPORTED, "'is' between two inputs that are the same tensor");
 		same = false;
 	} else if (ra->kind == VK_LIST && rb->kind == VK_LIST) {
 		same = ra->rec == rb->rec;
 		if (!same && ra->rec->src >= 0 && rb->rec->src >= 0)
-			brk(st, BRK_UNSUPPORTED, "'is' between two lists from outside");
+			trace_graph_break(st, BRK_UNSUPPORTED, "'is' between two lists from outside");
 	} else if (ra->kind != rb->kind) {
 		same = false;
 	} else {
-		brk(st, BRK_UNSUPPORTED, "'is' between two %ss", kind_name(st, ra));
+		trace_graph_break(st, BRK_UNSUPPORTED, "'is' between two %ss", var_kind_name(st, ra));
 	}
-	return const_var(st, val_bool(op == VC_IS ? same : !same));
+	return var_const(st, val_bool(op == VC_IS ? same : !same));
 }
 
 static struct var *compare(struct tstate *st, enum vm_cmpop op, struct var *a, struct var *b)
 {
 	if (op == VC_IS || op == VC_IS_NOT)
 		return identity(st, op, a, b);
-	struct var *ra = R(st, a), *rb = R(st, b);
+	struct var *ra = var_realize(st, a), *rb = var_realize(st, b);
 	if (ra->kind == VK_TENSOR || rb->kind == VK_TENSOR) {
 		if (op == VC_IN || op == VC_NOT_IN) {
 			if (rb->kind == VK_TENSOR && operand_ok(st, ra))
-				brk(st, BRK_TENSOR_DATA, "'in' on a tensor");
-			if (is_seq(rb) || rb->kind == VK_CONST)
-				brk(st, BRK_UNSUPPORTED, "'in' with a tensor and a %s", kind_name(st, rb));
-			fail(st, "unsupported 'in'");
+				trace_graph_break(st, BRK_TENSOR_DATA, "'in' on a tensor");
+			if (var_is_seq(rb) || rb->kind == VK_CONST)
+				trace_graph_break(st, BRK_UNSUPPORTED,
+						  "'in' with a tensor and a %s", var_kind_name(st, rb));
+			trace_fail(st, "unsupported 'in'");
 		}
 		if (!operand_ok(st, ra) || !operand_ok(st, rb)) {
 			if (op == VC_EQ || op == VC_NE) {
 				struct var *o = ra->kind == VK_TENSOR ? rb : ra;
 				if (o->kind == VK_CONST)
 					need_type(st, o->src, o->v);
-				return const_var(st, val_bool(op == VC_NE));
+				return var_const(st, val_bool(op == VC_NE));
 			}
-			fail(st, "unsupported comparison");
+			trace_fail(st, "unsupported comparison");
 		}
 		struct var *args[2] = {ra, rb};
-		return emit_op(st, ops_of_cmpop(op), args);
+		return op_emit(st, ops_of_cmpop(op), args);
 	}
 	if (ra->kind == VK_CONST && rb->kind == VK_CONST)
-		return from_result(st, vm_compare(op, cval(st, ra), cval(st, rb)));
-	if (all_const(st, ra, 0) && all_const(st, rb, 0))
-		return from_result(st, vm_compare(op, deep_value(st, ra, 0), deep_value(st, rb, 0)));
+		return var_from_result(st, vm_compare(op, var_value(st, ra), var_value(st, rb)));
+	if (var_all_const(st, ra, 0) && var_all_const(st, rb, 0))
+		return var_from_result(st, vm_compare(op, var_deep_value(st, ra, 0), var_deep_value(st, rb, 0)));
 	/* x in a list of constants and tensors: equality with each item */
-	if ((op == VC_IN || op == VC_NOT_IN) && is_seq(rb) && ra->kind == VK_CONST) {
+	if ((op == VC_IN || op == VC_NOT_IN) && var_is_seq(rb) && ra->kind == VK_CONST) {
 		bool found = false;
-		for (int i = 0; i < seq_n(rb) && !found; i++) {
-			struct var *it = R(st, seq_items(rb)[i]);
+		for (int i = 0; i < var_seq_n(st, rb) && !found; i++) {
+			struct var *it = var_realize(st, var_seq_items(st, rb)[i]);
 			if (it->kind == VK_CONST) {
-				value r = vm_compare(VC_EQ, cval(st, ra), cval(st, it));
+				value r = vm_compare(VC_EQ, var_value(st, ra), var_value(st, it));
 				if (val_is_err(r))
-					fail_pending(st);
+					trace_fail_pending(st);
 				found = r.tag == VAL_BOOL && r.b;
 				val_decref(r);
 			} else if (it->kind != VK_TENSOR) {
-				brk(st, BRK_UNSUPPORTED, "'in' on a list of %ss", kind_name(st, it));
+				trace_graph_break(st, BRK_UNSUPPORTED, "'in' on a list of %ss", var_kind_name(st, it));
 			} else {
-				brk(st, BRK_TENSOR_DATA, "'in' on a list of tensors");
+				trace_graph_break(st, BRK_TENSOR_DATA, "'in' on a list of tensors");
 			}
 		}
-		return const_var(st, val_bool(op == VC_IN ? found : !found));
+		return var_const(st, val_bool(op == VC_IN ? found : !found));
 	}
-	brk(st, BRK_UNSUPPORTED, "%s %s %s", kind_name(st, ra), code_cmpop_symbol(op), kind_name(st, rb));
+	trace_graph_break(st, BRK_UNSUPPORTED,
+			  "%s %s %s", var_kind_name(st, ra), code_cmpop_symbol(op), var_kind_name(st, rb));
 }
 
 /* truth of a value for a jump: a tensor breaks with code */
 static bool truth(struct tstate *st, struct var *v, int code, const char *what)
 {
-	v = R(st, v);
+	v = var_realize(st, v);
 	switch ((enum vkind)v->kind) {
 	case VK_TENSOR:
-		tmeta(st, v);
+		need_meta(st, v);
 		if (v->ex->numel != 1)
-			fail(st, "ambiguous truth value");
-		brk(st, code, "%s", what);
+			trace_fail(st, "ambiguous truth value");
+		trace_graph_break(st, code, "%s", what);
 	case VK_CONST: {
 		bool t;
-		if (vm_truth(cval(st, v), &t) < 0)
-			fail_pending(st);
+		if (vm_truth(var_value(st, v), &t) < 0)
+			trace_fail_pending(st);
 		return t;
 	}
 	case VK_LIST:
-		return rec_read(st, v->rec)->n != 0;
+		return seqrec_read(st, v->rec)->n != 0;
 	case VK_TUPLE:
 		return v->n != 0;
 	case VK_OPAQUE:
-		brk(st, BRK_UNSUPPORTED, "the truth of a %s", kind_name(st, v));
+		trace_graph_break(st, BRK_UNSUPPORTED, "the truth of a %s", var_kind_name(st, v));
 	default:
 		return true;
 	}
@@ -2441,83 +2484,84 @@ static bool truth(struct tstate *st, struct var *v, int code, const char *what)
 
 static struct var *unary_neg(struct tstate *st, struct var *a)
 {
-	a = R(st, a);
+	a = var_realize(st, a);
 	if (a->kind == VK_TENSOR) {
 		struct var *args[1] = {a};
-		return emit_op(st, OPS_neg, args);
+		return op_emit(st, OPS_neg, args);
 	}
 	if (a->kind == VK_CONST)
-		return from_result(st, vm_unary_neg(cval(st, a)));
-	fail(st, "bad operand type for unary -");
+		return var_from_result(st, vm_unary_neg(var_value(st, a)));
+	trace_fail(st, "bad operand type for unary -");
 }
 
 /* an index that is an int, with its guard */
-static int64_t int_arg(struct tstate *st, struct var *v)
+static int64_t var_int(struct tstate *st, struct var *v)
 {
-	value x = cval(st, v);
+	value x = var_value(st, v);
 	if (x.tag == VAL_INT)
 		return x.i;
 	if (x.tag == VAL_BOOL)
 		return x.b;
-	fail(st, "not an integer");
+	trace_fail(st, "not an integer");
 }
 
 static struct var *subscr(struct tstate *st, struct var *obj, struct var *idx)
 {
-	struct var *o = R(st, obj), *i = R(st, idx);
+	struct var *o = var_realize(st, obj), *i = var_realize(st, idx);
 	if (o->kind == VK_TENSOR) {
 		struct var *args[2] = {o, i};
-		return emit_op(st, OPS_getitem, args);
+		return op_emit(st, OPS_getitem, args);
 	}
-	if (is_seq(o)) {
+	if (var_is_seq(o)) {
 		if (i->kind != VK_CONST)
-			brk(st, BRK_UNSUPPORTED, "indexing a %s with a %s", kind_name(st, o), kind_name(st, i));
-		value x = cval(st, i);
-		int n = seq_n(o);
+			trace_graph_break(st, BRK_UNSUPPORTED,
+					  "indexing a %s with a %s", var_kind_name(st, o), var_kind_name(st, i));
+		value x = var_value(st, i);
+		int n = var_seq_n(st, o);
 		if (x.tag == VAL_INT || x.tag == VAL_BOOL) {
 			int64_t k = x.tag == VAL_BOOL ? x.b : x.i;
 			if (k < 0)
 				k += n;
 			if (k < 0 || k >= n)
-				fail(st, "index out of range");
-			return seq_items(o)[k];
+				trace_fail(st, "index out of range");
+			return var_seq_items(st, o)[k];
 		}
 		if (x.tag == VAL_SLICE) {
 			int64_t start, stop, step, count;
 			if (slice_indices(val_slice(x), n, &start, &stop, &step, &count) < 0)
-				fail_pending(st);
-			struct var **items = aalloc(&st->arena, sizeof(struct var *) * (size_t)(count ? count : 1));
+				trace_fail_pending(st);
+			struct var **items = trace_alloc(st, sizeof(struct var *) * (size_t)(count ? count : 1));
 			for (int64_t k = 0; k < count; k++)
-				items[k] = seq_items(o)[start + k * step];
-			return o->kind == VK_LIST ? list_var(st, (int)count, items) : tuple_var(st, (int)count, items);
+				items[k] = var_seq_items(st, o)[start + k * step];
+			return o->kind == VK_LIST ? var_list(st, (int)count, items) : var_tuple(st, (int)count, items);
 		}
-		fail(st, "bad index");
+		trace_fail(st, "bad index");
 	}
 	if (o->kind == VK_CONST && i->kind == VK_CONST)
-		return from_result(st, vm_subscript(cval(st, o), cval(st, i)));
-	brk(st, BRK_UNSUPPORTED, "indexing a %s", kind_name(st, o));
+		return var_from_result(st, vm_subscript(var_value(st, o), var_value(st, i)));
+	trace_graph_break(st, BRK_UNSUPPORTED, "indexing a %s", var_kind_name(st, o));
 }
 
 static void store_subscr(struct tstate *st, struct var *obj, struct var *idx, struct var *v)
 {
-	struct var *o = R(st, obj);
+	struct var *o = var_realize(st, obj);
 	if (o->kind != VK_LIST) {
 		if (o->kind == VK_TENSOR || o->kind == VK_CONST || o->kind == VK_TUPLE)
-			fail(st, "item assignment");
-		brk(st, BRK_UNSUPPORTED, "item assignment to a %s", kind_name(st, o));
+			trace_fail(st, "item assignment");
+		trace_graph_break(st, BRK_UNSUPPORTED, "item assignment to a %s", var_kind_name(st, o));
 	}
-	struct var *i = R(st, idx);
+	struct var *i = var_realize(st, idx);
 	if (i->kind != VK_CONST)
-		brk(st, BRK_UNSUPPORTED, "list item assignment with a %s index", kind_name(st, i));
-	value x = cval(st, i);
+		trace_graph_break(st, BRK_UNSUPPORTED, "list item assignment with a %s index", var_kind_name(st, i));
+	value x = var_value(st, i);
 	if (x.tag != VAL_INT && x.tag != VAL_BOOL)
-		brk(st, BRK_UNSUPPORTED, "list assignment to a %s index", val_type_name(x));
+		trace_graph_break(st, BRK_UNSUPPORTED, "list assignment to a %s index", val_type_name(x));
 	int64_t k = x.tag == VAL_BOOL ? x.b : x.i;
-	struct seqrec *r = rec_read(st, o->rec);
+	struct seqrec *r = seqrec_read(st, o->rec);
 	if (k < 0)
 		k += r->n;
 	if (k < 0 || k >= r->n)
-		fail(st, "list assignment index out of range");
+		trace_fail(st, "list assignment index out of range");
 	r->items[k] = v;
 	r->mutated = true;
 	r->prefix_dirty = true;
@@ -2527,8 +2571,8 @@ static void store_subscr(struct tstate *st, struct var *obj, struct var *idx, st
 
 static struct var *iter_var(struct tstate *st, int kind, struct var *seq, int64_t i, int64_t n, int64_t step)
 {
-	struct var *v = new_var(st, VK_ITER);
-	v->it = aalloc(&st->arena, sizeof *v->it);
+	struct var *v = var_new(st, VK_ITER);
+	v->it = trace_alloc(st, sizeof *v->it);
 	v->it->kind = kind;
 	v->it->seq = seq;
 	v->it->i = i;
@@ -2537,9 +2581,9 @@ static struct var *iter_var(struct tstate *st, int kind, struct var *seq, int64_
 	return v;
 }
 
-static struct var *get_iter(struct tstate *st, struct var *v)
+static struct var *py_iter(struct tstate *st, struct var *v)
 {
-	v = R(st, v);
+	v = var_realize(st, v);
 	switch ((enum vkind)v->kind) {
 	case VK_ITER:
 		return v;
@@ -2548,13 +2592,13 @@ static struct var *get_iter(struct tstate *st, struct var *v)
 	case VK_TUPLE:
 		return iter_var(st, ITER_TUPLE, v, 0, v->n, 0);
 	case VK_TENSOR: {
-		tensor *t = tmeta(st, v);
+		tensor *t = need_meta(st, v);
 		if (t->ndim == 0)
-			fail(st, "iteration over a 0-d tensor");
+			trace_fail(st, "iteration over a 0-d tensor");
 		return iter_var(st, ITER_TENSOR, v, 0, t->shape[0], 0);
 	}
 	case VK_CONST: {
-		value x = cval(st, v);
+		value x = var_value(st, v);
 		if (x.tag == VAL_RANGE) {
 			const struct range *r = val_range(x);
 			return iter_var(st, ITER_RANGE, NULL, r->start, r->len, r->step);
@@ -2562,14 +2606,14 @@ static struct var *get_iter(struct tstate *st, struct var *v)
 		if (x.tag == VAL_TUPLE) {
 			/* a constant tuple (a static x.shape): its items */
 			val_incref(x);
-			return get_iter(st, from_result(st, x));
+			return py_iter(st, var_from_result(st, x));
 		}
 		if (x.tag == VAL_STR) {
 			value l = vm_sequence_to_list(x);
-			struct var *lv = from_result(st, l);
+			struct var *lv = var_from_result(st, l);
 			return iter_var(st, ITER_LIST, lv, 0, 0, 0);
 		}
-		fail(st, "not iterable");
+		trace_fail(st, "not iterable");
 	}
 	case VK_OPAQUE:
 		if (v->v.tag == VAL_ITER)
@@ -2578,11 +2622,11 @@ static struct var *get_iter(struct tstate *st, struct var *v)
 	default:
 		break;
 	}
-	fail(st, "'%s' object is not iterable", kind_name(st, v));
+	trace_fail(st, "'%s' object is not iterable", var_kind_name(st, v));
 }
 
 /* the next item of an iterator variable, or NULL when it is exhausted */
-static struct var *iter_next(struct tstate *st, struct var *itv)
+static struct var *py_next(struct tstate *st, struct var *itv)
 {
 	struct iterrec *it = itv->it;
 	switch (it->kind) {
@@ -2592,16 +2636,16 @@ static struct var *iter_next(struct tstate *st, struct var *itv)
 		int64_t v = it->i;
 		it->i = (int64_t)((uint64_t)it->i + (uint64_t)it->step);
 		it->n--;
-		return const_var(st, val_int(v));
+		return var_const(st, val_int(v));
 	}
 	case ITER_LIST: {
-		struct var *l = R(st, it->seq);
-		if (it->i >= rec_read(st, l->rec)->n)
+		struct var *l = var_realize(st, it->seq);
+		if (it->i >= seqrec_read(st, l->rec)->n)
 			return NULL;
 		return l->rec->items[it->i++];
 	}
 	case ITER_TUPLE: {
-		struct var *t = R(st, it->seq);
+		struct var *t = var_realize(st, it->seq);
 		if (it->i >= t->n)
 			return NULL;
 		return t->items[it->i++];
@@ -2609,51 +2653,51 @@ static struct var *iter_next(struct tstate *st, struct var *itv)
 	case ITER_TENSOR: {
 		if (it->i >= it->n)
 			return NULL;
-		struct var *args[2] = {R(st, it->seq), const_var(st, val_int(it->i))};
+		struct var *args[2] = {var_realize(st, it->seq), var_const(st, val_int(it->i))};
 		it->i++;
-		return emit_op(st, OPS_getitem, args);
+		return op_emit(st, OPS_getitem, args);
 	}
 	case ITER_ENUMERATE: {
-		struct var *x = iter_next(st, it->seq);
+		struct var *x = py_next(st, it->seq);
 		if (!x)
 			return NULL;
-		struct var *pair[2] = {const_var(st, val_int(it->count++)), x};
-		return tuple_var(st, 2, pair);
+		struct var *pair[2] = {var_const(st, val_int(it->count++)), x};
+		return var_tuple(st, 2, pair);
 	}
 	case ITER_ZIP: {
 		if (it->nsub == 0)
 			return NULL;
-		struct var **items = aalloc(&st->arena, sizeof(struct var *) * (size_t)it->nsub);
+		struct var **items = trace_alloc(st, sizeof(struct var *) * (size_t)it->nsub);
 		for (int k = 0; k < it->nsub; k++) {
-			items[k] = iter_next(st, it->subs[k]);
+			items[k] = py_next(st, it->subs[k]);
 			if (!items[k])
 				return NULL;
 		}
-		return tuple_var(st, it->nsub, items);
+		return var_tuple(st, it->nsub, items);
 	}
 	default:
-		fail(st, "unsupported iterator");
+		trace_fail(st, "unsupported iterator");
 	}
 }
 
 /* every item of an iterable (a bounded iterator), as a new list of variables */
-static struct var **drain(struct tstate *st, struct var *v, int *n)
+static struct var **py_drain(struct tstate *st, struct var *v, int *n)
 {
-	struct var *it = get_iter(st, v);
+	struct var *it = py_iter(st, v);
 	if (it->kind != VK_ITER)
-		brk(st, BRK_UNSUPPORTED, "iterating a %s", kind_name(st, it));
+		trace_graph_break(st, BRK_UNSUPPORTED, "iterating a %s", var_kind_name(st, it));
 	int cap = 8, k = 0;
-	struct var **items = aalloc(&st->arena, sizeof(struct var *) * (size_t)cap);
+	struct var **items = trace_alloc(st, sizeof(struct var *) * (size_t)cap);
 	struct var *x;
-	while ((x = iter_next(st, it)) != NULL) {
+	while ((x = py_next(st, it)) != NULL) {
 		if (k == cap) {
-			struct var **ni = aalloc(&st->arena, sizeof(struct var *) * (size_t)cap * 2);
+			struct var **ni = trace_alloc(st, sizeof(struct var *) * (size_t)cap * 2);
 			memcpy(ni, items, sizeof(struct var *) * (size_t)k);
 			items = ni;
 			cap *= 2;
 		}
 		if (k >= 100000)
-			brk(st, BRK_UNSUPPORTED, "iterating more than 100000 items");
+			trace_graph_break(st, BRK_UNSUPPORTED, "iterating more than 100000 items");
 		items[k++] = x;
 	}
 	*n = k;
@@ -2666,19 +2710,19 @@ static const char *const list_method_names[] = {
 	"append", "pop", "extend", "insert", "index", "count", "reverse", "remove", "copy", "clear", "sort", NULL,
 };
 
-static struct var *getattr(struct tstate *st, struct var *obj, struct str *name)
+static struct var *py_getattr(struct tstate *st, struct var *obj, struct str *name)
 {
-	struct var *o = R(st, obj);
+	struct var *o = var_realize(st, obj);
 	switch ((enum vkind)o->kind) {
 	case VK_TENSOR: {
 		int op = ops_find(name->data, OPK_METH | OPK_ATTR);
 		if (op < 0)
-			fail(st, "no attribute");
+			trace_fail(st, "no attribute");
 		if (ops_table[op].kind & OPK_ATTR) {
 			struct var *args[1] = {o};
-			return emit_op(st, op, args);
+			return op_emit(st, op, args);
 		}
-		struct var *m = new_var(st, VK_METHOD);
+		struct var *m = var_new(st, VK_METHOD);
 		m->op = op;
 		m->self = o;
 		return m;
@@ -2686,32 +2730,32 @@ static struct var *getattr(struct tstate *st, struct var *obj, struct str *name)
 	case VK_LIST:
 		for (int i = 0; list_method_names[i]; i++) {
 			if (str_eq_cstr(name, list_method_names[i])) {
-				struct var *m = new_var(st, VK_LISTMETH);
-				m->v = keep(st, val_obj(VAL_STR, name));
+				struct var *m = var_new(st, VK_LISTMETH);
+				m->v = trace_keep(st, val_obj(VAL_STR, name));
 				m->self = o;
 				return m;
 			}
 		}
-		fail(st, "no attribute");
+		trace_fail(st, "no attribute");
 	case VK_CONST: {
 		value x = o->v;
 		/* the attributes of a function or a type do not depend on more than its identity */
 		need_value(st, o->src, x);
-		return from_result(st, vm_getattr(st->vm, x, name));
+		return var_from_result(st, vm_getattr(st->vm, x, name));
 	}
 	default:
 		break;
 	}
-	brk(st, BRK_UNSUPPORTED, "attribute %s of a %s", name->data, kind_name(st, o));
+	trace_graph_break(st, BRK_UNSUPPORTED, "attribute %s of a %s", name->data, var_kind_name(st, o));
 }
 
 /* ---- calls ---- */
 
-static struct var *run_frame(struct tstate *st, struct tframe *fr);
+static struct var *interp_run_frame(struct tstate *st, struct tframe *fr);
 
-static struct cellrec *new_cellrec(struct tstate *st, struct var *content)
+static struct cellrec *cellrec_new(struct tstate *st, struct var *content)
 {
-	struct cellrec *c = aalloc(&st->arena, sizeof *c);
+	struct cellrec *c = trace_alloc(st, sizeof *c);
 	c->content = content;
 	c->root_index = -1;
 	c->real = val_none();
@@ -2731,9 +2775,9 @@ static struct cellrec *real_cellrec(struct tstate *st, value cell, int fsrc, int
 	value content = val_cell(cell)->v;
 	struct var *cv = NULL;
 	if (!val_is_err(content))
-		cv = lazy_var(st, content, fsrc >= 0 ? guards_source(st->gs, SRC_CLOSURE, fsrc, i, NULL) : -1);
-	struct cellrec *c = new_cellrec(st, cv);
-	c->real = keep(st, cell);
+		cv = var_lazy(st, content, fsrc >= 0 ? guards_source(st->gs, SRC_CLOSURE, fsrc, i, NULL) : -1);
+	struct cellrec *c = cellrec_new(st, cv);
+	c->real = trace_keep(st, cell);
 	return c;
 }
 
@@ -2743,21 +2787,21 @@ static struct var *inline_call(struct tstate *st, struct code *co, value default
 			       struct cellrec **closure, int nclosure, struct var **args, int nargs, value kwnames)
 {
 	if (st->cur->depth + 1 >= TRACE_MAX_DEPTH)
-		brk(st, BRK_INLINE_DEPTH, "%s called at depth %d", co->name, TRACE_MAX_DEPTH);
+		trace_graph_break(st, BRK_INLINE_DEPTH, "%s called at depth %d", co->name, TRACE_MAX_DEPTH);
 	if (co->is_module || co->nfreevars != nclosure)
-		fail(st, "bad call");
-	struct tframe *nf = aalloc(&st->arena, sizeof *nf);
+		trace_fail(st, "bad call");
+	struct tframe *nf = trace_alloc(st, sizeof *nf);
 	nf->code = co;
 	nf->parent = st->cur;
 	nf->depth = st->cur->depth + 1;
-	nf->locals = aalloc(&st->arena, sizeof(struct var *) * (size_t)(co->nlocals ? co->nlocals : 1));
+	nf->locals = trace_alloc(st, sizeof(struct var *) * (size_t)(co->nlocals ? co->nlocals : 1));
 	int ncells = co->ncellvars + co->nfreevars;
-	nf->cells = aalloc(&st->arena, sizeof(struct cellrec *) * (size_t)(ncells ? ncells : 1));
-	nf->stack = aalloc(&st->arena, sizeof(struct var *) * (size_t)(co->max_stack > 0 ? co->max_stack : 1));
-	int nkw = nkw_of(kwnames), npos = nargs - nkw;
+	nf->cells = trace_alloc(st, sizeof(struct cellrec *) * (size_t)(ncells ? ncells : 1));
+	nf->stack = trace_alloc(st, sizeof(struct var *) * (size_t)(co->max_stack > 0 ? co->max_stack : 1));
+	int nkw = kwnames_count(kwnames), npos = nargs - nkw;
 	int nparams = co->nparams;
 	if (npos < 0 || npos > nparams || nparams > co->nlocals)
-		fail(st, "%s(): bad arguments", co->name);
+		trace_fail(st, "%s(): bad arguments", co->name);
 	for (int i = 0; i < npos; i++)
 		nf->locals[i] = args[i];
 	for (int k = 0; k < nkw; k++) {
@@ -2767,12 +2811,12 @@ static struct var *inline_call(struct tstate *st, struct code *co, value default
 			if (kn.tag == VAL_STR && str_eq_cstr(val_str(kn), co->local_names[j]))
 				break;
 		if (j == nparams || nf->locals[j])
-			fail(st, "%s(): bad keyword argument", co->name);
+			trace_fail(st, "%s(): bad keyword argument", co->name);
 		nf->locals[j] = args[npos + k];
 	}
 	int ndef = 0;
 	if (dvar)
-		ndef = seq_n(dvar);
+		ndef = var_seq_n(st, dvar);
 	else if (defaults.tag == VAL_TUPLE)
 		ndef = (int)val_tuple(defaults)->len;
 	if (ndef > nparams)
@@ -2781,11 +2825,11 @@ static struct var *inline_call(struct tstate *st, struct code *co, value default
 		if (nf->locals[j])
 			continue;
 		int d = j - (nparams - ndef);
-		nf->locals[j] = dvar ? seq_items(dvar)[d] : const_var(st, val_tuple(defaults)->items[d]);
+		nf->locals[j] = dvar ? var_seq_items(st, dvar)[d] : var_const(st, val_tuple(defaults)->items[d]);
 	}
 	for (int j = 0; j < nparams; j++)
 		if (!nf->locals[j])
-			fail(st, "%s() missing an argument", co->name);
+			trace_fail(st, "%s() missing an argument", co->name);
 	for (int i = 0; i < co->ncellvars; i++) {
 		int p = co->cellvar_param ? co->cellvar_param[i] : -1;
 		struct var *content = NULL;
@@ -2793,13 +2837,13 @@ static struct var *inline_call(struct tstate *st, struct code *co, value default
 			content = nf->locals[p];
 			nf->locals[p] = NULL;
 		}
-		nf->cells[i] = new_cellrec(st, content);
+		nf->cells[i] = cellrec_new(st, content);
 	}
 	for (int i = 0; i < nclosure; i++)
 		nf->cells[co->ncellvars + i] = closure[i];
 	struct tframe *saved = st->cur;
 	st->cur = nf;
-	struct var *r = run_frame(st, nf);
+	struct var *r = interp_run_frame(st, nf);
 	st->cur = saved;
 	return r;
 }
@@ -2810,11 +2854,11 @@ static struct var *call_user_function(struct tstate *st, struct var *fv, value f
 	struct func *f = val_func(fn);
 	need_func(st, fv ? fv->src : -1, fn);
 	int nfree = f->code->nfreevars;
-	struct cellrec **closure = aalloc(&st->arena, sizeof(struct cellrec *) * (size_t)(nfree ? nfree : 1));
+	struct cellrec **closure = trace_alloc(st, sizeof(struct cellrec *) * (size_t)(nfree ? nfree : 1));
 	for (int i = 0; i < nfree; i++) {
 		if (f->closure.tag != VAL_TUPLE || (size_t)i >= val_tuple(f->closure)->len ||
 		    val_tuple(f->closure)->items[i].tag != VAL_CELL)
-			fail(st, "bad closure");
+			trace_fail(st, "bad closure");
 		closure[i] = real_cellrec(st, val_tuple(f->closure)->items[i], fv ? fv->src : -1, i);
 	}
 	return inline_call(st, f->code, f->defaults, NULL, closure, nfree, args, nargs, kwnames);
@@ -2823,7 +2867,7 @@ static struct var *call_user_function(struct tstate *st, struct var *fv, value f
 /* a placeholder of the same type as v, for type() and isinstance() */
 static value type_example(struct tstate *st, struct var *v)
 {
-	v = R(st, v);
+	v = var_realize(st, v);
 	switch ((enum vkind)v->kind) {
 	case VK_TENSOR:
 		return val_tensor(v->ex);
@@ -2831,28 +2875,28 @@ static value type_example(struct tstate *st, struct var *v)
 		need_type(st, v->src, v->v);
 		return v->v;
 	case VK_LIST: /* a list from outside has its type guarded already */
-		return hold(st, list_new(0));
+		return trace_hold(st, list_new(0));
 	case VK_TUPLE:
-		return hold(st, tuple_new(0));
+		return trace_hold(st, tuple_new(0));
 	case VK_OPAQUE:
 		return v->v;
 	default:
-		brk(st, BRK_UNSUPPORTED, "type of a %s", kind_name(st, v));
+		trace_graph_break(st, BRK_UNSUPPORTED, "type of a %s", var_kind_name(st, v));
 	}
 }
 
 static struct var *call_real_pure(struct tstate *st, value fn, struct var **args, int nargs, value kwnames)
 {
-	value *vals = aalloc(&st->arena, sizeof(value) * (size_t)(nargs ? nargs : 1));
+	value *vals = trace_alloc(st, sizeof(value) * (size_t)(nargs ? nargs : 1));
 	for (int i = 0; i < nargs; i++)
-		vals[i] = deep_value(st, args[i], 0);
-	return from_result(st, vm_call(st->vm, fn, vals, nargs, kwnames));
+		vals[i] = var_deep_value(st, args[i], 0);
+	return var_from_result(st, vm_call(st->vm, fn, vals, nargs, kwnames));
 }
 
 static bool args_all_const(struct tstate *st, struct var **args, int nargs)
 {
 	for (int i = 0; i < nargs; i++)
-		if (!all_const(st, args[i], 0))
+		if (!var_all_const(st, args[i], 0))
 			return false;
 	return true;
 }
@@ -2860,94 +2904,94 @@ static bool args_all_const(struct tstate *st, struct var **args, int nargs)
 /* sum(iterable, start=0) over variables: the same additions as Python's */
 static struct var *builtin_sum(struct tstate *st, struct var **args, int nargs, value kwnames)
 {
-	int nkw = nkw_of(kwnames), npos = nargs - nkw;
+	int nkw = kwnames_count(kwnames), npos = nargs - nkw;
 	struct var *start = NULL;
 	for (int k = 0; k < nkw; k++) {
 		value kn = val_tuple(kwnames)->items[k];
 		if (kn.tag == VAL_STR && str_eq_cstr(val_str(kn), "start"))
 			start = args[npos + k];
 		else
-			fail(st, "bad keyword");
+			trace_fail(st, "bad keyword");
 	}
 	if (npos < 1 || npos > 2)
-		fail(st, "sum() arguments");
+		trace_fail(st, "sum() arguments");
 	if (npos == 2)
 		start = args[1];
 	if (!start)
-		start = const_var(st, val_int(0));
+		start = var_const(st, val_int(0));
 	int n;
-	struct var **items = drain(st, args[0], &n);
+	struct var **items = py_drain(st, args[0], &n);
 	struct var *acc = start;
 	for (int i = 0; i < n; i++)
-		acc = binary(st, VB_ADD, acc, items[i]);
+		acc = interp_binary(st, VB_ADD, acc, items[i]);
 	return acc;
 }
 
-static struct var *call_builtin(struct tstate *st, struct var *fv, value fn, struct var **args, int nargs,
+static struct var *py_call_builtin(struct tstate *st, struct var *fv, value fn, struct var **args, int nargs,
 				value kwnames)
 {
 	struct builtin *b = (struct builtin *)fn.o;
 	need_id(st, fv ? fv->src : -1, fn);
-	int nkw = nkw_of(kwnames), npos = nargs - nkw;
+	int nkw = kwnames_count(kwnames), npos = nargs - nkw;
 	/* a symbolic int stays one until a builtin uses its value */
-	struct var *first = npos <= 0 ? NULL : args[0]->kind == VK_SYMINT ? args[0] : R(st, args[0]);
+	struct var *first = npos <= 0 ? NULL : args[0]->kind == VK_SYMINT ? args[0] : var_realize(st, args[0]);
 	bool tfirst = first && first->kind == VK_TENSOR;
 	const char *name = b->name;
 
 	value inner;
 	switch (compile_api_classify(fn, &inner)) {
 	case API_IS_COMPILING:
-		return const_var(st, val_bool(true));
+		return var_const(st, val_bool(true));
 	case API_GRAPH_BREAK:
-		brk(st, BRK_USER_BREAK, NULL);
+		trace_graph_break(st, BRK_USER_BREAK, NULL);
 	case API_CONTROL:
-		brk(st, BRK_CONTROL_API, "%s()", name);
+		trace_graph_break(st, BRK_CONTROL_API, "%s()", name);
 	default:
 		break;
 	}
 	int op = ops_of_builtin(b->fn);
 	if (op >= 0)
-		return call_op(st, op, args, nargs, kwnames);
+		return op_call(st, op, args, nargs, kwnames);
 	if (strcmp(name, "print") == 0)
-		brk(st, BRK_PRINT, NULL);
+		trace_graph_break(st, BRK_PRINT, NULL);
 	if (strcmp(name, "time") == 0)
-		brk(st, BRK_TIME, NULL);
+		trace_graph_break(st, BRK_TIME, NULL);
 	if (strcmp(name, "len") == 0 && nargs == 1 && nkw == 0) {
 		if (first->kind == VK_TENSOR) {
 			if (first->ex->ndim == 0) {
-				tmeta(st, first);
-				fail(st, "len() of a 0-d tensor");
+				need_meta(st, first);
+				trace_fail(st, "len() of a 0-d tensor");
 			}
 			return sym_int_var(st, first, 0);
 		}
-		if (is_seq(first))
-			return const_var(st, val_int(seq_n(first)));
+		if (var_is_seq(first))
+			return var_const(st, val_int(var_seq_n(st, first)));
 	}
 	if ((strcmp(name, "abs") == 0 || strcmp(name, "round") == 0) && tfirst) {
 		if (name[0] == 'r')
-			return call_op(st, OPS_round, args, nargs, kwnames);
+			return op_call(st, OPS_round, args, nargs, kwnames);
 		if (nargs != 1)
-			fail(st, "%s() of a tensor", name);
+			trace_fail(st, "%s() of a tensor", name);
 		struct var *a[1] = {first};
-		return emit_op(st, OPS_abs, a);
+		return op_emit(st, OPS_abs, a);
 	}
 	if ((strcmp(name, "max") == 0 || strcmp(name, "min") == 0) && tfirst)
-		return call_op(st, name[1] == 'a' ? OPS_max : OPS_min, args, nargs, kwnames);
+		return op_call(st, name[1] == 'a' ? OPS_max : OPS_min, args, nargs, kwnames);
 	if (strcmp(name, "sum") == 0) {
 		if (tfirst)
-			return call_op(st, OPS_sum, args, nargs, kwnames);
+			return op_call(st, OPS_sum, args, nargs, kwnames);
 		if (!args_all_const(st, args, nargs))
 			return builtin_sum(st, args, nargs, kwnames);
 	}
 	if (strcmp(name, "enumerate") == 0 && npos >= 1 && npos <= 2 && nkw <= 1) {
-		struct var *inner_it = get_iter(st, args[0]);
+		struct var *inner_it = py_iter(st, args[0]);
 		if (inner_it->kind != VK_ITER)
-			brk(st, BRK_UNSUPPORTED, "enumerate() of a %s", kind_name(st, inner_it));
+			trace_graph_break(st, BRK_UNSUPPORTED, "enumerate() of a %s", var_kind_name(st, inner_it));
 		int64_t start = 0;
 		if (nargs == 2)
-			start = int_arg(st, args[1]);
+			start = var_int(st, args[1]);
 		if (nkw == 1 && !str_eq_cstr(val_str(val_tuple(kwnames)->items[0]), "start"))
-			fail(st, "bad keyword");
+			trace_fail(st, "bad keyword");
 		struct var *e = iter_var(st, ITER_ENUMERATE, inner_it, 0, 0, 0);
 		e->it->count = start;
 		return e;
@@ -2955,20 +2999,21 @@ static struct var *call_builtin(struct tstate *st, struct var *fv, value fn, str
 	if (strcmp(name, "zip") == 0 && nkw == 0) {
 		struct var *z = iter_var(st, ITER_ZIP, NULL, 0, 0, 0);
 		z->it->nsub = nargs;
-		z->it->subs = aalloc(&st->arena, sizeof(struct var *) * (size_t)(nargs ? nargs : 1));
+		z->it->subs = trace_alloc(st, sizeof(struct var *) * (size_t)(nargs ? nargs : 1));
 		for (int i = 0; i < nargs; i++) {
-			z->it->subs[i] = get_iter(st, args[i]);
+			z->it->subs[i] = py_iter(st, args[i]);
 			if (z->it->subs[i]->kind != VK_ITER)
-				brk(st, BRK_UNSUPPORTED, "zip() of a %s", kind_name(st, z->it->subs[i]));
+				trace_graph_break(st, BRK_UNSUPPORTED,
+						  "zip() of a %s", var_kind_name(st, z->it->subs[i]));
 		}
 		return z;
 	}
 	if ((strcmp(name, "isinstance") == 0 || strcmp(name, "type") == 0) && nkw == 0 && nargs >= 1) {
-		value *vals = aalloc(&st->arena, sizeof(value) * (size_t)nargs);
+		value *vals = trace_alloc(st, sizeof(value) * (size_t)nargs);
 		vals[0] = type_example(st, args[0]);
 		for (int i = 1; i < nargs; i++)
-			vals[i] = deep_value(st, args[i], 0);
-		return from_result(st, vm_call(st->vm, fn, vals, nargs, kwnames));
+			vals[i] = var_deep_value(st, args[i], 0);
+		return var_from_result(st, vm_call(st->vm, fn, vals, nargs, kwnames));
 	}
 	static const char *const pure[] = {"len", "repr", "abs", "min", "max", "sum", "round", "sorted",
 					   "isinstance", "type", NULL};
@@ -2978,98 +3023,100 @@ static struct var *call_builtin(struct tstate *st, struct var *fv, value fn, str
 		if (args_all_const(st, args, nargs))
 			return call_real_pure(st, fn, args, nargs, kwnames);
 		for (int k = 0; k < nargs; k++)
-			if (R(st, args[k])->kind == VK_TENSOR && strcmp(name, "repr") == 0)
-				brk(st, BRK_TENSOR_DATA, "repr() of a tensor");
-		brk(st, BRK_UNSUPPORTED, "%s() of a %s", name, first ? kind_name(st, first) : "nothing");
+			if (var_realize(st, args[k])->kind == VK_TENSOR && strcmp(name, "repr") == 0)
+				trace_graph_break(st, BRK_TENSOR_DATA, "repr() of a tensor");
+		trace_graph_break(st, BRK_UNSUPPORTED,
+				  "%s() of a %s", name, first ? var_kind_name(st, first) : "nothing");
 	}
 	/* a method of a constant string */
 	if (strncmp(name, "str.", 4) == 0 && args_all_const(st, args, nargs))
 		return call_real_pure(st, fn, args, nargs, kwnames);
-	brk(st, BRK_UNSUPPORTED, "call to builtin %s", name);
+	trace_graph_break(st, BRK_UNSUPPORTED, "call to builtin %s", name);
 }
 
 /* int(x), float(x), bool(x), str(x), list(x), tuple(x), range(...), type(x) */
-static struct var *call_type(struct tstate *st, value t, struct var **args, int nargs, value kwnames)
+static struct var *py_call_type(struct tstate *st, value t, struct var **args, int nargs, value kwnames)
 {
 	value_tag tag = (value_tag)t.i;
-	int nkw = nkw_of(kwnames);
+	int nkw = kwnames_count(kwnames);
 	if (nargs >= 1 && nkw == 0) {
-		struct var *a = R(st, args[0]);
+		struct var *a = var_realize(st, args[0]);
 		if (a->kind == VK_TENSOR) {
 			switch (tag) {
-			case VAL_INT: brk(st, BRK_TENSOR_DATA, "int(t)");
-			case VAL_FLOAT: brk(st, BRK_TENSOR_DATA, "float(t)");
-			case VAL_BOOL: brk(st, BRK_TENSOR_DATA, "bool(t)");
-			case VAL_STR: brk(st, BRK_TENSOR_DATA, "str(t)");
+			case VAL_INT: trace_graph_break(st, BRK_TENSOR_DATA, "int(t)");
+			case VAL_FLOAT: trace_graph_break(st, BRK_TENSOR_DATA, "float(t)");
+			case VAL_BOOL: trace_graph_break(st, BRK_TENSOR_DATA, "bool(t)");
+			case VAL_STR: trace_graph_break(st, BRK_TENSOR_DATA, "str(t)");
 			default: break;
 			}
 		}
-		if (nargs == 1 && (tag == VAL_LIST || tag == VAL_TUPLE) && !all_const(st, a, 0)) {
+		if (nargs == 1 && (tag == VAL_LIST || tag == VAL_TUPLE) && !var_all_const(st, a, 0)) {
 			int n;
-			struct var **items = drain(st, a, &n);
-			return tag == VAL_LIST ? list_var(st, n, items) : tuple_var(st, n, items);
+			struct var **items = py_drain(st, a, &n);
+			return tag == VAL_LIST ? var_list(st, n, items) : var_tuple(st, n, items);
 		}
 		if (nargs == 1 && tag == VAL_TYPE)
-			return from_result(st, vm_call(st->vm, t, (value[]){type_example(st, a)}, 1, kwnames));
+			return var_from_result(st, vm_call(st->vm, t, (value[]){type_example(st, a)}, 1, kwnames));
 	}
 	if (args_all_const(st, args, nargs))
 		return call_real_pure(st, t, args, nargs, kwnames);
-	brk(st, BRK_UNSUPPORTED, "%s() of a %s", type_tag_name(tag), nargs ? kind_name(st, args[0]) : "nothing");
+	trace_graph_break(st, BRK_UNSUPPORTED,
+			  "%s() of a %s", type_tag_name(tag), nargs ? var_kind_name(st, args[0]) : "nothing");
 }
 
-static struct var *none_var(struct tstate *st) { return const_var(st, val_none()); }
+static struct var *var_none(struct tstate *st) { return var_const(st, val_none()); }
 
-static struct var *call_list_method(struct tstate *st, struct var *m, struct var **args, int nargs, value kwnames)
+static struct var *py_call_list_method(struct tstate *st, struct var *m, struct var **args, int nargs, value kwnames)
 {
-	struct var *l = R(st, m->self);
+	struct var *l = var_realize(st, m->self);
 	struct seqrec *r = l->rec;
 	struct str *name = val_str(m->v);
-	int nkw = nkw_of(kwnames);
+	int nkw = kwnames_count(kwnames);
 	if (nkw && !str_eq_cstr(name, "sort"))
-		fail(st, "list method keywords");
+		trace_fail(st, "list method keywords");
 	if (str_eq_cstr(name, "append")) {
 		if (nargs != 1)
-			fail(st, "append() arguments");
-		rec_insert(st, r, r->n, args[0]);
+			trace_fail(st, "append() arguments");
+		seqrec_insert(st, r, r->n, args[0]);
 		r->mutated = true;
-		return none_var(st);
+		return var_none(st);
 	}
 	if (str_eq_cstr(name, "extend")) {
 		if (nargs != 1)
-			fail(st, "extend() arguments");
+			trace_fail(st, "extend() arguments");
 		int n;
-		struct var **items = drain(st, args[0], &n);
+		struct var **items = py_drain(st, args[0], &n);
 		for (int i = 0; i < n; i++)
-			rec_insert(st, r, r->n, items[i]);
+			seqrec_insert(st, r, r->n, items[i]);
 		r->mutated = true;
-		return none_var(st);
+		return var_none(st);
 	}
 	/* the other methods read the list (and all but copy change its prefix) */
-	rec_read(st, r);
+	seqrec_read(st, r);
 	if (!str_eq_cstr(name, "copy") && !str_eq_cstr(name, "index") && !str_eq_cstr(name, "count"))
 		r->prefix_dirty = true;
 	if (str_eq_cstr(name, "insert")) {
 		if (nargs != 2)
-			fail(st, "insert() arguments");
-		int64_t i = int_arg(st, args[0]);
+			trace_fail(st, "insert() arguments");
+		int64_t i = var_int(st, args[0]);
 		if (i < 0)
 			i += r->n;
 		if (i < 0)
 			i = 0;
 		if (i > r->n)
 			i = r->n;
-		rec_insert(st, r, (int)i, args[1]);
+		seqrec_insert(st, r, (int)i, args[1]);
 		r->mutated = true;
-		return none_var(st);
+		return var_none(st);
 	}
 	if (str_eq_cstr(name, "pop")) {
 		if (nargs > 1)
-			fail(st, "pop() arguments");
-		int64_t i = nargs ? int_arg(st, args[0]) : -1;
+			trace_fail(st, "pop() arguments");
+		int64_t i = nargs ? var_int(st, args[0]) : -1;
 		if (i < 0)
 			i += r->n;
 		if (i < 0 || i >= r->n)
-			fail(st, "pop index out of range");
+			trace_fail(st, "pop index out of range");
 		struct var *x = r->items[i];
 		memmove(r->items + i, r->items + i + 1, sizeof(struct var *) * (size_t)(r->n - i - 1));
 		r->n--;
@@ -3078,61 +3125,61 @@ static struct var *call_list_method(struct tstate *st, struct var *m, struct var
 	}
 	if (str_eq_cstr(name, "clear")) {
 		if (nargs)
-			fail(st, "clear() arguments");
+			trace_fail(st, "clear() arguments");
 		r->n = 0;
 		r->mutated = true;
-		return none_var(st);
+		return var_none(st);
 	}
 	if (str_eq_cstr(name, "reverse")) {
 		if (nargs)
-			fail(st, "reverse() arguments");
+			trace_fail(st, "reverse() arguments");
 		for (int i = 0, j = r->n - 1; i < j; i++, j--) {
 			struct var *t = r->items[i];
 			r->items[i] = r->items[j];
 			r->items[j] = t;
 		}
 		r->mutated = true;
-		return none_var(st);
+		return var_none(st);
 	}
 	if (str_eq_cstr(name, "copy")) {
 		if (nargs)
-			fail(st, "copy() arguments");
-		return list_var(st, r->n, r->items);
+			trace_fail(st, "copy() arguments");
+		return var_list(st, r->n, r->items);
 	}
 	/* index, count, remove, sort: on constants only */
-	if (!all_const(st, l, 0) || !args_all_const(st, args, nargs))
-		brk(st, BRK_UNSUPPORTED, "list.%s() on a list of non-constants", name->data);
-	value real = deep_value(st, l, 0);
+	if (!var_all_const(st, l, 0) || !args_all_const(st, args, nargs))
+		trace_graph_break(st, BRK_UNSUPPORTED, "list.%s() on a list of non-constants", name->data);
+	value real = var_deep_value(st, l, 0);
 	value meth = vm_getattr(st->vm, real, name);
 	if (val_is_err(meth))
-		fail_pending(st);
-	hold(st, meth);
+		trace_fail_pending(st);
+	trace_hold(st, meth);
 	struct var *res = call_real_pure(st, meth, args, nargs, kwnames);
 	if (str_eq_cstr(name, "remove") || str_eq_cstr(name, "sort")) {
-		struct var *nl = from_result(st, (val_incref(real), real));
+		struct var *nl = var_from_result(st, (val_incref(real), real));
 		r->n = 0;
 		for (int i = 0; i < nl->rec->n; i++)
-			rec_insert(st, r, r->n, nl->rec->items[i]);
+			seqrec_insert(st, r, r->n, nl->rec->items[i]);
 		r->mutated = true;
 	}
 	return res;
 }
 
 /* allow_in_graph(f): one opaque node that calls f */
-static struct var *call_allowed(struct tstate *st, value fn, struct var **args, int nargs, value kwnames)
+static struct var *op_call_allowed(struct tstate *st, value fn, struct var **args, int nargs, value kwnames)
 {
-	if (nkw_of(kwnames))
-		brk(st, BRK_UNSUPPORTED, "keyword arguments to an allow_in_graph function");
+	if (kwnames_count(kwnames))
+		trace_graph_break(st, BRK_UNSUPPORTED, "keyword arguments to an allow_in_graph function");
 	const char *fname = fn.tag == VAL_FUNC ? val_func(fn)->code->name : "allowed";
 	check_graph_size(st);
-	struct garg *made = aalloc(&st->arena, sizeof *made * (size_t)(nargs ? nargs : 1));
-	value *ex = aalloc(&st->arena, sizeof(value) * (size_t)(nargs ? nargs : 1));
+	struct garg *made = trace_alloc(st, sizeof *made * (size_t)(nargs ? nargs : 1));
+	value *ex = trace_alloc(st, sizeof(value) * (size_t)(nargs ? nargs : 1));
 	for (int i = 0; i < nargs; i++)
 		mkgarg(st, args[i], &made[i], fname, 0);
 	for (int i = 0; i < nargs; i++)
 		ex[i] = exval(st, args[i], 0);
 	for (int i = 0; i < nargs; i++)
-		spec_deep(st, args[i], 0);
+		sym_spec_deep(st, args[i], 0);
 	void *ctx;
 	vm_eval_frame_fn hook = vm_get_eval_frame(st->vm, &ctx);
 	vm_set_eval_frame(st->vm, NULL, NULL);
@@ -3141,10 +3188,10 @@ static struct var *call_allowed(struct tstate *st, value fn, struct var **args, 
 	ag_set_grad_enabled(prev);
 	vm_set_eval_frame(st->vm, hook, ctx);
 	if (val_is_err(out))
-		fail_pending(st);
-	hold(st, out);
+		trace_fail_pending(st);
+	trace_hold(st, out);
 	if (out.tag != VAL_TENSOR)
-		brk(st, BRK_ALLOWED_NONTENSOR, "%s", fname);
+		trace_graph_break(st, BRK_ALLOWED_NONTENSOR, "%s", fname);
 	struct gnode node;
 	memset(&node, 0, sizeof node);
 	node.kind = GN_CALL;
@@ -3169,7 +3216,7 @@ static struct var *call_allowed(struct tstate *st, value fn, struct var **args, 
 
 static struct var *call(struct tstate *st, struct var *callee, struct var **args, int nargs, value kwnames)
 {
-	struct var *c = R(st, callee);
+	struct var *c = var_realize(st, callee);
 	switch ((enum vkind)c->kind) {
 	case VK_CONST: {
 		value fn = c->v;
@@ -3177,10 +3224,10 @@ static struct var *call(struct tstate *st, struct var *callee, struct var **args
 		case VAL_FUNC:
 			return call_user_function(st, c, fn, args, nargs, kwnames);
 		case VAL_BUILTIN:
-			return call_builtin(st, c, fn, args, nargs, kwnames);
+			return py_call_builtin(st, c, fn, args, nargs, kwnames);
 		case VAL_TYPE:
 			need_value(st, c->src, fn);
-			return call_type(st, fn, args, nargs, kwnames);
+			return py_call_type(st, fn, args, nargs, kwnames);
 		case VAL_OBJECT: {
 			value inner;
 			enum api_kind k = compile_api_classify(fn, &inner);
@@ -3189,75 +3236,75 @@ static struct var *call(struct tstate *st, struct var *callee, struct var **args
 			case API_COMPILED:
 				if (inner.tag == VAL_FUNC)
 					return call_user_function(st, NULL, inner, args, nargs, kwnames);
-				return call(st, const_var(st, inner), args, nargs, kwnames);
+				return call(st, var_const(st, inner), args, nargs, kwnames);
 			case API_DISABLED:
-				brk(st, BRK_DISABLED, "%s",
+				trace_graph_break(st, BRK_DISABLED, "%s",
 				    inner.tag == VAL_FUNC ? val_func(inner)->code->name : val_type_name(inner));
 			case API_ALLOWED:
-				return call_allowed(st, inner, args, nargs, kwnames);
+				return op_call_allowed(st, inner, args, nargs, kwnames);
 			default:
 				break;
 			}
-			brk(st, BRK_UNSUPPORTED, "call of a %s object", val_type_name(fn));
+			trace_graph_break(st, BRK_UNSUPPORTED, "call of a %s object", val_type_name(fn));
 		}
 		default:
-			fail(st, "'%s' object is not callable", val_type_name(fn));
+			trace_fail(st, "'%s' object is not callable", val_type_name(fn));
 		}
 	}
 	case VK_METHOD: {
-		struct var **a = aalloc(&st->arena, sizeof(struct var *) * (size_t)(nargs + 1));
+		struct var **a = trace_alloc(st, sizeof(struct var *) * (size_t)(nargs + 1));
 		a[0] = c->self;
 		memcpy(a + 1, args, sizeof(struct var *) * (size_t)nargs);
-		return call_op(st, c->op, a, nargs + 1, kwnames);
+		return op_call(st, c->op, a, nargs + 1, kwnames);
 	}
 	case VK_LISTMETH:
-		return call_list_method(st, c, args, nargs, kwnames);
+		return py_call_list_method(st, c, args, nargs, kwnames);
 	case VK_NESTED:
 		return inline_call(st, val_code(c->v), val_none(), c->defaults, c->cells, c->ncells, args, nargs,
 				   kwnames);
 	case VK_OPAQUE:
 		if (c->v.tag == VAL_BOUND)
-			brk(st, BRK_UNSUPPORTED, "call of a method bound before the graph break");
+			trace_graph_break(st, BRK_UNSUPPORTED, "call of a method bound before the graph break");
 		break;
 	default:
 		break;
 	}
-	fail(st, "'%s' object is not callable", kind_name(st, c));
+	trace_fail(st, "'%s' object is not callable", var_kind_name(st, c));
 }
 
 static struct var *make_function(struct tstate *st, int flags, struct var *codev, struct var *defaults,
 				 struct var *closure)
 {
-	struct var *cv = R(st, codev);
+	struct var *cv = var_realize(st, codev);
 	if (cv->kind != VK_CONST || cv->v.tag != VAL_CODE)
-		fail(st, "MAKE_FUNCTION without a code object");
+		trace_fail(st, "MAKE_FUNCTION without a code object");
 	struct code *co = val_code(cv->v);
-	struct var *n = new_var(st, VK_NESTED);
+	struct var *n = var_new(st, VK_NESTED);
 	n->v = cv->v;
 	if (flags & 1) {
-		struct var *d = R(st, defaults);
+		struct var *d = var_realize(st, defaults);
 		if (d->kind == VK_CONST && d->v.tag == VAL_NONE)
 			d = NULL;
 		else if (d->kind != VK_TUPLE)
-			fail(st, "defaults are not a tuple");
+			trace_fail(st, "defaults are not a tuple");
 		n->defaults = d;
 	}
 	int nfree = 0;
 	if (flags & 2) {
-		struct var *cl = R(st, closure);
+		struct var *cl = var_realize(st, closure);
 		if (cl->kind != VK_TUPLE)
-			fail(st, "closure is not a tuple");
+			trace_fail(st, "closure is not a tuple");
 		nfree = cl->n;
-		n->cells = aalloc(&st->arena, sizeof(struct cellrec *) * (size_t)(nfree ? nfree : 1));
+		n->cells = trace_alloc(st, sizeof(struct cellrec *) * (size_t)(nfree ? nfree : 1));
 		for (int i = 0; i < nfree; i++) {
-			struct var *c = R(st, cl->items[i]);
+			struct var *c = var_realize(st, cl->items[i]);
 			if (c->kind != VK_CELLREF)
-				fail(st, "closure holds a non-cell");
+				trace_fail(st, "closure holds a non-cell");
 			n->cells[i] = c->cell;
 		}
 	}
 	if (nfree != co->nfreevars)
-		fail(st, "closure does not match");
+		trace_fail(st, "closure does not match");
 	n->ncells = nfree;
 	return n;
 }
@@ -3268,28 +3315,28 @@ static struct var *make_function(struct tstate *st, int flags, struct var *codev
 static void push(struct tstate *st, struct tframe *fr, struct var *v)
 {
 	if (fr->sp >= fr->code->max_stack)
-		fail(st, "operand stack overflow");
+		trace_fail(st, "operand stack overflow");
 	fr->stack[fr->sp++] = v;
 }
 
 static struct var *pop(struct tstate *st, struct tframe *fr)
 {
 	if (fr->sp <= 0)
-		fail(st, "operand stack underflow");
+		trace_fail(st, "operand stack underflow");
 	return fr->stack[--fr->sp];
 }
 
 static struct var *top(struct tstate *st, struct tframe *fr, int k)
 {
 	if (fr->sp <= k)
-		fail(st, "operand stack underflow");
+		trace_fail(st, "operand stack underflow");
 	return fr->stack[fr->sp - 1 - k];
 }
 
 static struct cellrec *frame_cell(struct tstate *st, struct tframe *fr, int i)
 {
 	if (i < 0 || i >= fr->code->ncellvars + fr->code->nfreevars)
-		fail(st, "bad cell index");
+		trace_fail(st, "bad cell index");
 	return fr->cells[i];
 }
 
@@ -3300,13 +3347,13 @@ static struct var *load_global(struct tstate *st, struct str *name)
 			return st->globals[i].var;
 	value v = vm_lookup_name(st->vm, name);
 	if (val_is_err(v))
-		fail(st, "name '%s' is not defined", name->data);
-	struct var *r = lazy_var(st, v, guards_source(st->gs, SRC_GLOBAL, -1, -1, name->data));
+		trace_fail(st, "name '%s' is not defined", name->data);
+	struct var *r = var_lazy(st, v, guards_source(st->gs, SRC_GLOBAL, -1, -1, name->data));
 	if (st->nglobals == st->globcap) {
 		st->globcap = st->globcap ? st->globcap * 2 : 16;
 		st->globals = realloc(st->globals, sizeof *st->globals * (size_t)st->globcap);
 		if (!st->globals)
-			oom();
+			trace_oom();
 	}
 	st->globals[st->nglobals++] = (struct overlay){name, r, false};
 	return r;
@@ -3325,7 +3372,7 @@ static void store_global(struct tstate *st, struct str *name, struct var *v)
 		st->globcap = st->globcap ? st->globcap * 2 : 16;
 		st->globals = realloc(st->globals, sizeof *st->globals * (size_t)st->globcap);
 		if (!st->globals)
-			oom();
+			trace_oom();
 	}
 	st->globals[st->nglobals++] = (struct overlay){name, v, true};
 }
@@ -3333,26 +3380,308 @@ static void store_global(struct tstate *st, struct str *name, struct var *v)
 static struct str *name_arg(struct tstate *st, struct code *co, int a)
 {
 	if (a < 0 || a >= co->nnames || co->names[a].tag != VAL_STR)
-		fail(st, "bad name index");
+		trace_fail(st, "bad name index");
 	return val_str(co->names[a]);
 }
 
 static int jump_target(struct tstate *st, struct code *co, int a)
 {
 	if (a < 0 || a >= co->ninsns)
-		fail(st, "bad jump target");
+		trace_fail(st, "bad jump target");
 	return a;
 }
 
-/* Runs fr from fr->pc until it returns; the value it returns. */
-static struct var *run_frame(struct tstate *st, struct tframe *fr)
+/* loads, stores and the operand stack */
+static bool step_stack(struct tstate *st, struct tframe *fr, int op, int a)
+{
+	struct code *co = fr->code;
+	struct var *x, *y, *z;
+	switch (op) {
+	case OP_NOP:
+		break;
+	case OP_LOAD_CONST:
+		if (a >= co->nconsts)
+			trace_fail(st, "bad constant index");
+		push(st, fr, var_const(st, co->consts[a]));
+		break;
+	case OP_LOAD_FAST:
+		if (a >= co->nlocals || !fr->locals[a])
+			trace_fail(st, "unbound local");
+		push(st, fr, fr->locals[a]);
+		break;
+	case OP_STORE_FAST:
+		if (a >= co->nlocals)
+			trace_fail(st, "bad local index");
+		fr->locals[a] = pop(st, fr);
+		break;
+	case OP_LOAD_GLOBAL:
+		push(st, fr, load_global(st, name_arg(st, co, a)));
+		break;
+	case OP_STORE_GLOBAL:
+		store_global(st, name_arg(st, co, a), pop(st, fr));
+		break;
+	case OP_LOAD_DEREF: {
+		struct cellrec *c = frame_cell(st, fr, a);
+		if (!c->content)
+			trace_fail(st, "empty cell");
+		push(st, fr, c->content);
+		break;
+	}
+	case OP_STORE_DEREF: {
+		struct cellrec *c = frame_cell(st, fr, a);
+		c->content = pop(st, fr);
+		c->dirty = true;
+		break;
+	}
+	case OP_LOAD_CLOSURE: {
+		struct var *c = var_new(st, VK_CELLREF);
+		c->cell = frame_cell(st, fr, a);
+		push(st, fr, c);
+		break;
+	}
+	case OP_POP_TOP:
+		pop(st, fr);
+		break;
+	case OP_DUP_TOP:
+		push(st, fr, top(st, fr, 0));
+		break;
+	case OP_DUP_TOP_TWO:
+		x = top(st, fr, 1);
+		y = top(st, fr, 0);
+		push(st, fr, x);
+		push(st, fr, y);
+		break;
+	case OP_ROT_TWO:
+		x = pop(st, fr);
+		y = pop(st, fr);
+		push(st, fr, x);
+		push(st, fr, y);
+		break;
+	case OP_ROT_THREE:
+		x = pop(st, fr);
+		y = pop(st, fr);
+		z = pop(st, fr);
+		push(st, fr, x);
+		push(st, fr, z);
+		push(st, fr, y);
+		break;
+	default:
+		return false;
+	}
+	return true;
+}
+
+/* operators, attributes, building and unpacking values */
+static bool step_value(struct tstate *st, struct tframe *fr, int op, int a)
+{
+	struct code *co = fr->code;
+	struct var *x, *y, *z;
+	switch (op) {
+	case OP_LOAD_ATTR:
+		x = py_getattr(st, top(st, fr, 0), name_arg(st, co, a));
+		fr->stack[fr->sp - 1] = x;
+		break;
+	case OP_UNARY_NEG:
+		x = unary_neg(st, top(st, fr, 0));
+		fr->stack[fr->sp - 1] = x;
+		break;
+	case OP_UNARY_POS: {
+		x = var_realize(st, top(st, fr, 0));
+		if (x->kind == VK_CONST && x->v.tag == VAL_BOOL)
+			x = var_const(st, val_int(var_value(st, x).b));
+		else if (!(x->kind == VK_TENSOR ||
+			   (x->kind == VK_CONST && (x->v.tag == VAL_INT || x->v.tag == VAL_FLOAT))))
+			trace_fail(st, "bad operand type for unary +");
+		else if (x->kind == VK_CONST)
+			need_type(st, x->src, x->v);
+		fr->stack[fr->sp - 1] = x;
+		break;
+	}
+	case OP_UNARY_NOT:
+		x = var_const(st, val_bool(!truth(st, top(st, fr, 0), BRK_TENSOR_BOOLOP, "'not'")));
+		fr->stack[fr->sp - 1] = x;
+		break;
+	case OP_BINARY_OP:
+		if (a >= VB_COUNT)
+			trace_fail(st, "bad binary operator");
+		y = pop(st, fr);
+		x = pop(st, fr);
+		push(st, fr, interp_binary(st, (enum vm_binop)a, x, y));
+		break;
+	case OP_COMPARE_OP:
+		if (a >= VC_COUNT)
+			trace_fail(st, "bad comparison");
+		y = pop(st, fr);
+		x = pop(st, fr);
+		push(st, fr, compare(st, (enum vm_cmpop)a, x, y));
+		break;
+	case OP_BINARY_SUBSCR:
+		y = pop(st, fr);
+		x = pop(st, fr);
+		push(st, fr, subscr(st, x, y));
+		break;
+	case OP_STORE_SUBSCR:
+		y = pop(st, fr);
+		x = pop(st, fr);
+		z = pop(st, fr);
+		store_subscr(st, x, y, z);
+		break;
+	case OP_BUILD_SLICE: {
+		if (a != 2 && a != 3)
+			trace_fail(st, "bad slice");
+		struct var *step = a == 3 ? pop(st, fr) : NULL;
+		y = pop(st, fr);
+		x = pop(st, fr);
+		struct var *parts[3] = {x, y, step};
+		value pv[3] = {val_none(), val_none(), val_none()};
+		for (int i = 0; i < 3; i++) {
+			if (!parts[i])
+				continue;
+			if (!var_is_const(st, parts[i]))
+				trace_graph_break(st, BRK_UNSUPPORTED,
+						  "a slice bound that is a %s", var_kind_name(st, parts[i]));
+			pv[i] = var_value(st, parts[i]);
+		}
+		push(st, fr, var_const_owned(st, slice_new(pv[0], pv[1], pv[2])));
+		break;
+	}
+	case OP_BUILD_LIST:
+	case OP_BUILD_TUPLE: {
+		if (a > fr->sp)
+			trace_fail(st, "operand stack underflow");
+		fr->sp -= a;
+		struct var **items = fr->stack + fr->sp;
+		x = op == OP_BUILD_LIST ? var_list(st, a, items) : var_tuple(st, a, items);
+		push(st, fr, x);
+		break;
+	}
+	case OP_UNPACK_SEQUENCE: {
+		x = var_realize(st, pop(st, fr));
+		struct var **items;
+		int n;
+		if (var_is_seq(x)) {
+			n = var_seq_n(st, x);
+			items = var_seq_items(st, x);
+		} else if (x->kind == VK_TENSOR) {
+			tensor *t = need_meta(st, x);
+			if (t->ndim == 0 || t->shape[0] != a)
+				trace_fail(st, "cannot unpack");
+			n = a;
+			items = trace_alloc(st, sizeof(struct var *) * (size_t)(a ? a : 1));
+			for (int i = 0; i < a; i++) {
+				struct var *args[2] = {x, var_const(st, val_int(i))};
+				items[i] = op_emit(st, OPS_getitem, args);
+			}
+		} else {
+			items = py_drain(st, x, &n);
+		}
+		if (n != a)
+			trace_fail(st, "cannot unpack %d values into %d", n, a);
+		for (int i = a - 1; i >= 0; i--)
+			push(st, fr, items[i]);
+		break;
+	}
+	case OP_MAKE_FUNCTION: {
+		x = pop(st, fr);
+		y = (a & 1) ? pop(st, fr) : NULL;
+		z = (a & 2) ? pop(st, fr) : NULL;
+		push(st, fr, make_function(st, a, x, y, z));
+		break;
+	}
+	default:
+		return false;
+	}
+	return true;
+}
+
+/* jumps, loops and calls; *next: the instruction to run next */
+static bool step_flow(struct tstate *st, struct tframe *fr, int op, int a, int *next)
+{
+	struct code *co = fr->code;
+	int pc = fr->pc;
+	bool is_root = fr == st->root;
+	struct var *x, *y;
+	switch (op) {
+	case OP_JUMP:
+		*next = jump_target(st, co, a);
+		break;
+	case OP_POP_JUMP_IF_FALSE:
+	case OP_POP_JUMP_IF_TRUE: {
+		bool t = truth(st, top(st, fr, 0), BRK_TENSOR_BRANCH, NULL);
+		pop(st, fr);
+		if (t == (op == OP_POP_JUMP_IF_TRUE))
+			*next = jump_target(st, co, a);
+		break;
+	}
+	case OP_JUMP_IF_FALSE_OR_POP:
+	case OP_JUMP_IF_TRUE_OR_POP: {
+		bool on_true = op == OP_JUMP_IF_TRUE_OR_POP;
+		bool t = truth(st, top(st, fr, 0), BRK_TENSOR_BOOLOP, on_true ? "'or'" : "'and'");
+		if (t == on_true)
+			*next = jump_target(st, co, a);
+		else
+			pop(st, fr);
+		break;
+	}
+	case OP_GET_ITER:
+		x = py_iter(st, top(st, fr, 0));
+		fr->stack[fr->sp - 1] = x;
+		break;
+	case OP_FOR_ITER: {
+		x = var_realize(st, top(st, fr, 0));
+		if (x->kind == VK_OPAQUE) {
+			if (is_root)
+				trace_split(st);
+			trace_graph_break(st, BRK_UNSUPPORTED, "iterating an iterator made before a graph break");
+		}
+		if (x->kind != VK_ITER)
+			trace_fail(st, "FOR_ITER without an iterator");
+		y = py_next(st, x);
+		if (y) {
+			push(st, fr, y);
+		} else {
+			pop(st, fr);
+			*next = jump_target(st, co, a);
+		}
+		break;
+	}
+	case OP_CALL:
+	case OP_CALL_KW: {
+		value kwnames = val_none();
+		int extra = 0;
+		if (op == OP_CALL_KW) {
+			struct var *k = var_realize(st, top(st, fr, 0));
+			if (k->kind != VK_CONST || k->v.tag != VAL_TUPLE || (int)val_tuple(k->v)->len > a)
+				trace_fail(st, "CALL_KW without keyword names");
+			kwnames = k->v;
+			extra = 1;
+		}
+		if (fr->sp < a + 1 + extra)
+			trace_fail(st, "operand stack underflow");
+		if (is_root)
+			trace_break_if_forced(st, pc);
+		int base = fr->sp - extra - a - 1;
+		x = call(st, fr->stack[base], fr->stack + base + 1, a, kwnames);
+		fr->sp = base;
+		push(st, fr, x);
+		break;
+	}
+	default:
+		return false;
+	}
+	return true;
+}
+
+/* Runs fr from fr->pc until it returns; the value it returns. Each
+ * instruction is handled by one of the step_* groups above. */
+static struct var *interp_run_frame(struct tstate *st, struct tframe *fr)
 {
 	struct code *co = fr->code;
 	int pc = fr->pc;
 	bool is_root = fr == st->root;
 	for (;;) {
 		if (pc < 0 || pc >= co->ninsns)
-			fail(st, "pc out of range");
+			trace_fail(st, "pc out of range");
 		fr->pc = pc;
 		if (is_root) {
 			st->snap.sp = fr->sp;
@@ -3362,268 +3691,14 @@ static struct var *run_frame(struct tstate *st, struct tframe *fr)
 			st->snap.nguards = st->gs->nguards;
 		}
 		if (++st->ninsns > TRACE_MAX_INSNS)
-			brk(st, BRK_TRACE_TOO_LONG, "more than %d instructions", TRACE_MAX_INSNS);
+			trace_graph_break(st, BRK_TRACE_TOO_LONG, "more than %d instructions", TRACE_MAX_INSNS);
 		uint32_t w = co->insns[pc];
-		int a = (int)INSN_A(w);
+		int op = (int)INSN_OP(w), a = (int)INSN_A(w);
 		int next = pc + 1;
-		struct var *x, *y, *z;
-		switch (INSN_OP(w)) {
-		case OP_NOP:
-			break;
-		case OP_LOAD_CONST:
-			if (a >= co->nconsts)
-				fail(st, "bad constant index");
-			push(st, fr, const_var(st, co->consts[a]));
-			break;
-		case OP_LOAD_FAST:
-			if (a >= co->nlocals || !fr->locals[a])
-				fail(st, "unbound local");
-			push(st, fr, fr->locals[a]);
-			break;
-		case OP_STORE_FAST:
-			if (a >= co->nlocals)
-				fail(st, "bad local index");
-			fr->locals[a] = pop(st, fr);
-			break;
-		case OP_LOAD_GLOBAL:
-			push(st, fr, load_global(st, name_arg(st, co, a)));
-			break;
-		case OP_STORE_GLOBAL:
-			store_global(st, name_arg(st, co, a), pop(st, fr));
-			break;
-		case OP_LOAD_DEREF: {
-			struct cellrec *c = frame_cell(st, fr, a);
-			if (!c->content)
-				fail(st, "empty cell");
-			push(st, fr, c->content);
-			break;
-		}
-		case OP_STORE_DEREF: {
-			struct cellrec *c = frame_cell(st, fr, a);
-			c->content = pop(st, fr);
-			c->dirty = true;
-			break;
-		}
-		case OP_LOAD_CLOSURE: {
-			struct var *c = new_var(st, VK_CELLREF);
-			c->cell = frame_cell(st, fr, a);
-			push(st, fr, c);
-			break;
-		}
-		case OP_LOAD_ATTR:
-			x = getattr(st, top(st, fr, 0), name_arg(st, co, a));
-			fr->stack[fr->sp - 1] = x;
-			break;
-		case OP_POP_TOP:
-			pop(st, fr);
-			break;
-		case OP_DUP_TOP:
-			push(st, fr, top(st, fr, 0));
-			break;
-		case OP_DUP_TOP_TWO:
-			x = top(st, fr, 1);
-			y = top(st, fr, 0);
-			push(st, fr, x);
-			push(st, fr, y);
-			break;
-		case OP_ROT_TWO:
-			x = pop(st, fr);
-			y = pop(st, fr);
-			push(st, fr, x);
-			push(st, fr, y);
-			break;
-		case OP_ROT_THREE:
-			x = pop(st, fr);
-			y = pop(st, fr);
-			z = pop(st, fr);
-			push(st, fr, x);
-			push(st, fr, z);
-			push(st, fr, y);
-			break;
-		case OP_UNARY_NEG:
-			x = unary_neg(st, top(st, fr, 0));
-			fr->stack[fr->sp - 1] = x;
-			break;
-		case OP_UNARY_POS: {
-			x = R(st, top(st, fr, 0));
-			if (x->kind == VK_CONST && x->v.tag == VAL_BOOL)
-				x = const_var(st, val_int(cval(st, x).b));
-			else if (!(x->kind == VK_TENSOR ||
-				   (x->kind == VK_CONST && (x->v.tag == VAL_INT || x->v.tag == VAL_FLOAT))))
-				fail(st, "bad operand type for unary +");
-			else if (x->kind == VK_CONST)
-				need_type(st, x->src, x->v);
-			fr->stack[fr->sp - 1] = x;
-			break;
-		}
-		case OP_UNARY_NOT:
-			x = const_var(st, val_bool(!truth(st, top(st, fr, 0), BRK_TENSOR_BOOLOP, "'not'")));
-			fr->stack[fr->sp - 1] = x;
-			break;
-		case OP_BINARY_OP:
-			if (a >= VB_COUNT)
-				fail(st, "bad binary operator");
-			y = pop(st, fr);
-			x = pop(st, fr);
-			push(st, fr, binary(st, (enum vm_binop)a, x, y));
-			break;
-		case OP_COMPARE_OP:
-			if (a >= VC_COUNT)
-				fail(st, "bad comparison");
-			y = pop(st, fr);
-			x = pop(st, fr);
-			push(st, fr, compare(st, (enum vm_cmpop)a, x, y));
-			break;
-		case OP_BINARY_SUBSCR:
-			y = pop(st, fr);
-			x = pop(st, fr);
-			push(st, fr, subscr(st, x, y));
-			break;
-		case OP_STORE_SUBSCR:
-			y = pop(st, fr);
-			x = pop(st, fr);
-			z = pop(st, fr);
-			store_subscr(st, x, y, z);
-			break;
-		case OP_BUILD_SLICE: {
-			if (a != 2 && a != 3)
-				fail(st, "bad slice");
-			struct var *step = a == 3 ? pop(st, fr) : NULL;
-			y = pop(st, fr);
-			x = pop(st, fr);
-			struct var *parts[3] = {x, y, step};
-			value pv[3] = {val_none(), val_none(), val_none()};
-			for (int i = 0; i < 3; i++) {
-				if (!parts[i])
-					continue;
-				if (!is_const(st, parts[i]))
-					brk(st, BRK_UNSUPPORTED, "a slice bound that is a %s", kind_name(st, parts[i]));
-				pv[i] = cval(st, parts[i]);
-			}
-			push(st, fr, const_owned(st, slice_new(pv[0], pv[1], pv[2])));
-			break;
-		}
-		case OP_BUILD_LIST:
-		case OP_BUILD_TUPLE: {
-			if (a > fr->sp)
-				fail(st, "operand stack underflow");
-			fr->sp -= a;
-			struct var **items = fr->stack + fr->sp;
-			x = INSN_OP(w) == OP_BUILD_LIST ? list_var(st, a, items) : tuple_var(st, a, items);
-			push(st, fr, x);
-			break;
-		}
-		case OP_UNPACK_SEQUENCE: {
-			x = R(st, pop(st, fr));
-			struct var **items;
-			int n;
-			if (is_seq(x)) {
-				n = seq_n(x);
-				items = seq_items(x);
-			} else if (x->kind == VK_TENSOR) {
-				tensor *t = tmeta(st, x);
-				if (t->ndim == 0 || t->shape[0] != a)
-					fail(st, "cannot unpack");
-				n = a;
-				items = aalloc(&st->arena, sizeof(struct var *) * (size_t)(a ? a : 1));
-				for (int i = 0; i < a; i++) {
-					struct var *args[2] = {x, const_var(st, val_int(i))};
-					items[i] = emit_op(st, OPS_getitem, args);
-				}
-			} else {
-				items = drain(st, x, &n);
-			}
-			if (n != a)
-				fail(st, "cannot unpack %d values into %d", n, a);
-			for (int i = a - 1; i >= 0; i--)
-				push(st, fr, items[i]);
-			break;
-		}
-		case OP_JUMP:
-			next = jump_target(st, co, a);
-			break;
-		case OP_POP_JUMP_IF_FALSE:
-		case OP_POP_JUMP_IF_TRUE: {
-			bool t = truth(st, top(st, fr, 0), BRK_TENSOR_BRANCH, NULL);
-			pop(st, fr);
-			if (t == (INSN_OP(w) == OP_POP_JUMP_IF_TRUE))
-				next = jump_target(st, co, a);
-			break;
-		}
-		case OP_JUMP_IF_FALSE_OR_POP:
-		case OP_JUMP_IF_TRUE_OR_POP: {
-			bool on_true = INSN_OP(w) == OP_JUMP_IF_TRUE_OR_POP;
-			bool t = truth(st, top(st, fr, 0), BRK_TENSOR_BOOLOP, on_true ? "'or'" : "'and'");
-			if (t == on_true)
-				next = jump_target(st, co, a);
-			else
-				pop(st, fr);
-			break;
-		}
-		case OP_GET_ITER:
-			x = get_iter(st, top(st, fr, 0));
-			fr->stack[fr->sp - 1] = x;
-			break;
-		case OP_FOR_ITER: {
-			x = R(st, top(st, fr, 0));
-			if (x->kind == VK_OPAQUE) {
-				if (is_root) {
-					st->abort = ABORT_SPLIT;
-					longjmp(st->jb, 1);
-				}
-				brk(st, BRK_UNSUPPORTED, "iterating an iterator made before a graph break");
-			}
-			if (x->kind != VK_ITER)
-				fail(st, "FOR_ITER without an iterator");
-			y = iter_next(st, x);
-			if (y) {
-				push(st, fr, y);
-			} else {
-				pop(st, fr);
-				next = jump_target(st, co, a);
-			}
-			break;
-		}
-		case OP_CALL:
-		case OP_CALL_KW: {
-			value kwnames = val_none();
-			int extra = 0;
-			if (INSN_OP(w) == OP_CALL_KW) {
-				struct var *k = R(st, top(st, fr, 0));
-				if (k->kind != VK_CONST || k->v.tag != VAL_TUPLE || (int)val_tuple(k->v)->len > a)
-					fail(st, "CALL_KW without keyword names");
-				kwnames = k->v;
-				extra = 1;
-			}
-			if (fr->sp < a + 1 + extra)
-				fail(st, "operand stack underflow");
-			if (is_root) {
-				for (int i = 0; i < st->nforced; i++) {
-					if (st->forced[i].pc == pc) {
-						st->brk = break_copy(st->forced[i].brk);
-						st->abort = ABORT_BREAK;
-						longjmp(st->jb, 1);
-					}
-				}
-			}
-			int base = fr->sp - extra - a - 1;
-			x = call(st, fr->stack[base], fr->stack + base + 1, a, kwnames);
-			fr->sp = base;
-			push(st, fr, x);
-			break;
-		}
-		case OP_MAKE_FUNCTION: {
-			x = pop(st, fr);
-			y = (a & 1) ? pop(st, fr) : NULL;
-			z = (a & 2) ? pop(st, fr) : NULL;
-			push(st, fr, make_function(st, a, x, y, z));
-			break;
-		}
-		case OP_RETURN_VALUE:
+		if (op == OP_RETURN_VALUE)
 			return pop(st, fr);
-		default:
-			fail(st, "unknown opcode %d", (int)INSN_OP(w));
-		}
+		if (!step_stack(st, fr, op, a) && !step_value(st, fr, op, a) && !step_flow(st, fr, op, a, &next))
+			trace_fail(st, "unknown opcode %d", op);
 		pc = next;
 	}
 }
@@ -3673,6 +3748,66 @@ static void cell_recipe(struct planner *p, struct cellrec *c, struct recipe *r, 
 	}
 }
 
+/* an iterator at its position: its sequence (or inner iterators) and where it is */
+static void iter_recipe(struct planner *p, struct iterrec *it, struct recipe *r, int depth)
+{
+	r->kind = RC_ITER;
+	r->index = it->kind;
+	r->n = 1;
+	r->items = recipe_items(1);
+	r->a = it->i;
+	r->b = it->n;
+	r->c = it->step;
+	if (it->kind == ITER_RANGE) {
+		recipe_const(&r->items[0], val_none());
+	} else if (it->kind == ITER_ZIP) {
+		struct recipe *t = &r->items[0];
+		t->kind = RC_TUPLE;
+		t->v = val_none();
+		t->n = it->nsub;
+		t->items = recipe_items(it->nsub);
+		for (int i = 0; i < it->nsub; i++)
+			recipe_of(p, it->subs[i], &t->items[i], depth + 1);
+	} else {
+		if (it->kind == ITER_ENUMERATE)
+			r->a = it->count;
+		recipe_of(p, it->seq, &r->items[0], depth + 1);
+	}
+}
+
+/* a function made while tracing: its code, defaults and closure cells */
+static void func_recipe(struct planner *p, struct var *v, struct recipe *r, int depth)
+{
+	/* one function object however many places refer to it (node: its memo slot) */
+	if (v->node >= 0) {
+		r->kind = RC_MEMO;
+		r->index = v->node;
+		return;
+	}
+	v->node = p->nmemo++;
+	r->kind = RC_FUNC;
+	r->index = v->node;
+	r->v = v->v;
+	val_incref(r->v);
+	r->n = 2;
+	r->items = recipe_items(2);
+	if (v->defaults)
+		recipe_of(p, v->defaults, &r->items[0], depth + 1);
+	else
+		recipe_const(&r->items[0], val_none());
+	if (v->ncells) {
+		struct recipe *t = &r->items[1];
+		t->kind = RC_TUPLE;
+		t->v = val_none();
+		t->n = v->ncells;
+		t->items = recipe_items(v->ncells);
+		for (int i = 0; i < v->ncells; i++)
+			cell_recipe(p, v->cells[i], &t->items[i], depth + 1);
+	} else {
+		recipe_const(&r->items[1], val_none());
+	}
+}
+
 static void recipe_of(struct planner *p, struct var *v, struct recipe *r, int depth)
 {
 	struct tstate *st = p->st;
@@ -3688,7 +3823,7 @@ static void recipe_of(struct planner *p, struct var *v, struct recipe *r, int de
 		return;
 	}
 	if (v->kind == VK_LAZY) {
-		if (var_src(st, v) >= 0) {
+		if (var_source(st, v) >= 0) {
 			r->kind = RC_SOURCE;
 			r->index = v->src;
 			return;
@@ -3757,32 +3892,9 @@ static void recipe_of(struct planner *p, struct var *v, struct recipe *r, int de
 		for (int i = 0; i < v->n; i++)
 			recipe_of(p, v->items[i], &r->items[i], depth + 1);
 		return;
-	case VK_ITER: {
-		struct iterrec *it = v->it;
-		r->kind = RC_ITER;
-		r->index = it->kind;
-		r->n = 1;
-		r->items = recipe_items(1);
-		r->a = it->i;
-		r->b = it->n;
-		r->c = it->step;
-		if (it->kind == ITER_RANGE) {
-			recipe_const(&r->items[0], val_none());
-		} else if (it->kind == ITER_ZIP) {
-			struct recipe *t = &r->items[0];
-			t->kind = RC_TUPLE;
-			t->v = val_none();
-			t->n = it->nsub;
-			t->items = recipe_items(it->nsub);
-			for (int i = 0; i < it->nsub; i++)
-				recipe_of(p, it->subs[i], &t->items[i], depth + 1);
-		} else {
-			if (it->kind == ITER_ENUMERATE)
-				r->a = it->count;
-			recipe_of(p, it->seq, &r->items[0], depth + 1);
-		}
+	case VK_ITER:
+		iter_recipe(p, v->it, r, depth);
 		return;
-	}
 	case VK_METHOD:
 	case VK_LISTMETH:
 		r->kind = RC_GETATTR;
@@ -3794,37 +3906,9 @@ static void recipe_of(struct planner *p, struct var *v, struct recipe *r, int de
 		r->items = recipe_items(1);
 		recipe_of(p, v->self, &r->items[0], depth + 1);
 		return;
-	case VK_NESTED: {
-		/* one function object however many places refer to it (node: its memo slot) */
-		if (v->node >= 0) {
-			r->kind = RC_MEMO;
-			r->index = v->node;
-			return;
-		}
-		v->node = p->nmemo++;
-		r->kind = RC_FUNC;
-		r->index = v->node;
-		r->v = v->v;
-		val_incref(r->v);
-		r->n = 2;
-		r->items = recipe_items(2);
-		if (v->defaults)
-			recipe_of(p, v->defaults, &r->items[0], depth + 1);
-		else
-			recipe_const(&r->items[0], val_none());
-		if (v->ncells) {
-			struct recipe *t = &r->items[1];
-			t->kind = RC_TUPLE;
-			t->v = val_none();
-			t->n = v->ncells;
-			t->items = recipe_items(v->ncells);
-			for (int i = 0; i < v->ncells; i++)
-				cell_recipe(p, v->cells[i], &t->items[i], depth + 1);
-		} else {
-			recipe_const(&r->items[1], val_none());
-		}
+	case VK_NESTED:
+		func_recipe(p, v, r, depth);
 		return;
-	}
 	case VK_CELLREF:
 		cell_recipe(p, v->cell, r, depth);
 		return;
@@ -3845,6 +3929,27 @@ static void recipe_release(struct recipe *r)
 	for (int i = 0; i < r->n; i++)
 		recipe_release(&r->items[i]);
 	free(r->items);
+}
+
+/* the recipes of a result's plan */
+static void plan_release(struct trace_result *r)
+{
+	for (int i = 0; i < r->nlocals; i++)
+		recipe_release(&r->locals[i]);
+	free(r->locals);
+	for (int i = 0; i < r->nstack; i++)
+		recipe_release(&r->stack[i]);
+	free(r->stack);
+	recipe_release(&r->ret);
+	for (int i = 0; i < r->neffects; i++) {
+		struct effect *e = &r->effects[i];
+		val_decref(e->name);
+		recipe_release(&e->value);
+		for (int k = 0; k < e->n; k++)
+			recipe_release(&e->items[k]);
+		free(e->items);
+	}
+	free(r->effects);
 }
 
 static void effects_of(struct planner *p, struct trace_result *res)
@@ -3895,7 +4000,7 @@ static void effects_of(struct planner *p, struct trace_result *res)
 				recipe_of(p, rec->items[rec->orig_n + k], &e->items[k], 1);
 			continue;
 		}
-		rec_read(st, rec);
+		seqrec_read(st, rec);
 		if (rec->src >= 0) {
 			memset(&e->value, 0, sizeof e->value);
 			e->value.kind = RC_SOURCE;
@@ -3924,14 +4029,14 @@ static void distinct_lists(struct tstate *st)
 			if (k == i || b->src < 0 || b->real.tag != VAL_LIST || (b->mutated && k < i))
 				continue;
 			struct guard g = {.kind = GK_ALIAS, .source = a->src, .expect = val_bool(false), .n = b->src};
-			add_guard(st, &g);
+			need_guard(st, &g);
 		}
 	}
 }
 
 /* Builds the plan of how the trace ended (the root frame's state or its
  * return value) and sets the graph's outputs. */
-static void make_plan(struct tstate *st, struct trace_result *res)
+static void plan_make(struct tstate *st, struct trace_result *res)
 {
 	distinct_lists(st);
 	struct planner p = {st, NULL, 0, NULL, 0, false};
@@ -3976,43 +4081,43 @@ static void attempt_init(struct tstate *st)
 	st->gs = guards_new();
 	struct guard bg = {.kind = GK_BACKEND, .source = -1, .expect = val_none(), .backend = st->cfg->backend};
 	guards_add(st->gs, &bg);
-	struct tframe *root = aalloc(&st->arena, sizeof *root);
+	struct tframe *root = trace_alloc(st, sizeof *root);
 	root->code = co;
-	root->locals = aalloc(&st->arena, sizeof(struct var *) * (size_t)(co->nlocals ? co->nlocals : 1));
+	root->locals = trace_alloc(st, sizeof(struct var *) * (size_t)(co->nlocals ? co->nlocals : 1));
 	for (int i = 0; i < co->nlocals; i++) {
 		if (val_is_err(f->locals[i]))
 			continue;
-		struct var *v = new_var(st, VK_LAZY);
-		v->v = keep(st, f->locals[i]);
+		struct var *v = var_new(st, VK_LAZY);
+		v->v = trace_keep(st, f->locals[i]);
 		v->skind = SRC_LOCAL;
 		v->sidx = i;
 		v->sname = co->local_names[i];
 		root->locals[i] = v;
 	}
 	int ncells = co->ncellvars + co->nfreevars;
-	root->cells = aalloc(&st->arena, sizeof(struct cellrec *) * (size_t)(ncells ? ncells : 1));
+	root->cells = trace_alloc(st, sizeof(struct cellrec *) * (size_t)(ncells ? ncells : 1));
 	st->rootcells = root->cells;
 	for (int i = 0; i < ncells; i++) {
 		value cell = f->cells[i];
 		struct var *content = NULL;
 		if (cell.tag == VAL_CELL && !val_is_err(val_cell(cell)->v)) {
-			content = new_var(st, VK_LAZY);
-			content->v = keep(st, val_cell(cell)->v);
+			content = var_new(st, VK_LAZY);
+			content->v = trace_keep(st, val_cell(cell)->v);
 			content->skind = SRC_CELL;
 			content->sidx = i;
 			content->sname = i < co->ncellvars ? co->cellvar_names[i] : co->freevar_names[i - co->ncellvars];
 		}
-		root->cells[i] = new_cellrec(st, content);
+		root->cells[i] = cellrec_new(st, content);
 		root->cells[i]->root_index = i;
 		if (cell.tag == VAL_CELL)
-			root->cells[i]->real = keep(st, cell);
+			root->cells[i]->real = trace_keep(st, cell);
 	}
 	int nstack = (int)(f->sp - f->stack);
 	int maxs = co->max_stack > nstack ? co->max_stack : nstack;
-	root->stack = aalloc(&st->arena, sizeof(struct var *) * (size_t)(maxs ? maxs : 1));
+	root->stack = trace_alloc(st, sizeof(struct var *) * (size_t)(maxs ? maxs : 1));
 	for (int i = 0; i < nstack; i++) {
-		struct var *v = new_var(st, VK_LAZY);
-		v->v = keep(st, f->stack[i]);
+		struct var *v = var_new(st, VK_LAZY);
+		v->v = trace_keep(st, f->stack[i]);
 		v->skind = SRC_STACK;
 		v->sidx = i;
 		root->stack[i] = v;
@@ -4020,7 +4125,7 @@ static void attempt_init(struct tstate *st)
 	root->sp = nstack;
 	root->pc = (int)f->pc;
 	st->root = st->cur = root;
-	st->snap.stack = aalloc(&st->arena, sizeof(struct var *) * (size_t)(maxs ? maxs : 1));
+	st->snap.stack = trace_alloc(st, sizeof(struct var *) * (size_t)(maxs ? maxs : 1));
 	st->ninsns = 0;
 	st->has_call = false;
 }
@@ -4030,7 +4135,7 @@ static void attempt_release(struct tstate *st)
 	for (int i = 0; i < st->nheld; i++)
 		val_decref(st->held[i]);
 	st->nheld = 0;
-	arena_free(&st->arena);
+	trace_arena_free(&st->arena);
 	graph_free(st->g);
 	st->g = NULL;
 	guards_free(st->gs);
@@ -4088,7 +4193,7 @@ static void garg_syms(struct tstate *st, struct garg *a, const bool *bound, int 
 		*maxsym = r;
 }
 
-static void finish_syms(struct tstate *st)
+static void sym_finish(struct tstate *st)
 {
 	if (!st->nsyms)
 		return;
@@ -4185,7 +4290,7 @@ struct trace_result *trace_frame(struct vm *vm, struct frame *f, const struct tr
 		attempt_init(st);
 		st->abort = ABORT_NONE;
 		if (setjmp(st->jb) == 0) {
-			st->ret = run_frame(st, st->root);
+			st->ret = interp_run_frame(st, st->root);
 			res->end = TRACE_RETURN;
 			break;
 		}
@@ -4218,7 +4323,7 @@ struct trace_result *trace_frame(struct vm *vm, struct frame *f, const struct tr
 		/* a break inside an inlined call: again, breaking at the call */
 		st->forced = realloc(st->forced, sizeof *st->forced * (size_t)(st->nforced + 1));
 		if (!st->forced)
-			oom();
+			trace_oom();
 		st->forced[st->nforced].pc = st->root->pc;
 		st->forced[st->nforced].brk = st->brk;
 		st->nforced++;
@@ -4238,14 +4343,14 @@ struct trace_result *trace_frame(struct vm *vm, struct frame *f, const struct tr
 			st->brk = NULL;
 		}
 		if (res->end != TRACE_FULLGRAPH)
-			make_plan(st, res);
+			plan_make(st, res);
 		if (res->end == TRACE_FAILED) {
 			res->error = st->error;
 			st->error = NULL;
 		}
 	}
 	if (res->end != TRACE_FAILED && res->end != TRACE_FULLGRAPH) {
-		finish_syms(st);
+		sym_finish(st);
 		res->graph = st->g;
 		st->g = NULL;
 		res->guards = st->gs;
@@ -4280,22 +4385,7 @@ void trace_result_free(struct trace_result *r)
 	guards_free(r->guards);
 	trace_break_free(r->brk);
 	free(r->error);
-	for (int i = 0; i < r->nlocals; i++)
-		recipe_release(&r->locals[i]);
-	free(r->locals);
-	for (int i = 0; i < r->nstack; i++)
-		recipe_release(&r->stack[i]);
-	free(r->stack);
-	recipe_release(&r->ret);
-	for (int i = 0; i < r->neffects; i++) {
-		struct effect *e = &r->effects[i];
-		val_decref(e->name);
-		recipe_release(&e->value);
-		for (int k = 0; k < e->n; k++)
-			recipe_release(&e->items[k]);
-		free(e->items);
-	}
-	free(r->effects);
+	plan_release(r);
 	free(r);
 }
 
