@@ -12,7 +12,7 @@
  * reference it takes is listed in `held`; both go in one call at the end.
  */
 #define _GNU_SOURCE
-#include "tracer.h"
+#include "trace_impl.h"
 
 #include <setjmp.h>
 #include <stdarg.h>
@@ -28,13 +28,6 @@
 #include "tensor.h"
 #include "util.h"
 #include "vm.h"
-
-#define TRACE_MAX_INDEX 16       /* items of an index tuple (as ops.c's getitem) */
-#define TRACE_MAX_INSNS 200000   /* instructions symbolically run by one trace */
-#define TRACE_MAX_NODES 10000    /* graph nodes of one trace */
-#define TRACE_MAX_DEPTH 32       /* inlined calls */
-#define TRACE_MAX_RESTARTS 64    /* restarts after breaks inside inlined calls */
-#define TRACE_MAX_NEST 64        /* nested lists and tuples wrapped from inputs */
 
 static int tracing;              /* traces running now (is_compiling) */
 
@@ -56,7 +49,7 @@ static double now_ms(void)
 	return (double)ts.tv_sec * 1e3 + (double)ts.tv_nsec / 1e6;
 }
 
-static void trace_oom(void)
+void trace_oom(void)
 {
 	fputs("tjit: out of memory\n", stderr);
 	abort();
@@ -70,11 +63,7 @@ struct trace_arena_block {
 	max_align_t data[];
 };
 
-struct trace_arena {
-	struct trace_arena_block *head;
-};
-
-static void trace_arena_free(struct trace_arena *a)
+void trace_arena_free(struct trace_arena *a)
 {
 	while (a->head) {
 		struct trace_arena_block *n = a->head->next;
@@ -83,175 +72,8 @@ static void trace_arena_free(struct trace_arena *a)
 	}
 }
 
-/* ---- variables ---- */
-
-enum vkind {
-	VK_LAZY,      /* a frame input not looked at yet: v, src (or psrc/pidx) */
-	VK_TENSOR,    /* node (-1: not in the graph yet), ex, rg */
-	VK_CONST,     /* v */
-	VK_LIST,      /* rec */
-	VK_TUPLE,     /* n, items */
-	VK_ITER,      /* it */
-	VK_METHOD,    /* op bound to self (a tensor) */
-	VK_LISTMETH,  /* list method v (a name) bound to self (a list) */
-	VK_NESTED,    /* a function made while tracing: v = code, defaults, cells */
-	VK_CELLREF,   /* a cell object (LOAD_CLOSURE) */
-	VK_OPAQUE,    /* a value the tracer can only pass along (a foreign iterator) */
-	VK_SYMINT,    /* a size read as an int (x.shape[0]): v its example, isym its symbol,
-	                 self the tensor and n the dimension it came from; see var_realize() */
-};
-
-struct seqrec;
-struct iterrec;
-struct cellrec;
-
-struct var {
-	uint8_t kind;
-	int src;                  /* guard source, -1: none (yet) */
-	int psrc, pidx;           /* LAZY item of a source list/tuple: its source is made on demand */
-	int skind, sidx;          /* LAZY local, stack slot or cell of the traced frame (skind -1: none) */
-	const char *sname;
-	struct var *real;         /* LAZY: what it turned out to be */
-	value v;
-	int node;
-	tensor *ex;
-	bool rg;
-	struct seqrec *rec;
-	int n;
-	struct var **items;
-	struct iterrec *it;
-	int op;
-	int *syms;                /* TENSOR: per dimension its symbol, -1 (NULL: all constant) */
-	int isym;                 /* SYMINT: its symbol */
-	struct var *self;
-	struct var *defaults;
-	int ncells;
-	struct cellrec **cells;
-	struct cellrec *cell;
-};
-
-/* a list: shared by every variable that refers to it, as the object is */
-struct seqrec {
-	int n, cap;
-	struct var **items;
-	int src;                  /* it came from this frame input, or -1 */
-	value obj;                /* ... or is this real object (src -1), or none: made by the trace */
-	value real;               /* a list from outside: the real list (for its length guard) */
-	int orig_n;               /* a list from outside: its length when the trace met it */
-	bool len_known;           /* the trace depends on its length (guarded), or made it */
-	bool prefix_dirty;        /* items before orig_n changed: replay the whole list */
-	bool mutated;
-	int memo;                 /* plan: memo slot, -1 */
-};
-
-struct iterrec {
-	int kind;                 /* enum iter_kind */
-	int64_t i, n, step;       /* RANGE: next value, left, step; others: next index, length */
-	struct var *seq;          /* LIST/TUPLE/STR/TENSOR: the sequence; ENUMERATE: the inner iterator */
-	int nsub;                 /* ZIP */
-	struct var **subs;
-	int64_t count;            /* ENUMERATE */
-};
-
-struct cellrec {
-	struct var *content;      /* NULL: empty */
-	int root_index;           /* one of the traced frame's cells, or -1 */
-	value real;               /* a real cell object it stands for, or none */
-	bool dirty;               /* stored to while tracing */
-	int memo;
-};
-
-struct tframe {
-	struct code *code;
-	struct var **locals;
-	struct cellrec **cells;
-	struct var **stack;
-	int sp;
-	int pc;                   /* the instruction running */
-	struct tframe *parent;
-	int depth;
-};
-
-struct overlay {
-	struct str *name;         /* borrowed from a code object's names */
-	struct var *var;
-	bool dirty;
-};
-
-struct forced {
-	int pc;
-	struct trace_break *brk;
-};
-
-enum abort_kind { ABORT_NONE, ABORT_BREAK, ABORT_FAIL, ABORT_SPLIT };
-
-/* a symbolic size: a union-find over the symbols that ops forced equal */
-struct tsym {
-	int64_t value;            /* the example size */
-	int parent;
-	bool spec;                /* specialized: the trace assumed its value */
-	int src, dim;             /* where it was made */
-	const struct source *where;
-	int line, col;
-	const char *function;
-};
-
-/* which guards a source has (bits) */
-#define GD_TYPE 1
-#define GD_VALUE 2
-#define GD_LEN 4
-#define GD_TENSOR 8
-#define GD_ID 16
-
-struct tstate {
-	struct vm *vm;
-	struct frame *f;
-	const struct trace_config *cfg;
-	const char *compile_id;
-	jmp_buf jb;
-	/* one attempt */
-	struct trace_arena arena;
-	struct graph *g;
-	struct guard_set *gs;
-	uint8_t *guarded;
-	int nguarded;
-	int *insrc;               /* per GN_INPUT node: its source */
-	int ninsrc, insrc_cap;
-	value *held;
-	int nheld, heldcap;
-	struct tframe *root, *cur;
-	struct overlay *globals;
-	int nglobals, globcap;
-	struct seqrec **recs;
-	int nrecs, reccap;
-	struct cellrec **rootcells;
-	int ninsns;
-	bool has_call;
-	/* symbolic sizes (doc/tracer.md, "Dynamic shapes") */
-	struct tsym *syms;
-	int nsyms, symcap;
-	int nlogged;              /* symbols already logged (a restarted trace makes them again) */
-	/* the traced frame before the running instruction, so that a break in
-	 * the middle of it leaves the state as it was at its start */
-	struct {
-		int sp;
-		struct var **stack;
-		int nnodes, ninsrc, nguards;
-	} snap;
-	/* how it ended */
-	enum abort_kind abort;
-	struct trace_break *brk;
-	char *error;
-	struct var *ret;
-	int end_pc;
-	/* across attempts */
-	struct forced *forced;
-	int nforced;
-	uint64_t rng_seed, rng_offset;
-};
-
 /* n zeroed bytes in the attempt's arena */
-static void *trace_alloc(struct tstate *st, size_t n)
+void *trace_alloc(struct tstate *st, size_t n)
 {
 	struct trace_arena *a = &st->arena;
 	n = (n + sizeof(max_align_t) - 1) / sizeof(max_align_t) * sizeof(max_align_t);
@@ -269,7 +91,7 @@ static void *trace_alloc(struct tstate *st, size_t n)
 	return p;
 }
 
-static value trace_hold(struct tstate *st, value v)
+value trace_hold(struct tstate *st, value v)
 {
 	if (v.tag < VAL_FIRST_HEAP)
 		return v;
@@ -284,13 +106,13 @@ static value trace_hold(struct tstate *st, value v)
 }
 
 /* takes a new reference to v and keeps it for the trace */
-static value trace_keep(struct tstate *st, value v)
+value trace_keep(struct tstate *st, value v)
 {
 	val_incref(v);
 	return trace_hold(st, v);
 }
 
-static struct var *var_new(struct tstate *st, enum vkind k)
+struct var *var_new(struct tstate *st, enum vkind k)
 {
 	struct var *v = trace_alloc(st, sizeof *v);
 	v->kind = (uint8_t)k;
@@ -303,7 +125,7 @@ static struct var *var_new(struct tstate *st, enum vkind k)
 	return v;
 }
 
-static struct var *var_const(struct tstate *st, value v)
+struct var *var_const(struct tstate *st, value v)
 {
 	struct var *r = var_new(st, VK_CONST);
 	r->v = trace_keep(st, v);
@@ -311,14 +133,14 @@ static struct var *var_const(struct tstate *st, value v)
 }
 
 /* a constant from a new reference */
-static struct var *var_const_owned(struct tstate *st, value v)
+struct var *var_const_owned(struct tstate *st, value v)
 {
 	struct var *r = var_new(st, VK_CONST);
 	r->v = trace_hold(st, v);
 	return r;
 }
 
-static struct var *var_tuple(struct tstate *st, int n, struct var **items)
+struct var *var_tuple(struct tstate *st, int n, struct var **items)
 {
 	struct var *t = var_new(st, VK_TUPLE);
 	t->n = n;
@@ -349,7 +171,7 @@ static struct seqrec *seqrec_new(struct tstate *st, int n)
 	return r;
 }
 
-static void seqrec_insert(struct tstate *st, struct seqrec *r, int at, struct var *v)
+void seqrec_insert(struct tstate *st, struct seqrec *r, int at, struct var *v)
 {
 	if (r->n == r->cap) {
 		int ncap = r->cap * 2;
@@ -363,7 +185,7 @@ static void seqrec_insert(struct tstate *st, struct seqrec *r, int at, struct va
 	r->n++;
 }
 
-static struct var *var_list(struct tstate *st, int n, struct var **items)
+struct var *var_list(struct tstate *st, int n, struct var **items)
 {
 	struct var *l = var_new(st, VK_LIST);
 	l->rec = seqrec_new(st, n);
@@ -374,11 +196,9 @@ static struct var *var_list(struct tstate *st, int n, struct var **items)
 
 /* The trace reads a list's length or items: for a list from outside, its
  * length is guarded from then on. */
-static struct seqrec *seqrec_read(struct tstate *st, struct seqrec *r);
-
 /* ---- where we are ---- */
 
-static struct src_loc trace_loc(const struct tframe *fr)
+struct src_loc trace_loc(const struct tframe *fr)
 {
 	struct src_loc l = {0, 0};
 	if (fr && fr->code->locs && fr->pc >= 0 && fr->pc < fr->code->ninsns)
@@ -387,7 +207,7 @@ static struct src_loc trace_loc(const struct tframe *fr)
 }
 
 /* the user stack of the instruction running now, outermost first */
-static int trace_user_stack(struct tstate *st, struct user_frame **out, struct code ***codes, uint32_t **pcs)
+int trace_user_stack(struct tstate *st, struct user_frame **out, struct code ***codes, uint32_t **pcs)
 {
 	int n = 0;
 	for (struct tframe *fr = st->cur; fr; fr = fr->parent)
@@ -417,10 +237,7 @@ static int trace_user_stack(struct tstate *st, struct user_frame **out, struct c
 
 /* ---- ending a trace early ---- */
 
-static __attribute__((noreturn)) void trace_fail(struct tstate *st, const char *fmt, ...)
-	__attribute__((format(printf, 2, 3)));
-
-static void trace_fail(struct tstate *st, const char *fmt, ...)
+void trace_fail(struct tstate *st, const char *fmt, ...)
 {
 	if (!st->error) {
 		va_list ap;
@@ -436,7 +253,7 @@ static void trace_fail(struct tstate *st, const char *fmt, ...)
 }
 
 /* the pending library error (an op raised while tracing) ends the trace */
-static __attribute__((noreturn)) void trace_fail_pending(struct tstate *st)
+void trace_fail_pending(struct tstate *st)
 {
 	char *msg = tj_error_take();
 	if (vm_error_pending(st->vm)) {
@@ -485,10 +302,7 @@ void trace_break_free(struct trace_break *b)
 	free(b);
 }
 
-static __attribute__((noreturn)) void trace_graph_break(struct tstate *st, int code, const char *fmt, ...)
-	__attribute__((format(printf, 3, 4)));
-
-static void trace_graph_break(struct tstate *st, int code, const char *fmt, ...)
+void trace_graph_break(struct tstate *st, int code, const char *fmt, ...)
 {
 	char *what = NULL;
 	if (fmt) {
@@ -525,7 +339,7 @@ static struct trace_break *break_copy(const struct trace_break *b)
 
 /* a break carried over from an earlier attempt (a break inside a call
  * that the traced frame makes at pc): the trace breaks at that call */
-static void trace_break_if_forced(struct tstate *st, int pc)
+void trace_break_if_forced(struct tstate *st, int pc)
 {
 	for (int i = 0; i < st->nforced; i++) {
 		if (st->forced[i].pc == pc) {
@@ -537,7 +351,7 @@ static void trace_break_if_forced(struct tstate *st, int pc)
 }
 
 /* a FOR_ITER of the traced frame on an iterator it did not make */
-static __attribute__((noreturn)) void trace_split(struct tstate *st)
+void trace_split(struct tstate *st)
 {
 	st->abort = ABORT_SPLIT;
 	longjmp(st->jb, 1);
@@ -545,7 +359,7 @@ static __attribute__((noreturn)) void trace_split(struct tstate *st)
 
 /* ---- guards ---- */
 
-static int var_source(struct tstate *st, struct var *v)
+int var_source(struct tstate *st, struct var *v)
 {
 	if (v->src < 0 && v->psrc >= 0)
 		v->src = guards_source(st->gs, SRC_ITEM, v->psrc, v->pidx, NULL);
@@ -567,7 +381,7 @@ static uint8_t *guard_bits(struct tstate *st, int src)
 	return &st->guarded[src];
 }
 
-static void need_guard(struct tstate *st, struct guard *g)
+void need_guard(struct tstate *st, struct guard *g)
 {
 	struct tframe *fr = st->cur;
 	if (fr) {
@@ -580,7 +394,7 @@ static void need_guard(struct tstate *st, struct guard *g)
 	guards_add(st->gs, g);
 }
 
-static void need_type(struct tstate *st, int src, value v)
+void need_type(struct tstate *st, int src, value v)
 {
 	if (src < 0)
 		return;
@@ -594,7 +408,7 @@ static void need_type(struct tstate *st, int src, value v)
 	need_guard(st, &g);
 }
 
-static void need_id(struct tstate *st, int src, value v)
+void need_id(struct tstate *st, int src, value v)
 {
 	if (src < 0)
 		return;
@@ -610,7 +424,7 @@ static void need_id(struct tstate *st, int src, value v)
 /* a function the trace calls: a global by identity; another (a nested
  * function, made anew at each call of its maker) by its code, its closure
  * cells being sources of their own; with defaults, by identity */
-static void need_func(struct tstate *st, int src, value fn)
+void need_func(struct tstate *st, int src, value fn)
 {
 	if (src < 0)
 		return;
@@ -629,7 +443,7 @@ static void need_func(struct tstate *st, int src, value fn)
 }
 
 /* the trace depends on the value: its type and value, or its identity */
-static void need_value(struct tstate *st, int src, value v)
+void need_value(struct tstate *st, int src, value v)
 {
 	if (src < 0)
 		return;
@@ -659,7 +473,7 @@ static void need_value(struct tstate *st, int src, value v)
 	}
 }
 
-static void need_len(struct tstate *st, int src, value v)
+void need_len(struct tstate *st, int src, value v)
 {
 	if (src < 0)
 		return;
@@ -674,14 +488,14 @@ static void need_len(struct tstate *st, int src, value v)
 
 /* ---- symbolic sizes ---- */
 
-static int sym_find(struct tstate *st, int s)
+int sym_find(struct tstate *st, int s)
 {
 	while (st->syms[s].parent != s)
 		s = st->syms[s].parent;
 	return s;
 }
 
-static void sym_spec(struct tstate *st, int s)
+void sym_spec(struct tstate *st, int s)
 {
 	if (s >= 0)
 		st->syms[sym_find(st, s)].spec = true;
@@ -714,7 +528,7 @@ static int vsym(struct tstate *st, const struct var *v, int d)
 }
 
 /* the live symbol of a symbolic int, or -1 (specialized, or not one) */
-static int sym_of_int(struct tstate *st, const struct var *v)
+int sym_of_int(struct tstate *st, const struct var *v)
 {
 	if (!v || v->kind != VK_SYMINT)
 		return -1;
@@ -723,7 +537,7 @@ static int sym_of_int(struct tstate *st, const struct var *v)
 }
 
 /* the trace depends on every size of v: its symbols are specialized */
-static void sym_spec_var(struct tstate *st, struct var *v)
+void sym_spec_var(struct tstate *st, struct var *v)
 {
 	if (!v || v->kind != VK_TENSOR || !v->syms)
 		return;
@@ -732,7 +546,7 @@ static void sym_spec_var(struct tstate *st, struct var *v)
 }
 
 /* ... of every tensor in an argument (lists and tuples, already realized) */
-static void sym_spec_deep(struct tstate *st, struct var *v, int depth)
+void sym_spec_deep(struct tstate *st, struct var *v, int depth)
 {
 	if (!v || depth > TRACE_MAX_NEST)
 		return;
@@ -754,7 +568,7 @@ static void sym_spec_deep(struct tstate *st, struct var *v, int depth)
 
 /* Symbols for the sizes of a tensor input, per the config, the frame's
  * memory of changed sizes and the tensor's marks. NULL: all static. */
-static int *sym_input(struct tstate *st, const tensor *t, int src)
+int *sym_input(struct tstate *st, const tensor *t, int src)
 {
 	unsigned mask = 0;
 	if (st->cfg->dynamic == DYN_ALWAYS) {
@@ -835,7 +649,7 @@ static int *sym_input(struct tstate *st, const tensor *t, int src)
 	return syms;
 }
 
-static void need_tensor(struct tstate *st, int src, const tensor *t, const int *syms)
+void need_tensor(struct tstate *st, int src, const tensor *t, const int *syms)
 {
 	if (src < 0)
 		return;
@@ -860,7 +674,7 @@ static void need_tensor(struct tstate *st, int src, const tensor *t, const int *
 /* Size d of tensor variable t read as an int: a symbolic int when the
  * dimension is symbolic (its shape guard names the symbol; any use as a
  * Python value specializes it, see var_realize()), else a constant. */
-static struct var *sym_int_var(struct tstate *st, struct var *t, int d)
+struct var *sym_int_var(struct tstate *st, struct var *t, int d)
 {
 	need_tensor(st, t->src, t->ex, t->syms);
 	int s = vsym(st, t, d);
@@ -874,7 +688,7 @@ static struct var *sym_int_var(struct tstate *st, struct var *t, int d)
 	return r;
 }
 
-static struct seqrec *seqrec_read(struct tstate *st, struct seqrec *r)
+struct seqrec *seqrec_read(struct tstate *st, struct seqrec *r)
 {
 	if (!r->len_known) {
 		r->len_known = true;
@@ -884,26 +698,24 @@ static struct seqrec *seqrec_read(struct tstate *st, struct seqrec *r)
 }
 
 /* the items of a list or tuple variable (the trace now depends on them) */
-static int var_seq_n(struct tstate *st, struct var *v)
+int var_seq_n(struct tstate *st, struct var *v)
 {
 	return v->kind == VK_LIST ? seqrec_read(st, v->rec)->n : v->n;
 }
-static struct var **var_seq_items(struct tstate *st, struct var *v)
+struct var **var_seq_items(struct tstate *st, struct var *v)
 {
 	return v->kind == VK_LIST ? seqrec_read(st, v->rec)->items : v->items;
 }
 
 /* ---- realizing inputs ---- */
 
-static struct var *var_lazy(struct tstate *st, value v, int src)
+struct var *var_lazy(struct tstate *st, value v, int src)
 {
 	struct var *r = var_new(st, VK_LAZY);
 	r->v = trace_keep(st, v);
 	r->src = src;
 	return r;
 }
-
-static struct var *var_wrap(struct tstate *st, value v, int src, int depth);
 
 static struct var *var_lazy_item(struct tstate *st, value v, int psrc, int idx)
 {
@@ -916,7 +728,7 @@ static struct var *var_lazy_item(struct tstate *st, value v, int psrc, int idx)
 
 /* A variable for a real value: lists and tuples item by item (lazily),
  * tensors as graph inputs to be, other values as constants. */
-static struct var *var_wrap(struct tstate *st, value v, int src, int depth)
+struct var *var_wrap(struct tstate *st, value v, int src, int depth)
 {
 	if (depth > TRACE_MAX_NEST)
 		trace_graph_break(st, BRK_UNSUPPORTED, "lists or tuples nested more than %d deep", TRACE_MAX_NEST);
@@ -1000,7 +812,7 @@ static struct var *var_wrap(struct tstate *st, value v, int src, int depth)
  * printing...): its symbol is specialized and it is that constant. Only
  * the size arguments of the ops that take symbolic sizes (op_emit) read
  * a VK_SYMINT without R. */
-static struct var *var_realize(struct tstate *st, struct var *v)
+struct var *var_realize(struct tstate *st, struct var *v)
 {
 	if (!v)
 		trace_fail(st, "unbound variable");
@@ -1020,7 +832,7 @@ static struct var *var_realize(struct tstate *st, struct var *v)
 }
 
 /* a constant's value, its guard installed */
-static value var_value(struct tstate *st, struct var *v)
+value var_value(struct tstate *st, struct var *v)
 {
 	v = var_realize(st, v);
 	if (v->kind != VK_CONST)
@@ -1029,7 +841,7 @@ static value var_value(struct tstate *st, struct var *v)
 	return v->v;
 }
 
-static bool var_is_const(struct tstate *st, struct var *v)
+bool var_is_const(struct tstate *st, struct var *v)
 {
 	return var_realize(st, v)->kind == VK_CONST;
 }
@@ -1120,14 +932,14 @@ static int tnode(struct tstate *st, struct var *t)
 }
 
 /* the facts of a tensor variable are known to the trace: guarded */
-static tensor *need_meta(struct tstate *st, struct var *t)
+tensor *need_meta(struct tstate *st, struct var *t)
 {
 	need_tensor(st, t->src, t->ex, t->syms);
 	sym_spec_var(st, t);
 	return t->ex;
 }
 
-static const char *var_kind_name(struct tstate *st, struct var *v)
+const char *var_kind_name(struct tstate *st, struct var *v)
 {
 	v = var_realize(st, v);
 	switch ((enum vkind)v->kind) {
@@ -1979,7 +1791,7 @@ static bool infer_syms(struct tstate *st, int op, struct var **args, int n, int 
 /* The symbolic ints among an op's arguments, before it runs: only the
  * size arguments of the ops that take symbolic sizes stay symbolic; any
  * other is used as its value (specialized). */
-static void sym_before_op(struct tstate *st, int op, struct var **args, int n)
+void sym_before_op(struct tstate *st, int op, struct var **args, int n)
 {
 	if (st->nsyms && !takes_sym_sizes(op))
 		for (int i = 0; i < n; i++)
@@ -1990,7 +1802,7 @@ static void sym_before_op(struct tstate *st, int op, struct var **args, int n)
  * examples), per infer_syms: the same array for every tensor of a tuple
  * result; NULL when they are all constants. An op without a rule
  * specializes every symbol of its arguments. */
-static int *sym_after_op(struct tstate *st, int op, struct var **args, int n, value out)
+int *sym_after_op(struct tstate *st, int op, struct var **args, int n, value out)
 {
 	int *osyms = NULL;
 	if (!st->nsyms)
@@ -2022,7 +1834,7 @@ static int *sym_after_op(struct tstate *st, int op, struct var **args, int n, va
 /* x.shape, x.size(), x.size(d) of a tensor with symbols: a symbolic int
  * for a symbolic dimension, a constant for the others (the shape guard
  * covers both). NULL: not that case, the general path. */
-static struct var *sym_sizes(struct tstate *st, int op, struct var **args)
+struct var *sym_sizes(struct tstate *st, int op, struct var **args)
 {
 	struct var *t = var_realize(st, args[0]);
 	if (t->kind != VK_TENSOR || !t->syms)
@@ -2052,7 +1864,7 @@ static struct var *sym_sizes(struct tstate *st, int op, struct var **args)
 /* Records op on normalized arguments (ops_call's convention) and returns
  * its result: a tensor, a tuple of tensors, or a constant for the ops
  * that read metadata. */
-static struct var *op_emit(struct tstate *st, int op, struct var **args)
+struct var *op_emit(struct tstate *st, int op, struct var **args)
 {
 	const struct ops_info *info = &ops_table[op];
 	int n = ops_nparams(op);
@@ -2184,11 +1996,6 @@ static struct var *op_emit(struct tstate *st, int op, struct var **args)
 
 /* ---- binding arguments to an op's signature (ops_normalize's rules) ---- */
 
-static int kwnames_count(value kwnames)
-{
-	return kwnames.tag == VAL_TUPLE ? (int)val_tuple(kwnames)->len : 0;
-}
-
 /* Fills out[ops_nparams(op)] from a Python-style call; a binding error
  * ends the trace (the VM raises it). */
 static void bind_op(struct tstate *st, int op, struct var **args, int nargs, value kwnames, struct var **out)
@@ -2236,7 +2043,7 @@ static void bind_op(struct tstate *st, int op, struct var **args, int nargs, val
 	}
 }
 
-static struct var *op_call(struct tstate *st, int op, struct var **args, int nargs, value kwnames)
+struct var *op_call(struct tstate *st, int op, struct var **args, int nargs, value kwnames)
 {
 	struct var *norm[OPS_MAX_PARAMS];
 	if (ops_nparams(op) > OPS_MAX_PARAMS)
@@ -2248,7 +2055,7 @@ static struct var *op_call(struct tstate *st, int op, struct var **args, int nar
 /* ---- Python values ---- */
 
 /* whether v is made of constants only (lists and tuples of them) */
-static bool var_all_const(struct tstate *st, struct var *v, int depth)
+bool var_all_const(struct tstate *st, struct var *v, int depth)
 {
 	v = var_realize(st, v);
 	if (v->kind == VK_CONST)
@@ -2265,7 +2072,7 @@ static bool var_all_const(struct tstate *st, struct var *v, int depth)
 }
 
 /* the real value of an var_all_const variable (guards for every constant) */
-static value var_deep_value(struct tstate *st, struct var *v, int depth)
+value var_deep_value(struct tstate *st, struct var *v, int depth)
 {
 	v = var_realize(st, v);
 	if (v->kind == VK_CONST)
@@ -2287,7 +2094,7 @@ static value var_deep_value(struct tstate *st, struct var *v, int depth)
 /* a variable for the result of a pure computation: lists become records */
 static struct var *var_from_result_at(struct tstate *st, value r, int depth);
 
-static struct var *var_from_result(struct tstate *st, value r)
+struct var *var_from_result(struct tstate *st, value r)
 {
 	return var_from_result_at(st, r, 0);
 }
@@ -2314,7 +2121,6 @@ static struct var *var_from_result_at(struct tstate *st, value r, int depth)
 	return c;
 }
 
-static bool var_is_seq(struct var *v) { return v->kind == VK_LIST || v->kind == VK_TUPLE; }
 
 static bool operand_ok(struct tstate *st, struct var *v)
 {
@@ -2323,7 +2129,7 @@ static bool operand_ok(struct tstate *st, struct var *v)
 	       (v->kind == VK_CONST && (v->v.tag == VAL_INT || v->v.tag == VAL_FLOAT || v->v.tag == VAL_BOOL));
 }
 
-static struct var *interp_binary(struct tstate *st, enum vm_binop op, struct var *a, struct var *b)
+struct var *interp_binary(struct tstate *st, enum vm_binop op, struct var *a, struct var *b)
 {
 	struct var *ra = var_realize(st, a), *rb = var_realize(st, b);
 	if (ra->kind == VK_TENSOR || rb->kind == VK_TENSOR) {
@@ -2495,7 +2301,7 @@ static struct var *unary_neg(struct tstate *st, struct var *a)
 }
 
 /* an index that is an int, with its guard */
-static int64_t var_int(struct tstate *st, struct var *v)
+int64_t var_int(struct tstate *st, struct var *v)
 {
 	value x = var_value(st, v);
 	if (x.tag == VAL_INT)
@@ -2581,7 +2387,7 @@ static struct var *iter_var(struct tstate *st, int kind, struct var *seq, int64_
 	return v;
 }
 
-static struct var *py_iter(struct tstate *st, struct var *v)
+struct var *py_iter(struct tstate *st, struct var *v)
 {
 	v = var_realize(st, v);
 	switch ((enum vkind)v->kind) {
@@ -2626,7 +2432,7 @@ static struct var *py_iter(struct tstate *st, struct var *v)
 }
 
 /* the next item of an iterator variable, or NULL when it is exhausted */
-static struct var *py_next(struct tstate *st, struct var *itv)
+struct var *py_next(struct tstate *st, struct var *itv)
 {
 	struct iterrec *it = itv->it;
 	switch (it->kind) {
@@ -2681,7 +2487,7 @@ static struct var *py_next(struct tstate *st, struct var *itv)
 }
 
 /* every item of an iterable (a bounded iterator), as a new list of variables */
-static struct var **py_drain(struct tstate *st, struct var *v, int *n)
+struct var **py_drain(struct tstate *st, struct var *v, int *n)
 {
 	struct var *it = py_iter(st, v);
 	if (it->kind != VK_ITER)
@@ -2710,7 +2516,7 @@ static const char *const list_method_names[] = {
 	"append", "pop", "extend", "insert", "index", "count", "reverse", "remove", "copy", "clear", "sort", NULL,
 };
 
-static struct var *py_getattr(struct tstate *st, struct var *obj, struct str *name)
+struct var *py_getattr(struct tstate *st, struct var *obj, struct str *name)
 {
 	struct var *o = var_realize(st, obj);
 	switch ((enum vkind)o->kind) {
@@ -2751,9 +2557,7 @@ static struct var *py_getattr(struct tstate *st, struct var *obj, struct str *na
 
 /* ---- calls ---- */
 
-static struct var *interp_run_frame(struct tstate *st, struct tframe *fr);
-
-static struct cellrec *cellrec_new(struct tstate *st, struct var *content)
+struct cellrec *cellrec_new(struct tstate *st, struct var *content)
 {
 	struct cellrec *c = trace_alloc(st, sizeof *c);
 	c->content = content;
@@ -2927,7 +2731,7 @@ static struct var *builtin_sum(struct tstate *st, struct var **args, int nargs, 
 	return acc;
 }
 
-static struct var *py_call_builtin(struct tstate *st, struct var *fv, value fn, struct var **args, int nargs,
+struct var *py_call_builtin(struct tstate *st, struct var *fv, value fn, struct var **args, int nargs,
 				value kwnames)
 {
 	struct builtin *b = (struct builtin *)fn.o;
@@ -3035,7 +2839,7 @@ static struct var *py_call_builtin(struct tstate *st, struct var *fv, value fn, 
 }
 
 /* int(x), float(x), bool(x), str(x), list(x), tuple(x), range(...), type(x) */
-static struct var *py_call_type(struct tstate *st, value t, struct var **args, int nargs, value kwnames)
+struct var *py_call_type(struct tstate *st, value t, struct var **args, int nargs, value kwnames)
 {
 	value_tag tag = (value_tag)t.i;
 	int nkw = kwnames_count(kwnames);
@@ -3064,9 +2868,9 @@ static struct var *py_call_type(struct tstate *st, value t, struct var **args, i
 			  "%s() of a %s", type_tag_name(tag), nargs ? var_kind_name(st, args[0]) : "nothing");
 }
 
-static struct var *var_none(struct tstate *st) { return var_const(st, val_none()); }
+struct var *var_none(struct tstate *st) { return var_const(st, val_none()); }
 
-static struct var *py_call_list_method(struct tstate *st, struct var *m, struct var **args, int nargs, value kwnames)
+struct var *py_call_list_method(struct tstate *st, struct var *m, struct var **args, int nargs, value kwnames)
 {
 	struct var *l = var_realize(st, m->self);
 	struct seqrec *r = l->rec;
@@ -3166,7 +2970,7 @@ static struct var *py_call_list_method(struct tstate *st, struct var *m, struct 
 }
 
 /* allow_in_graph(f): one opaque node that calls f */
-static struct var *op_call_allowed(struct tstate *st, value fn, struct var **args, int nargs, value kwnames)
+struct var *op_call_allowed(struct tstate *st, value fn, struct var **args, int nargs, value kwnames)
 {
 	if (kwnames_count(kwnames))
 		trace_graph_break(st, BRK_UNSUPPORTED, "keyword arguments to an allow_in_graph function");
@@ -3674,7 +3478,7 @@ static bool step_flow(struct tstate *st, struct tframe *fr, int op, int a, int *
 
 /* Runs fr from fr->pc until it returns; the value it returns. Each
  * instruction is handled by one of the step_* groups above. */
-static struct var *interp_run_frame(struct tstate *st, struct tframe *fr)
+struct var *interp_run_frame(struct tstate *st, struct tframe *fr)
 {
 	struct code *co = fr->code;
 	int pc = fr->pc;
@@ -3932,7 +3736,7 @@ static void recipe_release(struct recipe *r)
 }
 
 /* the recipes of a result's plan */
-static void plan_release(struct trace_result *r)
+void plan_release(struct trace_result *r)
 {
 	for (int i = 0; i < r->nlocals; i++)
 		recipe_release(&r->locals[i]);
@@ -4036,7 +3840,7 @@ static void distinct_lists(struct tstate *st)
 
 /* Builds the plan of how the trace ended (the root frame's state or its
  * return value) and sets the graph's outputs. */
-static void plan_make(struct tstate *st, struct trace_result *res)
+void plan_make(struct tstate *st, struct trace_result *res)
 {
 	distinct_lists(st);
 	struct planner p = {st, NULL, 0, NULL, 0, false};
@@ -4193,7 +3997,7 @@ static void garg_syms(struct tstate *st, struct garg *a, const bool *bound, int 
 		*maxsym = r;
 }
 
-static void sym_finish(struct tstate *st)
+void sym_finish(struct tstate *st)
 {
 	if (!st->nsyms)
 		return;
