@@ -6,7 +6,6 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "builtin.h"
 #include "ops.h"
 #include "trace_impl.h"
 
