@@ -10,6 +10,9 @@
  *
  * Memory: everything a trace attempt makes lives in its arena, and every
  * reference it takes is listed in `held`; both go in one call at the end.
+ *
+ * This file is the protected call and the ways out of it; the rest of the
+ * tracer is in trace_*.c, one concern each (trace_impl.h, doc/tracer.md).
  */
 #define _GNU_SOURCE
 #include "trace_impl.h"
