@@ -8,6 +8,13 @@
 
 #include "trace_impl.h"
 
+/* which guards a source has (bits) */
+#define GD_TYPE 1
+#define GD_VALUE 2
+#define GD_LEN 4
+#define GD_TENSOR 8
+#define GD_ID 16
+
 static uint8_t *guard_bits(struct tstate *st, int src)
 {
 	if (src >= st->nguarded) {

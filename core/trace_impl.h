@@ -143,13 +143,6 @@ struct tsym {
 	const char *function;
 };
 
-/* which guards a source has (bits) */
-#define GD_TYPE 1
-#define GD_VALUE 2
-#define GD_LEN 4
-#define GD_TENSOR 8
-#define GD_ID 16
-
 struct tstate {
 	struct vm *vm;
 	struct frame *f;
@@ -160,7 +153,7 @@ struct tstate {
 	struct trace_arena arena;
 	struct graph *g;
 	struct guard_set *gs;
-	uint8_t *guarded;
+	uint8_t *guarded;         /* per source: which guards it has (trace_guards.c) */
 	int nguarded;
 	int *insrc;               /* per GN_INPUT node: its source */
 	int ninsrc, insrc_cap;
