@@ -503,6 +503,54 @@ static value build(struct builder *b, const struct recipe *r, bool *unbound)
 	return val_err();
 }
 
+/* The side effects of a plan, in order, from their values built
+ * beforehand (vals: each effect's target, then its items), whose
+ * references it takes. */
+static void replay_effects(const struct trace_result *r, struct vm *vm, struct frame *f, value *vals)
+{
+	int k = 0;
+	for (int i = 0; i < r->neffects; i++) {
+		const struct effect *e = &r->effects[i];
+		value target = vals[k++];
+		switch ((enum effect_kind)e->kind) {
+		case EF_GLOBAL:
+			vm_set_global(vm, val_str(e->name)->data, target);
+			val_decref(target);
+			break;
+		case EF_CELL: {
+			struct cell *c = val_cell(f->cells[e->index]);
+			value old = c->v;
+			c->v = target;
+			val_decref(old);
+			break;
+		}
+		case EF_LIST_APPEND: {
+			struct list *l = val_list(target);
+			for (int j = 0; j < e->n; j++)
+				list_append(l, vals[k + j]);
+			val_decref(target);
+			break;
+		}
+		case EF_LIST: {
+			struct list *l = val_list(target);
+			size_t oldn = l->len;
+			value *olditems = xmalloc(sizeof(value) * (oldn ? oldn : 1));
+			if (oldn)
+				memcpy(olditems, l->items, sizeof(value) * oldn);
+			l->len = 0;
+			for (int j = 0; j < e->n; j++)
+				list_append(l, vals[k + j]);
+			for (size_t j = 0; j < oldn; j++)
+				val_decref(olditems[j]);
+			free(olditems);
+			val_decref(target);
+			break;
+		}
+		}
+		k += e->n;
+	}
+}
+
 int trace_rebuild(const struct trace_result *r, struct vm *vm, struct frame *f, const value *sources,
 		  const value *outputs, value *ret)
 {
@@ -585,47 +633,7 @@ general:;
 		goto out;
 	}
 	/* 2. the side effects */
-	k = 0;
-	for (int i = 0; i < r->neffects; i++) {
-		const struct effect *e = &r->effects[i];
-		value target = vals[k++];
-		switch ((enum effect_kind)e->kind) {
-		case EF_GLOBAL:
-			vm_set_global(vm, val_str(e->name)->data, target);
-			val_decref(target);
-			break;
-		case EF_CELL: {
-			struct cell *c = val_cell(f->cells[e->index]);
-			value old = c->v;
-			c->v = target;
-			val_decref(old);
-			break;
-		}
-		case EF_LIST_APPEND: {
-			struct list *l = val_list(target);
-			for (int j = 0; j < e->n; j++)
-				list_append(l, vals[k + j]);
-			val_decref(target);
-			break;
-		}
-		case EF_LIST: {
-			struct list *l = val_list(target);
-			size_t oldn = l->len;
-			value *olditems = xmalloc(sizeof(value) * (oldn ? oldn : 1));
-			if (oldn)
-				memcpy(olditems, l->items, sizeof(value) * oldn);
-			l->len = 0;
-			for (int j = 0; j < e->n; j++)
-				list_append(l, vals[k + j]);
-			for (size_t j = 0; j < oldn; j++)
-				val_decref(olditems[j]);
-			free(olditems);
-			val_decref(target);
-			break;
-		}
-		}
-		k += e->n;
-	}
+	replay_effects(r, vm, f, vals);
 	/* 3. the frame */
 	if (r->end == TRACE_RETURN) {
 		*ret = vals[first_frame];
