@@ -21,7 +21,6 @@
 #include "error.h"
 #include "ops.h"
 
-#define OPS_MAX_PARAMS 8
 #define OPS_MAX_INDEX 16
 
 /* ---- the table ---- */
@@ -135,16 +134,7 @@ int ops_of_cmpop(enum vm_cmpop op) { return (unsigned)op < VC_COUNT ? cmpop_ops[
 
 /* ---- signatures: parsed once from the params column ---- */
 
-struct sig {
-	int n;                                  /* parameters */
-	int vararg;                             /* index of the *param, or -1 */
-	int nrequired;                          /* leading parameters without a default */
-	const char *names[OPS_MAX_PARAMS];
-	const char *plain[OPS_MAX_PARAMS + 1];  /* names without the vararg, NULL-terminated (args_parse) */
-	value defaults[OPS_MAX_PARAMS];
-	char buf[128];
-};
-static struct sig sigs[OPS_COUNT];
+static struct ops_sig sigs[OPS_COUNT];
 static bool sigs_ready;
 
 value ops_parse_default(const char *s)
@@ -160,7 +150,7 @@ value ops_parse_default(const char *s)
 	return val_int(strtoll(s, NULL, 10));
 }
 
-static void sig_parse(struct sig *s, const char *params)
+static void sig_parse(struct ops_sig *s, const char *params)
 {
 	size_t len = strlen(params);
 	char *p = s->buf;
@@ -207,7 +197,7 @@ static void sig_parse(struct sig *s, const char *params)
 	s->plain[k] = NULL;
 }
 
-static const struct sig *sig_of(int op)
+static const struct ops_sig *sig_of(int op)
 {
 	if (!sigs_ready) {
 		for (int i = 0; i < OPS_COUNT; i++)
@@ -217,6 +207,7 @@ static const struct sig *sig_of(int op)
 	return &sigs[op];
 }
 
+const struct ops_sig *ops_signature(int op) { return sig_of(op); }
 int ops_nparams(int op) { return sig_of(op)->n; }
 const char *ops_param_name(int op, int i) { return sig_of(op)->names[i]; }
 
@@ -226,7 +217,7 @@ static value *seq_items(value v) { return v.tag == VAL_LIST ? val_list(v)->items
 
 int ops_normalize(int op, const value *args, int nargs, value kwnames, value *out)
 {
-	const struct sig *s = sig_of(op);
+	const struct ops_sig *s = sig_of(op);
 	int nkw = kwnames.tag == VAL_TUPLE ? (int)val_tuple(kwnames)->len : 0;
 	int npos = nargs - nkw;
 	value plain[OPS_MAX_PARAMS];

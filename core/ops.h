@@ -93,6 +93,20 @@ int ops_of_builtin(builtin_fn fn);
 int ops_of_binop(enum vm_binop op);   /* OPS_add ... OPS_matmul */
 int ops_of_cmpop(enum vm_cmpop op);   /* OPS_lt ... OPS_ne; -1 for is/in */
 
+/* An op's Python-style signature, parsed once from its params column:
+ * what ops_normalize binds a call against (the tracer binds variables
+ * with the same rules). */
+#define OPS_MAX_PARAMS 8
+struct ops_sig {
+	int n;                                  /* parameters */
+	int vararg;                             /* index of the *param, or -1 */
+	int nrequired;                          /* leading parameters without a default */
+	const char *names[OPS_MAX_PARAMS];
+	const char *plain[OPS_MAX_PARAMS + 1];  /* names without the vararg, NULL-terminated (args_parse) */
+	value defaults[OPS_MAX_PARAMS];         /* None for the required ones and the vararg */
+	char buf[128];                          /* the names' storage */
+};
+const struct ops_sig *ops_signature(int op);
 int ops_nparams(int op);
 const char *ops_param_name(int op, int i);
 /* The value of a default in ops.def's params column: None, True, False,
