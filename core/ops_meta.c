@@ -467,6 +467,17 @@ static int meta_eye(struct meta_call *c)
 	return finish(c, false, NULL);
 }
 
+/* no tensor and no symbolic int in a */
+static bool constant_arg(const struct meta_arg *a)
+{
+	if (a->kind == META_TENSOR || a->kind == META_SYMINT)
+		return false;
+	for (int i = 0; (a->kind == META_LIST || a->kind == META_TUPLE) && i < a->n; i++)
+		if (!constant_arg(&a->items[i]))
+			return false;
+	return true;
+}
+
 /* tensor(data): data from the program is a constant, and the tensor it
  * makes is one: built here to learn its shape (its elements decide the
  * dtype); a tensor argument is copied */
@@ -480,7 +491,7 @@ static int meta_tensor(struct meta_call *c)
 			return -1;
 		return finish(c, false, NULL);
 	}
-	if (d->kind != META_CONST) {
+	if (!constant_arg(d)) {
 		tj_error_set("tensor(): no shape rule for data holding tensors or sizes");
 		return -1;
 	}
@@ -1279,5 +1290,107 @@ cleanup:
 	}
 	if (rc < 0)
 		out->n = 0;
+	return rc;
+}
+
+/* ---- graph nodes ---- */
+
+/* the example value of symbol sym: the size of an input dimension it binds */
+static int sym_value(const struct graph *g, int sym, int64_t *v)
+{
+	for (int i = 0; i < g->nnodes; i++) {
+		const struct gnode *n = &g->nodes[i];
+		for (int d = 0; n->kind == GN_INPUT && d < n->ndim; d++)
+			if (n->shape[d].sym == sym) {
+				*v = n->shape[d].value;
+				return 0;
+			}
+	}
+	tj_error_set("symbol s%d is bound by no graph input", sym);
+	return -1;
+}
+
+static void node_args_free(struct meta_arg *a, int n)
+{
+	for (int i = 0; i < n; i++) {
+		if (a[i].kind == META_TENSOR)
+			free((void *)a[i].t);
+		else if (a[i].kind == META_LIST || a[i].kind == META_TUPLE)
+			node_args_free((struct meta_arg *)a[i].items, a[i].n);
+	}
+	free(a);
+}
+
+/* the arguments of a node as a rule takes them (n of them, calloc'ed) */
+static struct meta_arg *node_args(const struct graph *g, const struct garg *ga, int n, int depth)
+{
+	struct meta_arg *a = calloc((size_t)(n ? n : 1), sizeof *a);
+	if (!a) {
+		tj_error_set("out of memory");
+		return NULL;
+	}
+	for (int i = 0; i < n; i++) {
+		const struct garg *x = &ga[i];
+		switch (x->kind) {
+		case GARG_NODE: {
+			const struct gnode *src = &g->nodes[x->node];
+			struct meta_tensor *t = calloc(1, sizeof *t);
+			if (!t) {
+				tj_error_set("out of memory");
+				goto fail;
+			}
+			t->dt = src->dt;
+			t->ndim = src->ndim;
+			memcpy(t->shape, src->shape, sizeof t->shape);
+			a[i].kind = META_TENSOR;
+			a[i].t = t;
+			break;
+		}
+		case GARG_CONST:
+			a[i].kind = META_CONST;
+			a[i].v = x->constant;
+			break;
+		case GARG_SYM:
+			a[i].kind = META_SYMINT;
+			a[i].s.sym = x->sym;
+			if (sym_value(g, x->sym, &a[i].s.value) < 0)
+				goto fail;
+			break;
+		case GARG_LIST:
+		case GARG_TUPLE:
+			if (depth > 8) {
+				tj_error_set("graph arguments nested too deeply");
+				goto fail;
+			}
+			a[i].kind = x->kind == GARG_LIST ? META_LIST : META_TUPLE;
+			a[i].n = x->n;
+			if (!(a[i].items = node_args(g, x->items, x->n, depth + 1)))
+				goto fail;
+			break;
+		}
+	}
+	return a;
+fail:
+	node_args_free(a, n);
+	return NULL;
+}
+
+int meta_infer_node(const struct graph *g, const struct gnode *n, struct meta_ctx *ctx, struct meta_out *out)
+{
+	memset(out, 0, sizeof *out);
+	if (n->kind != GN_OP) {
+		tj_error_set("%s is not an op node", n->name);
+		return -1;
+	}
+	if (n->nargs != ops_nparams(n->op)) {
+		tj_error_set("%s: %d arguments, %s takes %d", n->name, n->nargs, ops_table[n->op].name,
+			     ops_nparams(n->op));
+		return -1;
+	}
+	struct meta_arg *a = node_args(g, n->args, n->nargs, 0);
+	if (!a)
+		return -1;
+	int rc = meta_infer(n->op, a, ctx, out);
+	node_args_free(a, n->nargs);
 	return rc;
 }

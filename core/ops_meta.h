@@ -75,5 +75,10 @@ const char *meta_rule_name(int op);
  * equal ones unified through ctx, as the tracer does; a rule with no
  * symbolic form for its arguments specializes every symbol of them. */
 int meta_infer(int op, const struct meta_arg *args, struct meta_ctx *ctx, struct meta_out *out);
+/* The rule of graph node n (a GN_OP) on its arguments: a node's result is a
+ * tensor of the dtype and sizes recorded on it, a symbolic argument the
+ * symbol with the size of the input dimension that binds it. What a graph
+ * pass runs to learn or check a node's result. */
+int meta_infer_node(const struct graph *g, const struct gnode *n, struct meta_ctx *ctx, struct meta_out *out);
 
 #endif

@@ -10,8 +10,12 @@
 #include <string.h>
 
 #include "autograd.h"
+#include "compile_log.h"
+#include "compiler.h"
 #include "error.h"
+#include "frame_eval.h"
 #include "ops_meta.h"
+#include "vm.h"
 
 static const char *const backward_names[OPS_COUNT] = {
 #define OPDEF(name, kind, flags, params, impl, aux, save, backward, stage, meta) #backward,
@@ -963,6 +967,144 @@ START_TEST(test_sym_ops)
 }
 END_TEST
 
+/* ---- the tracer's graphs: every node's rule gives what the trace recorded ----
+ * Programs compiled with dynamic shapes; for each op node of each graph,
+ * the rule on the node's arguments (with no context: a finished graph has
+ * its symbols unified and specialized already) must give the node's
+ * dtype, sizes and symbols exactly. */
+
+static int nodes_checked, graph_failures;
+static char failure[512];
+
+static void same_node(const struct gnode *n, const struct meta_tensor *m)
+{
+	bool ok = n->dt == m->dt && n->ndim == m->ndim;
+	for (int d = 0; ok && d < n->ndim; d++)
+		ok = n->shape[d].value == m->shape[d].value && n->shape[d].sym == m->shape[d].sym;
+	if (!ok && !graph_failures++) {
+		struct strbuf a = STRBUF_INIT, b = STRBUF_INIT;
+		struct gnode r = *n;
+		r.dt = m->dt;
+		r.ndim = m->ndim;
+		memcpy(r.shape, m->shape, sizeof r.shape);
+		graph_format_type(n, &a);
+		graph_format_type(&r, &b);
+		snprintf(failure, sizeof failure, "%s: traced %s, rule %s", n->name, a.buf, b.buf);
+		sb_release(&a);
+		sb_release(&b);
+	}
+}
+
+static void on_compile(struct compile_listener *l, const struct compile_record *r)
+{
+	(void)l;
+	const struct graph *g = r->graph;
+	for (int i = 0; g && i < g->nnodes; i++) {
+		const struct gnode *n = &g->nodes[i];
+		if (n->kind != GN_OP)
+			continue;
+		struct meta_out out;
+		if (meta_infer_node(g, n, NULL, &out) < 0) {
+			if (!graph_failures++)
+				snprintf(failure, sizeof failure, "%s: %s", n->name, tj_error_peek());
+			tj_error_clear();
+			continue;
+		}
+		nodes_checked++;
+		if (n->nouts == 0) {
+			same_node(n, &out.t[0]);
+			continue;
+		}
+		/* a tuple: its items are the GN_GETITEM nodes that follow */
+		for (int k = i + 1; k < g->nnodes && g->nodes[k].kind == GN_GETITEM; k++)
+			if (g->nodes[k].args[0].node == i && g->nodes[k].index < out.n)
+				same_node(&g->nodes[k], &out.t[g->nodes[k].index]);
+	}
+}
+
+static struct compile_listener listener = {on_compile, NULL};
+
+static void run_program(const char *text)
+{
+	struct compile_log_config cfg = {0, stderr, NULL};
+	compile_log_init(&cfg);
+	compile_log_listen(&listener);
+	struct vm *vm = vm_new();
+	struct source *src = source_from_string("prog.tj", text, strlen(text));
+	struct src_loc loc;
+	char *msg = NULL;
+	struct code *code = compile_source(src, &loc, &msg);
+	ck_assert_msg(code != NULL, "compile error at %d:%d: %s", loc.line, loc.col, msg);
+	free(msg);
+	value r = vm_run_module(vm, code);
+	ck_assert_msg(!val_is_err(r), "%s", tj_error_peek());
+	frame_eval_shutdown();
+	vm_free(vm);
+	val_decref(val_obj(VAL_CODE, code));
+	source_free(src);
+	compile_log_unlisten(&listener);
+	compile_log_shutdown();
+}
+
+/* f(x)'s bodies, run on x of shapes (n, 4, 5) for n = 3, 4, 6 with
+ * dynamic=True and dynamic=None */
+static const char *const graph_bodies[] = {
+	"    return x.reshape(x.shape[0], -1) * 2\n",
+	"    return x.view(x.shape[0], x.size(1), -1)\n",
+	"    return x.view(-1, 20)\n",
+	"    return x.reshape(4, -1, 5).sum(0)\n",
+	"    n, m, k = x.shape\n    return x.reshape(k, n, m).sum(0)\n",
+	"    return x[0] + x[-1] + x[1] + x[-2]\n",
+	"    return x[:, 1]\n",
+	"    return x[None, :, 0:]\n",
+	"    return x[1:] * x[2]\n",
+	"    return zeros(len(x), x.size(1)) + x.sum(2)\n",
+	"    return ones(x.shape[0], 1, x.shape[2]) * x\n",
+	"    return full((x.shape[0], 3), 1.5).sum() + x.sum()\n",
+	"    return x.sum(2).unsqueeze(0).expand(x.size(2), -1, -1)\n",
+	"    s = x.shape\n    return arange(s[0]) * 1.5\n",
+	"    return arange(0, x.shape[1]).float() + x.mean()\n",
+	"    return x.view(-1)\n",
+	"    return x.view(-1, x.shape[2])\n",
+	"    return x.reshape(len(x) * 2, -1)\n",
+	"    return (x + x[:1]).abs().exp().sum(-1, keepdim=True)\n",
+	"    return x.max(1)[0].sum(1) - x.min(2, True)[1].sum() + x.argmax(0).sum() + x.argmin()\n",
+	"    return x.var(0) + x.mean((1, 2)) .sum() + x.prod(2).sum(1, dtype=float64).sum()\n",
+	"    return softmax(x, 1) + log_softmax(x, -1) + sigmoid(x) + gelu(x) - silu(x)\n",
+	"    return matmul(x, x.transpose(1, 2)) + (x @ x.permute(0, 2, 1)).T.T\n",
+	"    return linear(x, ones(3, 5), zeros(3))\n",
+	"    return linear(x, ones(3, 5)).flatten(1) + x.flatten(0, 1).sum(1).sum()\n",
+	"    return cat([x, x * 2], 1).sum(1) + cat([x, x], 0).sum() + cat((x, x[:, :1]), 1).sum()\n",
+	"    return stack([x, x + 1]).sum(0) + stack((x, x), -1).sum(-1)\n",
+	"    return where(x > 1, x, 0.5) + clamp(x, 0, 2) + clamp(x, max=x.mean())\n",
+	"    return x.unsqueeze(1).squeeze(1) + x[:, :1].squeeze() .unsqueeze(1).sum()\n",
+	"    return (x.long() // 2 + x.bool()).double() + x.to(int64) % 3\n",
+	"    return (x < 2).float() + (x >= 1) * (x == 3) + (x != 4) + (x > x[0]) + (x <= 1.5)\n",
+	"    return zeros_like(x) + ones_like(x, dtype=float64) + x.clone() + x.contiguous() + x.detach()\n",
+	"    return maximum(x, x[0]) + minimum(x, 2) + x ** 2 + x / 3 - (-x) + abs(x) + x.sqrt() + x.rsqrt()\n",
+	"    return x.sin() + x.cos() + x.tanh() + x.relu() + x.floor() + x.ceil() + round(x) + x.sign() + x.reciprocal() + x.log()\n",
+	"    return tensor([1.0, 2.0]) + eye(2).sum() + x.sum()\n",
+	"    return x.round(1) + x.float() + x.sum(dim=(0, 2)).sum()\n",
+};
+
+START_TEST(test_tracer_graphs)
+{
+	char text[2048];
+	for (int dyn = 0; dyn < 2; dyn++) {
+		nodes_checked = graph_failures = 0;
+		snprintf(text, sizeof text,
+			 "def f(x):\n%s"
+			 "g = compile(f, dynamic=%s)\n"
+			 "for n in [3, 4, 6]:\n"
+			 "    g(arange(n * 20).reshape(n, 4, 5).float() / 7)\n",
+			 graph_bodies[_i], dyn ? "True" : "None");
+		run_program(text);
+		ck_assert_msg(nodes_checked > 0, "no graph in\n%s", text);
+		ck_assert_msg(graph_failures == 0, "%s\nin\n%s", failure, text);
+	}
+}
+END_TEST
+
 static Suite *ops_meta_suite(void)
 {
 	Suite *s = suite_create("ops_meta");
@@ -989,6 +1131,7 @@ static Suite *ops_meta_suite(void)
 	tcase_add_test(tc, test_sym_broadcast);
 	tcase_add_test(tc, test_sym_reshape);
 	tcase_add_test(tc, test_sym_ops);
+	tcase_add_loop_test(tc, test_tracer_graphs, 0, (int)(sizeof graph_bodies / sizeof *graph_bodies));
 	suite_add_tcase(s, tc);
 	return s;
 }
