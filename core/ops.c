@@ -61,7 +61,7 @@ static const impl_fn op_impls[OPS_COUNT] = {
 };
 
 /* the builtin behind each function and method: a Python-style call */
-#define OPDEF(name, kind, flags, params, impl, aux, save, backward, stage, meta)                          \
+#define OPDEF(name, kind, flags, params, impl, aux, save, backward, stage, meta)         \
 	static value fn_##name(struct vm *vm, const value *args, int nargs, value kwnames) \
 	{                                                                                   \
 		(void)vm;                                                                   \
@@ -636,20 +636,7 @@ int ops_size_arg(int op, value v, int *ndim, int64_t *shape)
 {
 	if (ops_shape(opname(op), ops_param_name(op, 0), v, ndim, shape) < 0)
 		return -1;
-	for (int i = 0; i < *ndim; i++) {
-		if (shape[i] < 0) {
-			struct strbuf sb = STRBUF_INIT;
-			sb_putc(&sb, '[');
-			for (int k = 0; k < *ndim; k++)
-				sb_printf(&sb, "%s%lld", k ? ", " : "", (long long)shape[k]);
-			sb_putc(&sb, ']');
-			tj_error_set("trying to create tensor with negative dimension %lld: %s", (long long)shape[i],
-				     sb.buf);
-			sb_release(&sb);
-			return -1;
-		}
-	}
-	return 0;
+	return tensor_check_sizes(*ndim, shape);
 }
 
 static int64_t double_to_int(double d)

@@ -275,7 +275,7 @@ tensor *tensor_alias(const tensor *base, int ndim, const int64_t *shape, int64_t
 
 /* ---- creation ---- */
 
-int tensor_check_shape(dtype dt, int ndim, const int64_t *shape)
+int tensor_check_sizes(int ndim, const int64_t *shape)
 {
 	if (ndim < 0 || ndim > TENSOR_MAX_DIMS) {
 		tj_error_set("tensors have at most %d dimensions, got %d", TENSOR_MAX_DIMS, ndim);
@@ -291,6 +291,13 @@ int tensor_check_shape(dtype dt, int ndim, const int64_t *shape)
 			return -1;
 		}
 	}
+	return 0;
+}
+
+int tensor_check_shape(dtype dt, int ndim, const int64_t *shape)
+{
+	if (tensor_check_sizes(ndim, shape) < 0)
+		return -1;
 	/* total bytes must fit comfortably in a size_t and an int64 */
 	uint64_t n = dtype_size(dt);
 	for (int i = 0; i < ndim; i++) {

@@ -192,7 +192,8 @@ tensor *tensor_index_backward(const tensor *grad, int x_ndim, const int64_t *x_s
  * sizes and wrapped_number only (data may be NULL): the first half of
  * each kernel, which calls them, so that ops_meta.c's rules raise the
  * kernels' very messages. 0, or -1 after tj_error_set(). */
-int tensor_check_shape(dtype dt, int ndim, const int64_t *shape); /* negative or too large sizes */
+int tensor_check_sizes(int ndim, const int64_t *shape);           /* too many dims, negative sizes */
+int tensor_check_shape(dtype dt, int ndim, const int64_t *shape); /* ... and too large */
 int tensor_arange_len(double start, double stop, double step, int64_t *n);
 int tensor_unary_type(unop op, const tensor *x, dtype *dt);
 int tensor_binary_shape(binop op, const tensor *a, const tensor *b, dtype *dt, int *ndim, int64_t *shape);

@@ -349,7 +349,9 @@ tensor *tensor_binary(binop op, const tensor *a, const tensor *b)
 	dtype cdt, odt;
 	int nd;
 	int64_t shape[TENSOR_MAX_DIMS];
-	if (tensor_binary_shape(op, a, b, &odt, &nd, shape) < 0 || binary_types(op, a, b, &cdt, &odt) < 0)
+	/* tensor_binary_shape, keeping the computation dtype */
+	if (binary_types(op, a, b, &cdt, &odt) < 0 ||
+	    tensor_broadcast_shape(a->ndim, a->shape, b->ndim, b->shape, &nd, shape) < 0)
 		return NULL;
 	tensor *ca = tensor_as_dtype(a, cdt);
 	if (!ca)
