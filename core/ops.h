@@ -139,7 +139,8 @@ tensor *ops_as_tensor(value v);
 /* ---- the argument checks of the implementations ----
  * Each is the part of an op's implementation that reads only arguments and
  * tensor metadata (never data), exported so that ops_meta.c's shape rules
- * raise the very same errors. All return 0, or -1 after tj_error_set(). */
+ * raise the very same errors. Each returns 0 (a tensor), or -1 (NULL)
+ * after tj_error_set(). */
 tensor *ops_tensor_arg(int op, const value *a, int pos);       /* a[pos] must be a tensor: borrowed */
 tensor *ops_tensor_or_number(int op, const value *a, int pos); /* a tensor or a number: a new reference */
 int ops_dtype_arg(int op, value v, int *dt);                   /* dtype=: -1 for None */
