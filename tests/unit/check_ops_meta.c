@@ -15,6 +15,7 @@
 #include "error.h"
 #include "frame_eval.h"
 #include "ops_meta.h"
+#include "runtime.h"
 #include "vm.h"
 
 static const char *const backward_names[OPS_COUNT] = {
@@ -1026,10 +1027,12 @@ static struct compile_listener listener = {on_compile, NULL};
 
 static void run_program(const char *text)
 {
-	struct compile_log_config cfg = {0, stderr, NULL};
-	compile_log_init(&cfg);
-	compile_log_listen(&listener);
+	struct runtime_config rc = {COMPILE_SWITCHES_INIT, {0, stderr, NULL}, {INJECT_NONE, INJECT_COMPILE_ERROR}};
+	struct runtime *rt = runtime_new(&rc);
+	ck_assert_ptr_nonnull(rt);
+	compile_log_listen(rt->log, &listener);
 	struct vm *vm = vm_new();
+	vm_set_runtime(vm, rt);
 	struct source *src = source_from_string("prog.tj", text, strlen(text));
 	struct src_loc loc;
 	char *msg = NULL;
@@ -1038,12 +1041,12 @@ static void run_program(const char *text)
 	free(msg);
 	value r = vm_run_module(vm, code);
 	ck_assert_msg(!val_is_err(r), "%s", tj_error_peek());
-	frame_eval_shutdown();
+	frame_eval_free(rt);
 	vm_free(vm);
 	val_decref(val_obj(VAL_CODE, code));
 	source_free(src);
-	compile_log_unlisten(&listener);
-	compile_log_shutdown();
+	compile_log_unlisten(rt->log, &listener);
+	runtime_free(rt);
 }
 
 /* f(x)'s bodies, run on x of shapes (n, 4, 5) for n = 3, 4, 6 with
