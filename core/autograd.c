@@ -1291,7 +1291,7 @@ static int bw_getitem(struct ag_node *n, const tensor *g, tensor **gin)
 
 #define bw_none NULL
 static const struct rule rules[OPS_COUNT] = {
-#define OPDEF(name, kind, flags, params, impl, aux, save, backward) {bw_##backward, SV_##save},
+#define OPDEF(name, kind, flags, params, impl, aux, save, backward, stage, meta) {bw_##backward, SV_##save},
 #include "ops.def"
 #undef OPDEF
 };

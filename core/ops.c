@@ -21,7 +21,6 @@
 #include "error.h"
 #include "ops.h"
 
-#define OPS_MAX_PARAMS 8
 #define OPS_MAX_INDEX 16
 
 /* ---- the table ---- */
@@ -37,30 +36,31 @@
 #define OPS_KIND_FN_METH_OPER (OPK_FN | OPK_METH | OPK_OPER)
 
 const struct ops_info ops_table[OPS_COUNT] = {
-#define OPDEF(name, kind, flags, params, impl, aux, save, backward) {#name, OPS_KIND_##kind, flags, params},
+#define OPDEF(name, kind, flags, params, impl, aux, save, backward, stage, meta) \
+	{#name, OPS_KIND_##kind, flags, params, OPST_##stage},
 #include "ops.def"
 #undef OPDEF
 };
 
 static const int op_aux[OPS_COUNT] = {
-#define OPDEF(name, kind, flags, params, impl, aux, save, backward) aux,
+#define OPDEF(name, kind, flags, params, impl, aux, save, backward, stage, meta) aux,
 #include "ops.def"
 #undef OPDEF
 };
 
 typedef value (*impl_fn)(int op, const value *a);
-#define OPDEF(name, kind, flags, params, impl, aux, save, backward) static value impl_##impl(int op, const value *a);
+#define OPDEF(name, kind, flags, params, impl, aux, save, backward, stage, meta) static value impl_##impl(int op, const value *a);
 #include "ops.def"
 #undef OPDEF
 
 static const impl_fn op_impls[OPS_COUNT] = {
-#define OPDEF(name, kind, flags, params, impl, aux, save, backward) impl_##impl,
+#define OPDEF(name, kind, flags, params, impl, aux, save, backward, stage, meta) impl_##impl,
 #include "ops.def"
 #undef OPDEF
 };
 
 /* the builtin behind each function and method: a Python-style call */
-#define OPDEF(name, kind, flags, params, impl, aux, save, backward)                          \
+#define OPDEF(name, kind, flags, params, impl, aux, save, backward, stage, meta)         \
 	static value fn_##name(struct vm *vm, const value *args, int nargs, value kwnames) \
 	{                                                                                   \
 		(void)vm;                                                                   \
@@ -70,7 +70,7 @@ static const impl_fn op_impls[OPS_COUNT] = {
 #undef OPDEF
 
 static const builtin_fn op_fns[OPS_COUNT] = {
-#define OPDEF(name, kind, flags, params, impl, aux, save, backward) fn_##name,
+#define OPDEF(name, kind, flags, params, impl, aux, save, backward, stage, meta) fn_##name,
 #include "ops.def"
 #undef OPDEF
 };
@@ -85,7 +85,7 @@ static const builtin_fn op_fns[OPS_COUNT] = {
 #define OPS_FNROW_PYFN_METH(name)
 #define OPS_FNROW_METH_OPER(name)
 const struct builtin_def ops_functions[] = {
-#define OPDEF(name, kind, flags, params, impl, aux, save, backward) OPS_FNROW_##kind(name)
+#define OPDEF(name, kind, flags, params, impl, aux, save, backward, stage, meta) OPS_FNROW_##kind(name)
 #include "ops.def"
 #undef OPDEF
 	{NULL, NULL},
@@ -135,16 +135,7 @@ int ops_of_cmpop(enum vm_cmpop op) { return (unsigned)op < VC_COUNT ? cmpop_ops[
 
 /* ---- signatures: parsed once from the params column ---- */
 
-struct sig {
-	int n;                                  /* parameters */
-	int vararg;                             /* index of the *param, or -1 */
-	int nrequired;                          /* leading parameters without a default */
-	const char *names[OPS_MAX_PARAMS];
-	const char *plain[OPS_MAX_PARAMS + 1];  /* names without the vararg, NULL-terminated (args_parse) */
-	value defaults[OPS_MAX_PARAMS];
-	char buf[128];
-};
-static struct sig sigs[OPS_COUNT];
+static struct ops_sig sigs[OPS_COUNT];
 static bool sigs_ready;
 
 value ops_parse_default(const char *s)
@@ -160,7 +151,7 @@ value ops_parse_default(const char *s)
 	return val_int(strtoll(s, NULL, 10));
 }
 
-static void sig_parse(struct sig *s, const char *params)
+static void sig_parse(struct ops_sig *s, const char *params)
 {
 	size_t len = strlen(params);
 	char *p = s->buf;
@@ -207,7 +198,7 @@ static void sig_parse(struct sig *s, const char *params)
 	s->plain[k] = NULL;
 }
 
-static const struct sig *sig_of(int op)
+static const struct ops_sig *sig_of(int op)
 {
 	if (!sigs_ready) {
 		for (int i = 0; i < OPS_COUNT; i++)
@@ -217,6 +208,7 @@ static const struct sig *sig_of(int op)
 	return &sigs[op];
 }
 
+const struct ops_sig *ops_signature(int op) { return sig_of(op); }
 int ops_nparams(int op) { return sig_of(op)->n; }
 const char *ops_param_name(int op, int i) { return sig_of(op)->names[i]; }
 
@@ -226,7 +218,7 @@ static value *seq_items(value v) { return v.tag == VAL_LIST ? val_list(v)->items
 
 int ops_normalize(int op, const value *args, int nargs, value kwnames, value *out)
 {
-	const struct sig *s = sig_of(op);
+	const struct ops_sig *s = sig_of(op);
 	int nkw = kwnames.tag == VAL_TUPLE ? (int)val_tuple(kwnames)->len : 0;
 	int npos = nargs - nkw;
 	value plain[OPS_MAX_PARAMS];
@@ -389,6 +381,9 @@ static tensor *tnarg(int op, const value *a, int pos)
 	return ops_as_tensor(a[pos]);
 }
 
+tensor *ops_tensor_arg(int op, const value *a, int pos) { return targ(op, a, pos); }
+tensor *ops_tensor_or_number(int op, const value *a, int pos) { return tnarg(op, a, pos); }
+
 static int bool_arg(int op, const value *a, int pos, bool *out)
 {
 	return arg_bool(opname(op), ops_param_name(op, pos), a[pos], out);
@@ -424,6 +419,8 @@ static int dtype_arg(int op, value v, int *dt)
 	tj_error_set("%s(): argument 'dtype' must be dtype, not %s", opname(op), val_type_name(v));
 	return -1;
 }
+
+int ops_dtype_arg(int op, value v, int *dt) { return dtype_arg(op, v, dt); }
 
 int ops_shape(const char *fname, const char *param, value v, int *ndim, int64_t *shape)
 {
@@ -601,17 +598,24 @@ int ops_index_specs(value index, struct index_spec *specs, int *n, int max)
 /* ---- creation ---- */
 
 /* requires_grad= of a new tensor (consumes t) */
+int ops_requires_grad_arg(int op, value requires_grad, dtype dt, bool *rg)
+{
+	if (arg_bool(opname(op), "requires_grad", requires_grad, rg) < 0)
+		return -1;
+	if (*rg && !dtype_is_float(dt)) {
+		tj_error_set("only Tensors of floating point dtype can require gradients");
+		return -1;
+	}
+	return 0;
+}
+
 static value finish_create(int op, tensor *t, value requires_grad)
 {
 	bool rg;
 	if (!t)
 		return val_err();
-	if (arg_bool(opname(op), "requires_grad", requires_grad, &rg) < 0)
+	if (ops_requires_grad_arg(op, requires_grad, t->dt, &rg) < 0)
 		goto fail;
-	if (rg && !dtype_is_float(t->dt)) {
-		tj_error_set("only Tensors of floating point dtype can require gradients");
-		goto fail;
-	}
 	t->requires_grad = rg;
 	return val_tensor(t);
 fail:
@@ -619,24 +623,11 @@ fail:
 	return val_err();
 }
 
-static int size_arg(int op, value v, int *ndim, int64_t *shape)
+int ops_size_arg(int op, value v, int *ndim, int64_t *shape)
 {
 	if (ops_shape(opname(op), ops_param_name(op, 0), v, ndim, shape) < 0)
 		return -1;
-	for (int i = 0; i < *ndim; i++) {
-		if (shape[i] < 0) {
-			struct strbuf sb = STRBUF_INIT;
-			sb_putc(&sb, '[');
-			for (int k = 0; k < *ndim; k++)
-				sb_printf(&sb, "%s%lld", k ? ", " : "", (long long)shape[k]);
-			sb_putc(&sb, ']');
-			tj_error_set("trying to create tensor with negative dimension %lld: %s", (long long)shape[i],
-				     sb.buf);
-			sb_release(&sb);
-			return -1;
-		}
-	}
-	return 0;
+	return tensor_check_sizes(*ndim, shape);
 }
 
 static int64_t double_to_int(double d)
@@ -793,7 +784,7 @@ static value impl_fill(int op, const value *a)
 {
 	int ndim, dt;
 	int64_t shape[TENSOR_MAX_DIMS];
-	if (size_arg(op, a[0], &ndim, shape) < 0 || dtype_arg(op, a[1], &dt) < 0)
+	if (ops_size_arg(op, a[0], &ndim, shape) < 0 || dtype_arg(op, a[1], &dt) < 0)
 		return val_err();
 	if (dt < 0)
 		dt = DT_FLOAT32;
@@ -801,12 +792,30 @@ static value impl_fill(int op, const value *a)
 	return finish_create(op, t, a[2]);
 }
 
+int ops_full_dtype(int op, value fv, value dtype_v, int *dt)
+{
+	int kind = fv.tag; /* a one-element tensor counts as its item */
+	if (fv.tag == VAL_TENSOR && val_as_tensor(fv)->numel == 1) {
+		dtype t = val_as_tensor(fv)->dt;
+		kind = t == DT_BOOL ? VAL_BOOL : t == DT_INT64 ? VAL_INT : VAL_FLOAT;
+	}
+	if (dtype_arg(op, dtype_v, dt) < 0)
+		return -1;
+	if (kind != VAL_BOOL && kind != VAL_INT && kind != VAL_FLOAT) {
+		tj_error_set("full(): argument 'fill_value' must be a number, not %s", val_type_name(fv));
+		return -1;
+	}
+	if (*dt < 0)
+		*dt = kind == VAL_BOOL ? DT_BOOL : kind == VAL_INT ? DT_INT64 : DT_FLOAT32;
+	return 0;
+}
+
 static value impl_full(int op, const value *a)
 {
 	int ndim, dt;
 	int64_t shape[TENSOR_MAX_DIMS];
 	value fv = a[1];
-	if (size_arg(op, a[0], &ndim, shape) < 0 || dtype_arg(op, a[2], &dt) < 0)
+	if (ops_size_arg(op, a[0], &ndim, shape) < 0 || ops_full_dtype(op, fv, a[2], &dt) < 0)
 		return val_err();
 	if (fv.tag == VAL_TENSOR && val_as_tensor(fv)->numel == 1) {
 		tensor *ft = val_as_tensor(fv);
@@ -816,12 +825,6 @@ static value impl_full(int op, const value *a)
 			return val_err();
 		fv = ft->dt == DT_BOOL ? val_bool(i != 0) : ft->dt == DT_INT64 ? val_int(i) : val_float(d);
 	}
-	if (!is_number(fv)) {
-		tj_error_set("full(): argument 'fill_value' must be a number, not %s", val_type_name(fv));
-		return val_err();
-	}
-	if (dt < 0)
-		dt = fv.tag == VAL_BOOL ? DT_BOOL : fv.tag == VAL_INT ? DT_INT64 : DT_FLOAT32;
 	tensor *t;
 	if (fv.tag == VAL_INT && dt == DT_INT64) {
 		/* exact for any int64 */
@@ -836,11 +839,9 @@ static value impl_full(int op, const value *a)
 	return finish_create(op, t, a[3]);
 }
 
-static value impl_arange(int op, const value *a)
+int ops_arange_args(int op, const value *a, double *num, int *dt)
 {
-	double num[3];
 	bool all_int = true;
-	int dt;
 	for (int k = 0; k < 3; k++) {
 		value v = a[k];
 		if (k == 1 && v.tag == VAL_NONE) {
@@ -849,53 +850,78 @@ static value impl_arange(int op, const value *a)
 			continue;
 		}
 		if (arg_float(opname(op), ops_param_name(op, k), v, &num[k]) < 0)
-			return val_err();
+			return -1;
 		all_int &= v.tag != VAL_FLOAT;
 	}
-	if (dtype_arg(op, a[3], &dt) < 0)
-		return val_err();
-	if (dt < 0)
-		dt = all_int ? DT_INT64 : DT_FLOAT32;
+	if (dtype_arg(op, a[3], dt) < 0)
+		return -1;
+	if (*dt < 0)
+		*dt = all_int ? DT_INT64 : DT_FLOAT32;
 	double start = num[0], end = num[1], step = num[2];
 	if (step == 0) {
 		tj_error_set("arange(): step must be nonzero");
-		return val_err();
+		return -1;
 	}
 	if (!isfinite(start) || !isfinite(end)) {
 		tj_error_set("arange(): unsupported range: %g -> %g", start, end);
-		return val_err();
+		return -1;
 	}
 	if ((step > 0 && end < start) || (step < 0 && end > start)) {
 		tj_error_set("arange(): upper bound and larger bound inconsistent with step sign");
-		return val_err();
+		return -1;
 	}
-	return finish_create(op, tensor_arange(start, end, step, (dtype)dt), a[4]);
+	return 0;
+}
+
+static value impl_arange(int op, const value *a)
+{
+	double num[3];
+	int dt;
+	if (ops_arange_args(op, a, num, &dt) < 0)
+		return val_err();
+	return finish_create(op, tensor_arange(num[0], num[1], num[2], (dtype)dt), a[4]);
+}
+
+int ops_eye_args(int op, const value *a, int64_t *n, int64_t *m, int *dt)
+{
+	if (arg_int(opname(op), "n", a[0], n) < 0 || dtype_arg(op, a[2], dt) < 0)
+		return -1;
+	if (a[1].tag == VAL_NONE)
+		*m = *n;
+	else if (arg_int(opname(op), "m", a[1], m) < 0)
+		return -1;
+	if (*n < 0 || *m < 0) {
+		tj_error_set("eye(): %s must be greater or equal to 0, got %lld", *n < 0 ? "n" : "m",
+			     (long long)(*n < 0 ? *n : *m));
+		return -1;
+	}
+	if (*dt < 0)
+		*dt = DT_FLOAT32;
+	return 0;
 }
 
 static value impl_eye(int op, const value *a)
 {
 	int64_t n, m;
 	int dt;
-	if (arg_int(opname(op), "n", a[0], &n) < 0 || dtype_arg(op, a[2], &dt) < 0)
+	if (ops_eye_args(op, a, &n, &m, &dt) < 0)
 		return val_err();
-	if (a[1].tag == VAL_NONE)
-		m = n;
-	else if (arg_int(opname(op), "m", a[1], &m) < 0)
-		return val_err();
-	if (n < 0 || m < 0) {
-		tj_error_set("eye(): %s must be greater or equal to 0, got %lld", n < 0 ? "n" : "m",
-			     (long long)(n < 0 ? n : m));
-		return val_err();
+	return finish_create(op, tensor_eye_nm(n, m, (dtype)dt), a[3]);
+}
+
+int ops_check_random_dtype(int op, int dt)
+{
+	if (!dtype_is_float((dtype)dt)) {
+		tj_error_set("%s(): expected a floating point dtype, got %s", opname(op), dtype_name((dtype)dt));
+		return -1;
 	}
-	return finish_create(op, tensor_eye_nm(n, m, dt < 0 ? DT_FLOAT32 : (dtype)dt), a[3]);
+	return 0;
 }
 
 static tensor *random_tensor(int op, int kind, int dt, int ndim, const int64_t *shape)
 {
-	if (!dtype_is_float((dtype)dt)) {
-		tj_error_set("%s(): expected a floating point dtype, got %s", opname(op), dtype_name((dtype)dt));
+	if (ops_check_random_dtype(op, dt) < 0)
 		return NULL;
-	}
 	return kind == 0 ? tensor_randn((dtype)dt, ndim, shape) : tensor_rand((dtype)dt, ndim, shape);
 }
 
@@ -903,7 +929,7 @@ static value impl_random(int op, const value *a)
 {
 	int ndim, dt;
 	int64_t shape[TENSOR_MAX_DIMS];
-	if (size_arg(op, a[0], &ndim, shape) < 0 || dtype_arg(op, a[1], &dt) < 0)
+	if (ops_size_arg(op, a[0], &ndim, shape) < 0 || dtype_arg(op, a[1], &dt) < 0)
 		return val_err();
 	return finish_create(op, random_tensor(op, op_aux[op], dt < 0 ? DT_FLOAT32 : dt, ndim, shape), a[2]);
 }
@@ -941,34 +967,46 @@ static value impl_manual_seed(int op, const value *a)
 
 /* ---- pointwise ---- */
 
-static value impl_unary(int op, const value *a)
+int ops_check_unary(int op, const tensor *x)
 {
-	tensor *x = targ(op, a, 0);
-	if (!x)
-		return val_err();
 	if (op_aux[op] == UNOP_neg && x->dt == DT_BOOL) {
 		tj_error_set("negation, the `-` operator, on a bool tensor is not supported; "
 			     "use logical_not() to invert a mask");
-		return val_err();
+		return -1;
 	}
+	return 0;
+}
+
+static value impl_unary(int op, const value *a)
+{
+	tensor *x = targ(op, a, 0);
+	if (!x || ops_check_unary(op, x) < 0)
+		return val_err();
 	return tensor_value(tensor_unary((unop)op_aux[op], x));
 }
 
 /* round(x, decimals=d), as PyTorch: round(x * 10^d) / 10^d for floats,
  * half to even; an integer tensor is rounded as with decimals=0 (the
  * identity) */
+int ops_round_decimals(int op, const tensor *x, value decimals, int64_t *d)
+{
+	if (arg_int(opname(op), "decimals", decimals, d) < 0)
+		return -1;
+	if (*d != 0 && dtype_is_float(x->dt) && (*d > 300 || *d < -300)) {
+		tj_error_set("round(): decimals %lld is out of range", (long long)*d);
+		return -1;
+	}
+	return 0;
+}
+
 static value impl_round(int op, const value *a)
 {
 	tensor *x = targ(op, a, 0);
 	int64_t d;
-	if (!x || arg_int(opname(op), "decimals", a[1], &d) < 0)
+	if (!x || ops_round_decimals(op, x, a[1], &d) < 0)
 		return val_err();
 	if (d == 0 || !dtype_is_float(x->dt))
 		return tensor_value(tensor_unary(UNOP_round, x));
-	if (d > 300 || d < -300) {
-		tj_error_set("round(): decimals %lld is out of range", (long long)d);
-		return val_err();
-	}
 	/* as ATen's round_decimals kernel: x * 10^d for d > 0, x / 10^-d for d < 0 */
 	tensor *p = tensor_scalar(x->dt, pow(10.0, (double)(d > 0 ? d : -d)));
 	tensor *scaled = p ? tensor_binary(d > 0 ? BINOP_mul : BINOP_div, x, p) : NULL;
@@ -991,29 +1029,39 @@ static value impl_binary(int op, const value *a)
 	return tensor_value(r);
 }
 
+int ops_check_where(const tensor *c)
+{
+	if (c->dt != DT_BOOL) {
+		tj_error_set("where(): expected condition to be a bool tensor, got %s", dtype_name(c->dt));
+		return -1;
+	}
+	return 0;
+}
+
 static value impl_where(int op, const value *a)
 {
 	tensor *c = targ(op, a, 0), *x = NULL, *y = NULL, *r = NULL;
-	if (c && (x = tnarg(op, a, 1)) && (y = tnarg(op, a, 2))) {
-		if (c->dt != DT_BOOL)
-			tj_error_set("where(): expected condition to be a bool tensor, got %s", dtype_name(c->dt));
-		else
-			r = tensor_where(c, x, y);
-	}
+	if (c && (x = tnarg(op, a, 1)) && (y = tnarg(op, a, 2)) && ops_check_where(c) == 0)
+		r = tensor_where(c, x, y);
 	tensor_decref(x);
 	tensor_decref(y);
 	return tensor_value(r);
 }
 
+int ops_check_clamp(const value *a)
+{
+	if (a[1].tag == VAL_NONE && a[2].tag == VAL_NONE) {
+		tj_error_set("clamp(): at least one of 'min' or 'max' must not be None");
+		return -1;
+	}
+	return 0;
+}
+
 static value impl_clamp(int op, const value *a)
 {
 	tensor *x = targ(op, a, 0), *lo = NULL, *hi = NULL, *r = NULL;
-	if (!x)
+	if (!x || ops_check_clamp(a) < 0)
 		return val_err();
-	if (a[1].tag == VAL_NONE && a[2].tag == VAL_NONE) {
-		tj_error_set("clamp(): at least one of 'min' or 'max' must not be None");
-		return val_err();
-	}
 	if (a[1].tag != VAL_NONE && !(lo = tnarg(op, a, 1)))
 		goto out;
 	if (a[2].tag != VAL_NONE && !(hi = tnarg(op, a, 2)))
@@ -1086,7 +1134,7 @@ static value impl_argminmax(int op, const value *a)
 }
 
 /* the correction of var(): correction=, else 1 when unbiased */
-static int var_correction(int op, const value *a, int *correction)
+int ops_var_correction(int op, const value *a, int *correction)
 {
 	bool unbiased;
 	int64_t c;
@@ -1107,7 +1155,7 @@ static value impl_var(int op, const value *a)
 	tensor *x = targ(op, a, 0);
 	int dims[TENSOR_MAX_DIMS], n, correction;
 	bool keepdim;
-	if (!x || ops_dims(opname(op), a[1], x->ndim, dims, &n) < 0 || var_correction(op, a, &correction) < 0 ||
+	if (!x || ops_dims(opname(op), a[1], x->ndim, dims, &n) < 0 || ops_var_correction(op, a, &correction) < 0 ||
 	    bool_arg(op, a, 3, &keepdim) < 0)
 		return val_err();
 	return tensor_value(tensor_reduce(REDOP_var, x, dims, n, keepdim, correction));
@@ -1166,7 +1214,7 @@ static value impl_transpose(int op, const value *a)
 }
 
 /* permutation dims (a tuple of ints) for x, normalized */
-static int perm_arg(int op, tensor *x, value v, int *perm)
+int ops_perm_arg(int op, const tensor *x, value v, int *perm)
 {
 	int n;
 	int64_t raw[TENSOR_MAX_DIMS];
@@ -1193,7 +1241,7 @@ static value impl_permute(int op, const value *a)
 {
 	tensor *x = targ(op, a, 0);
 	int perm[TENSOR_MAX_DIMS];
-	if (!x || perm_arg(op, x, a[1], perm) < 0)
+	if (!x || ops_perm_arg(op, x, a[1], perm) < 0)
 		return val_err();
 	return tensor_value(tensor_permute(x, perm, x->ndim));
 }
@@ -1231,19 +1279,26 @@ static value impl_squeeze(int op, const value *a)
 	return tensor_value(tensor_squeeze(x, dim));
 }
 
+int ops_flatten_dims(int op, const tensor *x, const value *a, int *s, int *e)
+{
+	if (ops_dim(opname(op), a[1], x->ndim, s) < 0 || ops_dim(opname(op), a[2], x->ndim, e) < 0)
+		return -1;
+	if (x->ndim > 0 && *s > *e) {
+		tj_error_set("flatten() has invalid args: start_dim cannot come after end_dim");
+		return -1;
+	}
+	return 0;
+}
+
 static value impl_flatten(int op, const value *a)
 {
 	tensor *x = targ(op, a, 0);
 	int s, e;
-	if (!x || ops_dim(opname(op), a[1], x->ndim, &s) < 0 || ops_dim(opname(op), a[2], x->ndim, &e) < 0)
+	if (!x || ops_flatten_dims(op, x, a, &s, &e) < 0)
 		return val_err();
 	if (x->ndim == 0) {
 		int64_t one = 1;
 		return tensor_value(tensor_reshape(x, 1, &one));
-	}
-	if (s > e) {
-		tj_error_set("flatten() has invalid args: start_dim cannot come after end_dim");
-		return val_err();
 	}
 	int64_t shape[TENSOR_MAX_DIMS];
 	int n = 0;
@@ -1269,7 +1324,7 @@ static value impl_expand(int op, const value *a)
 }
 
 /* the tensors of cat/stack (borrowed) into xs; n receives their count */
-static tensor **tensor_list(int op, value v, int *n)
+tensor **ops_tensor_list(int op, value v, int *n)
 {
 	if (!is_seq(v)) {
 		tj_error_set("%s(): argument 'tensors' must be tuple of Tensors, not %s", opname(op), val_type_name(v));
@@ -1302,7 +1357,7 @@ static tensor **tensor_list(int op, value v, int *n)
 static value impl_cat(int op, const value *a)
 {
 	int n, dim;
-	tensor **xs = tensor_list(op, a[0], &n), *r = NULL;
+	tensor **xs = ops_tensor_list(op, a[0], &n), *r = NULL;
 	if (!xs)
 		return val_err();
 	if (ops_dim(opname(op), a[1], xs[0]->ndim, &dim) == 0)
@@ -1314,7 +1369,7 @@ static value impl_cat(int op, const value *a)
 static value impl_stack(int op, const value *a)
 {
 	int n, dim;
-	tensor **xs = tensor_list(op, a[0], &n), *r = NULL;
+	tensor **xs = ops_tensor_list(op, a[0], &n), *r = NULL;
 	if (!xs)
 		return val_err();
 	if (ops_dim(opname(op), a[1], xs[0]->ndim + 1, &dim) == 0)
@@ -1341,22 +1396,28 @@ static value impl_clone(int op, const value *a)
 
 /* ---- dtype conversion ---- */
 
+int ops_to_dtype(int op, const value *a, int *dt)
+{
+	*dt = op_aux[op];
+	if (*dt >= 0)
+		return 0;
+	if (a[1].tag == VAL_TENSOR)
+		*dt = val_as_tensor(a[1])->dt;
+	else if (dtype_arg(op, a[1], dt) < 0)
+		return -1;
+	if (*dt < 0) {
+		tj_error_set("to(): expected a dtype");
+		return -1;
+	}
+	return 0;
+}
+
 static value impl_to(int op, const value *a)
 {
 	tensor *x = targ(op, a, 0);
-	int dt = op_aux[op];
-	if (!x)
+	int dt;
+	if (!x || ops_to_dtype(op, a, &dt) < 0)
 		return val_err();
-	if (dt < 0) {
-		if (a[1].tag == VAL_TENSOR)
-			dt = val_as_tensor(a[1])->dt;
-		else if (dtype_arg(op, a[1], &dt) < 0)
-			return val_err();
-		if (dt < 0) {
-			tj_error_set("to(): expected a dtype");
-			return val_err();
-		}
-	}
 	if ((dtype)dt == x->dt)
 		return tensor_value(ag_alias(x));
 	return tensor_value(tensor_to(x, (dtype)dt));
@@ -1374,12 +1435,8 @@ static value impl_requires_grad_(int op, const value *a)
 {
 	tensor *x = targ(op, a, 0), *r;
 	bool flag;
-	if (!x || bool_arg(op, a, 1, &flag) < 0)
+	if (!x || ops_requires_grad_arg(op, a[1], x->dt, &flag) < 0)
 		return val_err();
-	if (flag && !dtype_is_float(x->dt)) {
-		tj_error_set("only Tensors of floating point dtype can require gradients");
-		return val_err();
-	}
 	if (!(r = ag_alias(x)))
 		return val_err();
 	r->requires_grad = flag;

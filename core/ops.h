@@ -71,17 +71,25 @@ enum ops_flag {
 };
 
 typedef enum ops_id {
-#define OPDEF(name, kind, flags, params, impl, aux, save, backward) OPS_##name,
+#define OPDEF(name, kind, flags, params, impl, aux, save, backward, stage, meta) OPS_##name,
 #include "ops.def"
 #undef OPDEF
 	OPS_COUNT
 } ops_id;
+
+/* ops.def's stage column: what the stages after capture do with the op */
+enum ops_stage {
+	OPST_PRIM,          /* a primitive: inductor lowers it */
+	OPST_COMP,          /* a composite: aot_eager decomposes it into primitives */
+	OPST_NOGRAPH,       /* never a graph node: read at trace time, or a graph break */
+};
 
 struct ops_info {
 	const char *name;   /* the tj name, also the graph node's op name */
 	unsigned kind;      /* enum ops_kind bits */
 	unsigned flags;     /* enum ops_flag bits */
 	const char *params; /* Python-style parameter list, e.g. "input, dim=None, keepdim=False" */
+	enum ops_stage stage;
 };
 extern const struct ops_info ops_table[OPS_COUNT];
 
@@ -93,6 +101,20 @@ int ops_of_builtin(builtin_fn fn);
 int ops_of_binop(enum vm_binop op);   /* OPS_add ... OPS_matmul */
 int ops_of_cmpop(enum vm_cmpop op);   /* OPS_lt ... OPS_ne; -1 for is/in */
 
+/* An op's Python-style signature, parsed once from its params column:
+ * what ops_normalize binds a call against (the tracer binds variables
+ * with the same rules). */
+#define OPS_MAX_PARAMS 8
+struct ops_sig {
+	int n;                                  /* parameters */
+	int vararg;                             /* index of the *param, or -1 */
+	int nrequired;                          /* leading parameters without a default */
+	const char *names[OPS_MAX_PARAMS];
+	const char *plain[OPS_MAX_PARAMS + 1];  /* names without the vararg, NULL-terminated (args_parse) */
+	value defaults[OPS_MAX_PARAMS];         /* None for the required ones and the vararg */
+	char buf[128];                          /* the names' storage */
+};
+const struct ops_sig *ops_signature(int op);
 int ops_nparams(int op);
 const char *ops_param_name(int op, int i);
 /* The value of a default in ops.def's params column: None, True, False,
@@ -127,5 +149,29 @@ int ops_shape(const char *fname, const char *param, value v, int *ndim, int64_t 
 int ops_index_specs(value index, struct index_spec *specs, int *n, int max);
 /* a number (bool, int, float) as a wrapped 0-d tensor, a tensor increfed, else NULL (no error) */
 tensor *ops_as_tensor(value v);
+
+/* ---- the argument checks of the implementations ----
+ * Each is the part of an op's implementation that reads only arguments and
+ * tensor metadata (never data), exported so that ops_meta.c's shape rules
+ * raise the very same errors. Each returns 0 (a tensor), or -1 (NULL)
+ * after tj_error_set(). */
+tensor *ops_tensor_arg(int op, const value *a, int pos);       /* a[pos] must be a tensor: borrowed */
+tensor *ops_tensor_or_number(int op, const value *a, int pos); /* a tensor or a number: a new reference */
+int ops_dtype_arg(int op, value v, int *dt);                   /* dtype=: -1 for None */
+int ops_size_arg(int op, value v, int *ndim, int64_t *shape);  /* the sizes of a creation op */
+int ops_requires_grad_arg(int op, value requires_grad, dtype dt, bool *rg);
+int ops_full_dtype(int op, value fill_value, value dtype_v, int *dt);
+int ops_arange_args(int op, const value *a, double *num, int *dt); /* num: start, end, step */
+int ops_eye_args(int op, const value *a, int64_t *n, int64_t *m, int *dt);
+int ops_check_random_dtype(int op, int dt);
+int ops_check_unary(int op, const tensor *x);
+int ops_round_decimals(int op, const tensor *x, value decimals, int64_t *d);
+int ops_check_where(const tensor *cond);
+int ops_check_clamp(const value *a);
+int ops_perm_arg(int op, const tensor *x, value dims, int *perm);
+int ops_flatten_dims(int op, const tensor *x, const value *a, int *start, int *end);
+tensor **ops_tensor_list(int op, value v, int *n);             /* cat/stack's tensors (borrowed), free() the array */
+int ops_to_dtype(int op, const value *a, int *dt);
+int ops_var_correction(int op, const value *a, int *correction);
 
 #endif

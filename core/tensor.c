@@ -227,7 +227,6 @@ void shape_contig_strides(int ndim, const int64_t *shape, int64_t *strides)
 	}
 }
 
-static int check_shape(int ndim, const int64_t *shape, dtype dt);
 
 static tensor *header_new(dtype dt, int ndim, const int64_t *shape)
 {
@@ -249,7 +248,7 @@ static tensor *header_new(dtype dt, int ndim, const int64_t *shape)
 tensor *tensor_new_uninit(dtype dt, int ndim, const int64_t *shape)
 {
 	/* shapes made by broadcasting or expand can be absurd: check them all */
-	if (check_shape(ndim, shape, dt) < 0)
+	if (tensor_check_shape(dt, ndim, shape) < 0)
 		return NULL;
 	tensor *t = header_new(dt, ndim, shape);
 	if (!t)
@@ -276,7 +275,7 @@ tensor *tensor_alias(const tensor *base, int ndim, const int64_t *shape, int64_t
 
 /* ---- creation ---- */
 
-static int check_shape(int ndim, const int64_t *shape, dtype dt)
+int tensor_check_sizes(int ndim, const int64_t *shape)
 {
 	if (ndim < 0 || ndim > TENSOR_MAX_DIMS) {
 		tj_error_set("tensors have at most %d dimensions, got %d", TENSOR_MAX_DIMS, ndim);
@@ -292,6 +291,13 @@ static int check_shape(int ndim, const int64_t *shape, dtype dt)
 			return -1;
 		}
 	}
+	return 0;
+}
+
+int tensor_check_shape(dtype dt, int ndim, const int64_t *shape)
+{
+	if (tensor_check_sizes(ndim, shape) < 0)
+		return -1;
 	/* total bytes must fit comfortably in a size_t and an int64 */
 	uint64_t n = dtype_size(dt);
 	for (int i = 0; i < ndim; i++) {
@@ -354,26 +360,34 @@ tensor *tensor_scalar_int(int64_t v)
 }
 
 /* PyTorch: size = ceil((stop - start) / step); element i = start + i * step */
-tensor *tensor_arange(double start, double stop, double step, dtype dt)
+int tensor_arange_len(double start, double stop, double step, int64_t *n)
 {
 	if (step == 0 || isnan(step)) {
 		tj_error_set("arange: step must be nonzero");
-		return NULL;
+		return -1;
 	}
 	if (!isfinite(start) || !isfinite(stop)) {
 		tj_error_set("arange: unsupported range: %g -> %g", start, stop);
-		return NULL;
+		return -1;
 	}
 	if ((step > 0 && stop < start) || (step < 0 && stop > start)) {
 		tj_error_set("arange: upper bound and larger bound inconsistent with step sign");
-		return NULL;
+		return -1;
 	}
 	double len = ceil((stop - start) / step);
 	if (len > 9.0e15) {
 		tj_error_set("arange: too many elements (%g)", len);
-		return NULL;
+		return -1;
 	}
-	int64_t n = (int64_t)len;
+	*n = (int64_t)len;
+	return 0;
+}
+
+tensor *tensor_arange(double start, double stop, double step, dtype dt)
+{
+	int64_t n;
+	if (tensor_arange_len(start, stop, step, &n) < 0)
+		return NULL;
 	tensor *t = tensor_empty(dt, 1, &n);
 	if (!t)
 		return NULL;

@@ -187,6 +187,32 @@ tensor *tensor_index(const tensor *x, const struct index_spec *specs, int n);
 tensor *tensor_index_backward(const tensor *grad, int x_ndim, const int64_t *x_shape,
 			      const struct index_spec *specs, int n);
 
+/* ---- results without data ----
+ * What a kernel above would return, computed from its inputs' dtype, rank,
+ * sizes and wrapped_number only (data may be NULL): the first half of
+ * each kernel, which calls them, so that ops_meta.c's rules raise the
+ * kernels' very messages. 0, or -1 after tj_error_set(). */
+int tensor_check_sizes(int ndim, const int64_t *shape);           /* too many dims, negative sizes */
+int tensor_check_shape(dtype dt, int ndim, const int64_t *shape); /* ... and too large */
+int tensor_arange_len(double start, double stop, double step, int64_t *n);
+int tensor_unary_type(unop op, const tensor *x, dtype *dt);
+int tensor_binary_shape(binop op, const tensor *a, const tensor *b, dtype *dt, int *ndim, int64_t *shape);
+int tensor_where_shape(const tensor *cond, const tensor *a, const tensor *b, dtype *dt, int *ndim, int64_t *shape);
+dtype tensor_clamp_type(const tensor *x, const tensor *lo, const tensor *hi); /* lo, hi may be NULL */
+int tensor_reduce_shape(redop op, const tensor *x, const int *dims, int ndims, bool keepdim, dtype *dt, int *ndim,
+			int64_t *shape);
+int tensor_reduce_indices_shape(redop op, const tensor *x, int dim, bool keepdim, int *ndim, int64_t *shape);
+int tensor_softmax_type(const tensor *x, int dim, dtype *dt);
+int tensor_matmul_shape(const tensor *a, const tensor *b, int *ndim, int64_t *shape); /* dtype: a's */
+int tensor_linear_shape(const tensor *x, const tensor *w, const tensor *b, dtype *dt, int *ndim, int64_t *shape);
+int tensor_reshape_shape(int64_t numel, int ndim, const int64_t *shape, int64_t *out); /* ndim stays */
+int tensor_unsqueeze_shape(const tensor *x, int dim, int64_t *out); /* ndim + 1 sizes */
+int tensor_expand_shape(const tensor *x, int ndim, const int64_t *shape, int64_t *out);
+int tensor_cat_shape(tensor *const *xs, int n, int dim, dtype *dt, int *ndim, int64_t *shape);
+int tensor_stack_shape(tensor *const *xs, int n, int dim, dtype *dt, int *ndim, int64_t *shape);
+int tensor_index_shape(int x_ndim, const int64_t *x_shape, const struct index_spec *specs, int n, int *ndim,
+		       int64_t *shape);
+
 /* ---- extension functions (opaque to the tracer) ---- */
 tensor *tensor_ext_sort(const tensor *x);    /* ascending along the last dim */
 tensor *tensor_ext_cumsum(const tensor *x);  /* along the last dim */

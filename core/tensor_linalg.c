@@ -41,8 +41,6 @@ static int check_dtypes(const char *fn, const tensor *a, const tensor *b)
 		tj_error_set("%s is not implemented for bool tensors", fn);
 		return -1;
 	}
-	if (dtype_is_float(a->dt) && !blas_get())
-		return -1;
 	return 0;
 }
 
@@ -114,42 +112,60 @@ static bool dims_fit_int(const tensor *t)
 	return true;
 }
 
-tensor *tensor_matmul(const tensor *a, const tensor *b)
+/* the batch dims of matmul's result: a's and b's (all but their last two) broadcast */
+static int matmul_batch(const tensor *a, const tensor *b, int *bn, int64_t *batch)
+{
+	int bna = a->ndim > 2 ? a->ndim - 2 : 0, bnb = b->ndim > 2 ? b->ndim - 2 : 0;
+	if (tensor_broadcast_shape(bna, a->shape, bnb, b->shape, bn, batch) < 0) {
+		tj_error_clear();
+		error_matmul_shapes(a, b);
+		return -1;
+	}
+	return 0;
+}
+
+int tensor_matmul_shape(const tensor *a, const tensor *b, int *ndim, int64_t *shape)
 {
 	if (a->ndim == 0 || b->ndim == 0) {
 		tj_error_set("both arguments to matmul need to be at least 1D, but they are %dD and %dD", a->ndim,
 			     b->ndim);
-		return NULL;
+		return -1;
 	}
 	if (check_dtypes("matmul", a, b) < 0)
-		return NULL;
+		return -1;
 	if (!dims_fit_int(a) || !dims_fit_int(b)) {
 		tj_error_set("matmul: dimensions too large");
-		return NULL;
+		return -1;
 	}
 	/* the operands as (batch..., n, k) and (batch..., k, m) */
 	int na = a->ndim, nb = b->ndim;
-	int64_t n = na >= 2 ? a->shape[na - 2] : 1, k = a->shape[na - 1];
-	int64_t kb = nb >= 2 ? b->shape[nb - 2] : b->shape[0], m = nb >= 2 ? b->shape[nb - 1] : 1;
+	int64_t k = a->shape[na - 1], kb = nb >= 2 ? b->shape[nb - 2] : b->shape[0];
 	if (k != kb) {
 		error_matmul_shapes(a, b);
-		return NULL;
+		return -1;
 	}
-	int bna = na > 2 ? na - 2 : 0, bnb = nb > 2 ? nb - 2 : 0, bn;
-	int64_t batch[TENSOR_MAX_DIMS];
-	if (tensor_broadcast_shape(bna, a->shape, bnb, b->shape, &bn, batch) < 0) {
-		tj_error_clear();
-		error_matmul_shapes(a, b);
-		return NULL;
-	}
-	int64_t oshape[TENSOR_MAX_DIMS];
-	int ond = 0;
-	for (int i = 0; i < bn; i++)
-		oshape[ond++] = batch[i];
+	if (matmul_batch(a, b, ndim, shape) < 0)
+		return -1;
 	if (na >= 2)
-		oshape[ond++] = n;
+		shape[(*ndim)++] = a->shape[na - 2];
 	if (nb >= 2)
-		oshape[ond++] = m;
+		shape[(*ndim)++] = b->shape[nb - 1];
+	return 0;
+}
+
+tensor *tensor_matmul(const tensor *a, const tensor *b)
+{
+	int64_t oshape[TENSOR_MAX_DIMS];
+	int ond;
+	if (tensor_matmul_shape(a, b, &ond, oshape) < 0 || (dtype_is_float(a->dt) && !blas_get()))
+		return NULL;
+	int na = a->ndim, nb = b->ndim;
+	int64_t n = na >= 2 ? a->shape[na - 2] : 1, k = a->shape[na - 1];
+	int64_t m = nb >= 2 ? b->shape[nb - 1] : 1;
+	int bnb = nb > 2 ? nb - 2 : 0, bn;
+	int64_t batch[TENSOR_MAX_DIMS];
+	matmul_batch(a, b, &bn, batch);
+	int bna = na > 2 ? na - 2 : 0;
 	tensor *out = tensor_new_uninit(a->dt, ond, oshape);
 	if (!out || out->numel == 0)
 		return out;
@@ -192,19 +208,52 @@ tensor *tensor_matmul(const tensor *a, const tensor *b)
 	return out;
 }
 
+/* linear's fast path: one gemm with w transposed by BLAS, the bias preloaded */
+static bool linear_fast(const tensor *x, const tensor *w, const tensor *b)
+{
+	return x->ndim >= 1 && w->ndim == 2 && x->dt == w->dt && dtype_is_float(x->dt) &&
+	       x->shape[x->ndim - 1] == w->shape[1] && dims_fit_int(x) && dims_fit_int(w) &&
+	       (!b || (b->dt == x->dt && ((b->ndim == 1 && b->shape[0] == w->shape[0]) || b->ndim == 0)));
+}
+
+int tensor_linear_shape(const tensor *x, const tensor *w, const tensor *b, dtype *dt, int *ndim, int64_t *shape)
+{
+	if (linear_fast(x, w, b)) {
+		for (int i = 0; i < x->ndim - 1; i++)
+			shape[i] = x->shape[i];
+		shape[x->ndim - 1] = w->shape[0];
+		*ndim = x->ndim;
+		*dt = x->dt;
+		return 0;
+	}
+	/* matmul(x, w.T) + b, as the slow path runs it */
+	tensor wt = *w;
+	if (w->ndim >= 2) {
+		wt.shape[w->ndim - 2] = w->shape[w->ndim - 1];
+		wt.shape[w->ndim - 1] = w->shape[w->ndim - 2];
+	}
+	if (tensor_matmul_shape(x, &wt, ndim, shape) < 0)
+		return -1;
+	*dt = x->dt;
+	if (!b)
+		return 0;
+	tensor y = *x;
+	y.ndim = *ndim;
+	y.wrapped_number = false;
+	memcpy(y.shape, shape, sizeof y.shape);
+	return tensor_binary_shape(BINOP_add, &y, b, dt, ndim, shape);
+}
+
 tensor *tensor_linear(const tensor *x, const tensor *w, const tensor *b)
 {
-	/* fast path: one gemm with w transposed by BLAS, the bias preloaded */
-	if (x->ndim >= 1 && w->ndim == 2 && x->dt == w->dt && dtype_is_float(x->dt) &&
-	    x->shape[x->ndim - 1] == w->shape[1] && dims_fit_int(x) && dims_fit_int(w) &&
-	    (!b || (b->dt == x->dt && ((b->ndim == 1 && b->shape[0] == w->shape[0]) || b->ndim == 0)))) {
+	if (linear_fast(x, w, b)) {
 		if (!blas_get())
 			return NULL;
 		int64_t in = w->shape[1], outf = w->shape[0];
 		int64_t oshape[TENSOR_MAX_DIMS];
-		for (int i = 0; i < x->ndim - 1; i++)
-			oshape[i] = x->shape[i];
-		oshape[x->ndim - 1] = outf;
+		int ond;
+		dtype odt;
+		tensor_linear_shape(x, w, b, &odt, &ond, oshape);
 		tensor *out = tensor_new_uninit(x->dt, x->ndim, oshape);
 		if (!out || out->numel == 0)
 			return out;

@@ -305,34 +305,53 @@ static bool any_int_negative(const tensor *t)
 	return false;
 }
 
-tensor *tensor_binary(binop op, const tensor *a, const tensor *b)
+/* the computation dtype of a binary op (the result's, but bool for
+ * comparisons), its bool errors: tensor_binary_shape's first half */
+static int binary_types(binop op, const tensor *a, const tensor *b, dtype *cdt_out, dtype *odt_out)
 {
 	if ((unsigned)op >= BINOP_COUNT) {
 		tj_error_set("unknown binary op %d", (int)op);
-		return NULL;
+		return -1;
 	}
 	dtype cdt = tensor_result_type(a, b);
 	if (op == BINOP_div && !dtype_is_float(cdt))
 		cdt = DT_FLOAT32; /* true division of ints */
-	dtype odt = bin_gives_bool[op] ? DT_BOOL : cdt;
 	if (cdt == DT_BOOL) {
 		switch (op) {
 		case BINOP_sub:
 			tj_error_set("subtraction, the `-` operator, with two bool tensors is not supported, "
 				     "use the `^` or `logical_xor()` operator instead");
-			return NULL;
+			return -1;
 		case BINOP_pow:
 		case BINOP_floordiv:
 		case BINOP_mod:
 			tj_error_set("%s is not implemented for bool tensors", binop_names[op]);
-			return NULL;
+			return -1;
 		default:
 			break;
 		}
 	}
+	*cdt_out = cdt;
+	*odt_out = bin_gives_bool[op] ? DT_BOOL : cdt;
+	return 0;
+}
+
+int tensor_binary_shape(binop op, const tensor *a, const tensor *b, dtype *dt, int *ndim, int64_t *shape)
+{
+	dtype cdt;
+	if (binary_types(op, a, b, &cdt, dt) < 0)
+		return -1;
+	return tensor_broadcast_shape(a->ndim, a->shape, b->ndim, b->shape, ndim, shape);
+}
+
+tensor *tensor_binary(binop op, const tensor *a, const tensor *b)
+{
+	dtype cdt, odt;
 	int nd;
 	int64_t shape[TENSOR_MAX_DIMS];
-	if (tensor_broadcast_shape(a->ndim, a->shape, b->ndim, b->shape, &nd, shape) < 0)
+	/* tensor_binary_shape, keeping the computation dtype */
+	if (binary_types(op, a, b, &cdt, &odt) < 0 ||
+	    tensor_broadcast_shape(a->ndim, a->shape, b->ndim, b->shape, &nd, shape) < 0)
 		return NULL;
 	tensor *ca = tensor_as_dtype(a, cdt);
 	if (!ca)
@@ -438,12 +457,31 @@ static const bool un_float_only[UNOP_COUNT] = {
 #undef X
 };
 
-tensor *tensor_unary(unop op, const tensor *x)
+int tensor_unary_type(unop op, const tensor *x, dtype *dt)
 {
 	if ((unsigned)op >= UNOP_COUNT) {
 		tj_error_set("unknown unary op %d", (int)op);
-		return NULL;
+		return -1;
 	}
+	if (x->dt == DT_BOOL && op == UNOP_neg) {
+		tj_error_set("negation, the `-` operator, on a bool tensor is not supported, "
+			     "use the `~` or `logical_not()` operator instead");
+		return -1;
+	}
+	if (op == UNOP_logical_not)
+		*dt = DT_BOOL;
+	else if (un_float_only[op] && !dtype_is_float(x->dt))
+		*dt = DT_FLOAT32;
+	else
+		*dt = x->dt;
+	return 0;
+}
+
+tensor *tensor_unary(unop op, const tensor *x)
+{
+	dtype odt;
+	if (tensor_unary_type(op, x, &odt) < 0)
+		return NULL;
 	if (op == UNOP_logical_not) {
 		tensor *out = tensor_new_uninit(DT_BOOL, x->ndim, x->shape);
 		if (out)
@@ -459,11 +497,6 @@ tensor *tensor_unary(unop op, const tensor *x)
 			un_kernels[op][cx->dt](x->numel, cx->data, out->data);
 		tensor_decref(cx);
 		return out;
-	}
-	if (x->dt == DT_BOOL && op == UNOP_neg) {
-		tj_error_set("negation, the `-` operator, on a bool tensor is not supported, "
-			     "use the `~` or `logical_not()` operator instead");
-		return NULL;
 	}
 	un_fn k = un_kernels[op][x->dt];
 	if (!k)
@@ -495,19 +528,27 @@ WHERE_KERNEL(where4, uint32_t)
 WHERE_KERNEL(where8, uint64_t)
 #undef WHERE_KERNEL
 
-tensor *tensor_where(const tensor *cond, const tensor *a, const tensor *b)
+int tensor_where_shape(const tensor *cond, const tensor *a, const tensor *b, dtype *dt, int *ndim, int64_t *shape)
 {
 	if (cond->dt != DT_BOOL) {
 		tj_error_set("where expected condition to be a boolean tensor, but got a tensor with dtype %s",
 			     dtype_name(cond->dt));
-		return NULL;
+		return -1;
 	}
+	if (tensor_broadcast_shape(cond->ndim, cond->shape, a->ndim, a->shape, ndim, shape) < 0 ||
+	    tensor_broadcast_shape(*ndim, shape, b->ndim, b->shape, ndim, shape) < 0)
+		return -1;
+	*dt = tensor_result_type(a, b);
+	return 0;
+}
+
+tensor *tensor_where(const tensor *cond, const tensor *a, const tensor *b)
+{
 	int nd;
 	int64_t shape[TENSOR_MAX_DIMS];
-	if (tensor_broadcast_shape(cond->ndim, cond->shape, a->ndim, a->shape, &nd, shape) < 0 ||
-	    tensor_broadcast_shape(nd, shape, b->ndim, b->shape, &nd, shape) < 0)
+	dtype dt;
+	if (tensor_where_shape(cond, a, b, &dt, &nd, shape) < 0)
 		return NULL;
-	dtype dt = tensor_result_type(a, b);
 	tensor *ca = tensor_as_dtype(a, dt), *cb = NULL, *out = NULL;
 	if (!ca)
 		return NULL;
@@ -549,17 +590,22 @@ cleanup:
  * NaN, and lo > hi gives hi everywhere, both as torch.clamp. The result
  * dtype is the promotion of x, lo and hi (clamp(int_tensor, 0.5) is
  * float32). */
+dtype tensor_clamp_type(const tensor *x, const tensor *lo, const tensor *hi)
+{
+	struct result_state st = {DT_UNDEF, DT_UNDEF, DT_UNDEF};
+	result_update(&st, x);
+	result_update(&st, lo);
+	result_update(&st, hi);
+	return result_finish(&st);
+}
+
 tensor *tensor_clamp(const tensor *x, const tensor *lo, const tensor *hi)
 {
 	if (!lo && !hi) {
 		tj_error_set("clamp: at least one of 'min' or 'max' must not be None");
 		return NULL;
 	}
-	struct result_state st = {DT_UNDEF, DT_UNDEF, DT_UNDEF};
-	result_update(&st, x);
-	result_update(&st, lo);
-	result_update(&st, hi);
-	dtype dt = result_finish(&st);
+	dtype dt = tensor_clamp_type(x, lo, hi);
 	tensor *cx = tensor_as_dtype(x, dt);
 	if (!cx)
 		return NULL;

@@ -369,40 +369,50 @@ static int64_t reduced_count(const tensor *x, const bool *mask)
 	return r;
 }
 
-tensor *tensor_reduce(redop op, const tensor *x, const int *dims, int ndims, bool keepdim, int correction)
+int tensor_reduce_shape(redop op, const tensor *x, const int *dims, int ndims, bool keepdim, dtype *dt, int *ndim,
+			int64_t *shape)
 {
 	if ((unsigned)op >= REDOP_COUNT) {
 		tj_error_set("unknown reduction %d", (int)op);
-		return NULL;
+		return -1;
 	}
 	const char *name = redop_names[op];
 	bool is_arg = op == REDOP_argmax || op == REDOP_argmin;
 	if (is_arg && ndims > 1) {
 		tj_error_set("%s() takes a single dim, got %d", name, ndims);
-		return NULL;
+		return -1;
 	}
 	if ((op == REDOP_mean || op == REDOP_var) && !dtype_is_float(x->dt)) {
 		tj_error_set("%s() needs a floating point tensor, got %s", name, dtype_name(x->dt));
-		return NULL;
+		return -1;
 	}
 	bool mask[TENSOR_MAX_DIMS];
 	if (dims_to_mask(x, dims, ndims, mask) < 0)
-		return NULL;
-	int64_t r_count = reduced_count(x, mask);
-	if ((op == REDOP_max || op == REDOP_min || is_arg) && r_count == 0) {
+		return -1;
+	if ((op == REDOP_max || op == REDOP_min || is_arg) && reduced_count(x, mask) == 0) {
 		tj_error_set("%s(): expected a non-empty tensor", name);
-		return NULL;
+		return -1;
 	}
-	int64_t oshape[TENSOR_MAX_DIMS];
-	int ond = reduced_shape(x, mask, keepdim, oshape);
-	dtype odt;
+	*ndim = reduced_shape(x, mask, keepdim, shape);
 	switch (op) {
 	case REDOP_sum:
-	case REDOP_prod: odt = dtype_is_float(x->dt) ? x->dt : DT_INT64; break;
+	case REDOP_prod: *dt = dtype_is_float(x->dt) ? x->dt : DT_INT64; break;
 	case REDOP_argmax:
-	case REDOP_argmin: odt = DT_INT64; break;
-	default: odt = x->dt; break;
+	case REDOP_argmin: *dt = DT_INT64; break;
+	default: *dt = x->dt; break;
 	}
+	return 0;
+}
+
+tensor *tensor_reduce(redop op, const tensor *x, const int *dims, int ndims, bool keepdim, int correction)
+{
+	int64_t oshape[TENSOR_MAX_DIMS];
+	int ond;
+	dtype odt;
+	bool mask[TENSOR_MAX_DIMS];
+	if (tensor_reduce_shape(op, x, dims, ndims, keepdim, &odt, &ond, oshape) < 0 ||
+	    dims_to_mask(x, dims, ndims, mask) < 0)
+		return NULL;
 	tensor *perm, *out = NULL;
 	int64_t a, r, b;
 	if (reduce_layout(x, mask, &perm, &a, &r, &b) < 0)
@@ -437,9 +447,8 @@ cleanup:
 	return out;
 }
 
-int tensor_reduce_with_indices(redop op, const tensor *x, int dim, bool keepdim, tensor **values, tensor **indices)
+int tensor_reduce_indices_shape(redop op, const tensor *x, int dim, bool keepdim, int *ndim, int64_t *shape)
 {
-	*values = *indices = NULL;
 	if (op != REDOP_max && op != REDOP_min) {
 		tj_error_set("%s() does not return indices", (unsigned)op < REDOP_COUNT ? redop_names[op] : "?");
 		return -1;
@@ -451,8 +460,18 @@ int tensor_reduce_with_indices(redop op, const tensor *x, int dim, bool keepdim,
 		tj_error_set("%s(): expected a non-empty tensor", redop_names[op]);
 		return -1;
 	}
+	*ndim = reduced_shape(x, mask, keepdim, shape);
+	return 0;
+}
+
+int tensor_reduce_with_indices(redop op, const tensor *x, int dim, bool keepdim, tensor **values, tensor **indices)
+{
+	*values = *indices = NULL;
 	int64_t oshape[TENSOR_MAX_DIMS];
-	int ond = reduced_shape(x, mask, keepdim, oshape);
+	int ond;
+	bool mask[TENSOR_MAX_DIMS];
+	if (tensor_reduce_indices_shape(op, x, dim, keepdim, &ond, oshape) < 0 || dims_to_mask(x, &dim, 1, mask) < 0)
+		return -1;
 	tensor *perm;
 	int64_t a, r, b;
 	if (reduce_layout(x, mask, &perm, &a, &r, &b) < 0) /* one dim: never permutes */
@@ -540,11 +559,20 @@ int tensor_reduce_with_indices(redop op, const tensor *x, int dim, bool keepdim,
 DEFINE_SOFTMAX(f, float, expf, log)
 DEFINE_SOFTMAX(d, double, exp, log)
 
+int tensor_softmax_type(const tensor *x, int dim, dtype *dt)
+{
+	if (dim_wrap(dim, x->ndim) < 0)
+		return -1;
+	*dt = dtype_is_float(x->dt) ? x->dt : DT_FLOAT32;
+	return 0;
+}
+
 static tensor *softmax_common(const tensor *x, int dim, bool lg)
 {
-	int d = dim_wrap(dim, x->ndim);
-	if (d < 0)
+	dtype dt;
+	if (tensor_softmax_type(x, dim, &dt) < 0)
 		return NULL;
+	int d = dim_wrap(dim, x->ndim);
 	tensor *cx = tensor_as_dtype(x, dtype_is_float(x->dt) ? x->dt : DT_FLOAT32);
 	if (!cx)
 		return NULL;

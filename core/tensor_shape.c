@@ -13,25 +13,25 @@
 
 /* ---- reshape ---- */
 
-tensor *tensor_reshape(const tensor *x, int ndim, const int64_t *shape)
+int tensor_reshape_shape(int64_t numel, int ndim, const int64_t *shape, int64_t *s)
 {
 	if (ndim < 0 || ndim > TENSOR_MAX_DIMS) {
 		tj_error_set("tensors have at most %d dimensions, got %d", TENSOR_MAX_DIMS, ndim);
-		return NULL;
+		return -1;
 	}
-	int64_t s[TENSOR_MAX_DIMS], known = 1;
+	int64_t known = 1;
 	int infer = -1;
 	for (int i = 0; i < ndim; i++) {
 		s[i] = shape[i];
 		if (shape[i] == -1) {
 			if (infer >= 0) {
 				tj_error_set("only one dimension can be inferred");
-				return NULL;
+				return -1;
 			}
 			infer = i;
 		} else if (shape[i] < 0) {
 			tj_error_set("invalid shape dimension %lld", (long long)shape[i]);
-			return NULL;
+			return -1;
 		} else if (shape[i] > 0 && known > INT64_MAX / shape[i]) {
 			known = -1; /* overflows: matches no input size */
 		} else if (known >= 0) {
@@ -41,9 +41,9 @@ tensor *tensor_reshape(const tensor *x, int ndim, const int64_t *shape)
 	if (known < 0) {
 		struct strbuf sb = STRBUF_INIT;
 		shape_format_list(ndim, shape, &sb);
-		tj_error_set("shape '%s' is invalid for input of size %lld", sb.buf, (long long)x->numel);
+		tj_error_set("shape '%s' is invalid for input of size %lld", sb.buf, (long long)numel);
 		sb_release(&sb);
-		return NULL;
+		return -1;
 	}
 	if (infer >= 0) {
 		if (known == 0) {
@@ -51,20 +51,28 @@ tensor *tensor_reshape(const tensor *x, int ndim, const int64_t *shape)
 			shape_format_list(ndim, shape, &sb);
 			tj_error_set("cannot reshape tensor of %lld elements into shape %s because the "
 				     "unspecified dimension size -1 can be any value and is ambiguous",
-				     (long long)x->numel, sb.buf);
+				     (long long)numel, sb.buf);
 			sb_release(&sb);
-			return NULL;
+			return -1;
 		}
-		if (x->numel % known == 0)
-			s[infer] = x->numel / known;
+		if (numel % known == 0)
+			s[infer] = numel / known;
 	}
-	if ((infer >= 0 && x->numel % known != 0) || (infer < 0 && known != x->numel)) {
+	if ((infer >= 0 && numel % known != 0) || (infer < 0 && known != numel)) {
 		struct strbuf sb = STRBUF_INIT;
 		shape_format_list(ndim, shape, &sb);
-		tj_error_set("shape '%s' is invalid for input of size %lld", sb.buf, (long long)x->numel);
+		tj_error_set("shape '%s' is invalid for input of size %lld", sb.buf, (long long)numel);
 		sb_release(&sb);
-		return NULL;
+		return -1;
 	}
+	return 0;
+}
+
+tensor *tensor_reshape(const tensor *x, int ndim, const int64_t *shape)
+{
+	int64_t s[TENSOR_MAX_DIMS];
+	if (tensor_reshape_shape(x->numel, ndim, shape, s) < 0)
+		return NULL;
 	return tensor_alias(x, ndim, s, 0);
 }
 
@@ -131,18 +139,25 @@ tensor *tensor_transpose(const tensor *x, int d0, int d1)
 
 /* ---- unsqueeze / squeeze ---- */
 
-tensor *tensor_unsqueeze(const tensor *x, int dim)
+int tensor_unsqueeze_shape(const tensor *x, int dim, int64_t *s)
 {
 	if (x->ndim >= TENSOR_MAX_DIMS) {
 		tj_error_set("tensors have at most %d dimensions, got %d", TENSOR_MAX_DIMS, x->ndim + 1);
-		return NULL;
+		return -1;
 	}
 	int d = dim_wrap(dim, x->ndim + 1);
 	if (d < 0)
-		return NULL;
-	int64_t s[TENSOR_MAX_DIMS];
+		return -1;
 	for (int i = 0, j = 0; i <= x->ndim; i++)
 		s[i] = i == d ? 1 : x->shape[j++];
+	return 0;
+}
+
+tensor *tensor_unsqueeze(const tensor *x, int dim)
+{
+	int64_t s[TENSOR_MAX_DIMS];
+	if (tensor_unsqueeze_shape(x, dim, s) < 0)
+		return NULL;
 	return tensor_alias(x, x->ndim + 1, s, 0);
 }
 
@@ -167,25 +182,24 @@ tensor *tensor_squeeze(const tensor *x, int dim)
 
 /* ---- expand ---- */
 
-tensor *tensor_expand(const tensor *x, int ndim, const int64_t *shape)
+int tensor_expand_shape(const tensor *x, int ndim, const int64_t *shape, int64_t *s)
 {
 	if (ndim > TENSOR_MAX_DIMS) {
 		tj_error_set("tensors have at most %d dimensions, got %d", TENSOR_MAX_DIMS, ndim);
-		return NULL;
+		return -1;
 	}
 	if (ndim < x->ndim) {
 		tj_error_set("expand: the number of sizes provided (%d) must be greater or equal to the "
 			     "number of dimensions in the tensor (%d)", ndim, x->ndim);
-		return NULL;
+		return -1;
 	}
-	int64_t s[TENSOR_MAX_DIMS];
 	for (int i = 0; i < ndim; i++) {
 		int j = x->ndim - ndim + i;
 		if (j < 0) {
 			if (shape[i] < 0) {
 				tj_error_set("expand: the expanded size of the tensor (%lld) isn't allowed in a "
 					     "leading, non-existing dimension %d", (long long)shape[i], i);
-				return NULL;
+				return -1;
 			}
 			s[i] = shape[i];
 			continue;
@@ -203,9 +217,17 @@ tensor *tensor_expand(const tensor *x, int ndim, const int64_t *shape)
 				     "sizes: %s", (long long)shape[i], (long long)x->shape[j], i, ts.buf, xs.buf);
 			sb_release(&ts);
 			sb_release(&xs);
-			return NULL;
+			return -1;
 		}
 	}
+	return 0;
+}
+
+tensor *tensor_expand(const tensor *x, int ndim, const int64_t *shape)
+{
+	int64_t s[TENSOR_MAX_DIMS];
+	if (tensor_expand_shape(x, ndim, shape, s) < 0)
+		return NULL;
 	if (shape_numel(ndim, s) == x->numel)
 		return tensor_alias(x, ndim, s, 0);
 	int64_t st[TENSOR_MAX_DIMS];
@@ -218,7 +240,9 @@ tensor *tensor_expand(const tensor *x, int ndim, const int64_t *shape)
 
 /* ---- cat / stack ---- */
 
-tensor *tensor_cat(tensor *const *xs, int n, int dim)
+/* cat's checks and result: the reference tensor (the first that is not
+ * 1-D empty), the wrapped dim, the dtype and the shape */
+static const tensor *cat_shape(tensor *const *xs, int n, int dim, int *dp, dtype *dtp, int64_t *oshape)
 {
 	if (n <= 0) {
 		tj_error_set("cat: expected a non-empty list of tensors");
@@ -243,8 +267,7 @@ tensor *tensor_cat(tensor *const *xs, int n, int dim)
 	for (int i = 1; i < n; i++)
 		if (xs[i]->dt > dt)
 			dt = xs[i]->dt;
-	int64_t oshape[TENSOR_MAX_DIMS];
-	memcpy(oshape, ref->shape, sizeof oshape);
+	memcpy(oshape, ref->shape, sizeof ref->shape);
 	oshape[d] = 0;
 	for (int i = 0; i < n; i++) {
 		const tensor *t = xs[i];
@@ -264,6 +287,29 @@ tensor *tensor_cat(tensor *const *xs, int n, int dim)
 			}
 		oshape[d] += t->shape[d];
 	}
+	*dp = d;
+	*dtp = dt;
+	return ref;
+}
+
+int tensor_cat_shape(tensor *const *xs, int n, int dim, dtype *dt, int *ndim, int64_t *shape)
+{
+	int d;
+	const tensor *ref = cat_shape(xs, n, dim, &d, dt, shape);
+	if (!ref)
+		return -1;
+	*ndim = ref->ndim;
+	return 0;
+}
+
+tensor *tensor_cat(tensor *const *xs, int n, int dim)
+{
+	int d;
+	dtype dt;
+	int64_t oshape[TENSOR_MAX_DIMS];
+	const tensor *ref = cat_shape(xs, n, dim, &d, &dt, oshape);
+	if (!ref)
+		return NULL;
 	tensor *out = tensor_new_uninit(dt, ref->ndim, oshape);
 	if (!out)
 		return NULL;
@@ -293,11 +339,11 @@ tensor *tensor_cat(tensor *const *xs, int n, int dim)
 	return out;
 }
 
-tensor *tensor_stack(tensor *const *xs, int n, int dim)
+int tensor_stack_shape(tensor *const *xs, int n, int dim, dtype *dt, int *ndim, int64_t *shape)
 {
 	if (n <= 0) {
 		tj_error_set("stack expects a non-empty list of tensors");
-		return NULL;
+		return -1;
 	}
 	for (int i = 1; i < n; i++) {
 		if (!shape_equal(xs[0]->ndim, xs[0]->shape, xs[i]->ndim, xs[i]->shape)) {
@@ -308,17 +354,36 @@ tensor *tensor_stack(tensor *const *xs, int n, int dim)
 				     "at entry %d", a.buf, b.buf, i);
 			sb_release(&a);
 			sb_release(&b);
-			return NULL;
+			return -1;
 		}
 	}
 	int d = dim_wrap(dim, xs[0]->ndim + 1);
 	if (d < 0)
-		return NULL;
+		return -1;
 	if (xs[0]->ndim >= TENSOR_MAX_DIMS) {
 		tj_error_set("tensors have at most %d dimensions, got %d", TENSOR_MAX_DIMS, xs[0]->ndim + 1);
-		return NULL;
+		return -1;
 	}
-	tensor **us = malloc(sizeof *us * (size_t)n);
+	/* what cat of the unsqueezed tensors gives */
+	*dt = xs[0]->dt;
+	for (int i = 1; i < n; i++)
+		if (xs[i]->dt > *dt)
+			*dt = xs[i]->dt;
+	*ndim = 0;
+	for (int i = 0; i <= xs[0]->ndim; i++)
+		shape[(*ndim)++] = i == d ? n : xs[0]->shape[i - (i > d)];
+	return 0;
+}
+
+tensor *tensor_stack(tensor *const *xs, int n, int dim)
+{
+	dtype dt;
+	int nd;
+	int64_t shape[TENSOR_MAX_DIMS];
+	if (tensor_stack_shape(xs, n, dim, &dt, &nd, shape) < 0)
+		return NULL;
+	int d = dim_wrap(dim, xs[0]->ndim + 1);
+	tensor **us = calloc((size_t)n, sizeof *us);
 	if (!us) {
 		tj_error_set("out of memory");
 		return NULL;
@@ -470,6 +535,17 @@ static bool index_view_contiguous(const struct index_view *v)
 		expect *= v->shape[i];
 	}
 	return true;
+}
+
+int tensor_index_shape(int x_ndim, const int64_t *x_shape, const struct index_spec *specs, int n, int *ndim,
+		       int64_t *shape)
+{
+	struct index_view v;
+	if (index_view_build(x_ndim, x_shape, specs, n, &v) < 0)
+		return -1;
+	*ndim = v.ndim;
+	memcpy(shape, v.shape, sizeof v.shape);
+	return 0;
 }
 
 tensor *tensor_index(const tensor *x, const struct index_spec *specs, int n)

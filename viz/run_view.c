@@ -150,6 +150,54 @@ static struct frame_info *frames_info(const struct viz_run_rows *r, int shown)
 	return fi;
 }
 
+/* breaks -> the frames that resume after them (the database does not
+ * record the link: a frame resuming after a break is taken to follow the
+ * last break of its function) */
+static void link_resumes(Agraph_t *g, const struct viz_run_rows *r, const struct frame_info *fi,
+			 const struct compile_info *ci, int shown)
+{
+	struct strbuf b = STRBUF_INIT;
+	int *last_break = xcalloc((size_t)(r->nframes > 0 ? r->nframes : 1), sizeof *last_break);
+	for (int i = 0; i < r->nframes; i++)
+		last_break[i] = -1;
+	int *parent = xcalloc((size_t)(r->nframes > 0 ? r->nframes : 1), sizeof *parent);
+	for (int i = 0; i < r->nframes; i++)
+		parent[i] = -1;
+	for (int i = 0; i < r->ncompiles; i++) {
+		int k = frame_of(fi, r->nframes, r->compiles[i].frame_index);
+		if (k < 0)
+			continue;
+		if (fi[k].first == i && fi[k].f->resume_pc > 0)
+			parent[k] = last_break[fi[k].fn];
+		if (strcmp(r->compiles[i].outcome, "graph_break") == 0)
+			last_break[fi[k].fn] = i;
+	}
+	for (int i = 0; i < shown; i++) {
+		if (strcmp(r->compiles[i].outcome, "graph_break") != 0)
+			continue;
+		for (int k = 0; k < r->nframes; k++) {
+			int p = parent[k], first = fi[k].first;
+			if (p < 0 || p >= shown || first < 0 || first >= shown)
+				continue;
+			bool linked = p == i;
+			/* a later break at the same place of the same frame resumes there too */
+			if (!linked && r->compiles[p].frame_index == r->compiles[i].frame_index && r->more[p].graph &&
+			    r->more[i].graph)
+				linked = same_place(r->more[p].graph, r->more[i].graph);
+			if (!linked)
+				continue;
+			Agedge_t *e = agedge(g, ci[i].tail, ci[first].node, NULL, 1);
+			viz_set(e, "label", "resume");
+			sb_reset(&b);
+			sb_printf(&b, "cluster_frame%d", fi[k].f->frame_index);
+			viz_set(e, "lhead", b.buf);
+		}
+	}
+	free(parent);
+	free(last_break);
+	sb_release(&b);
+}
+
 Agraph_t *viz_run_view(const struct viz_run_rows *r, int max_nodes)
 {
 	int shown = r->ncompiles;
@@ -265,43 +313,7 @@ Agraph_t *viz_run_view(const struct viz_run_rows *r, int max_nodes)
 		}
 	}
 
-	/* breaks -> the frames that resume after them */
-	int *last_break = xcalloc((size_t)(r->nframes > 0 ? r->nframes : 1), sizeof *last_break);
-	for (int i = 0; i < r->nframes; i++)
-		last_break[i] = -1;
-	int *parent = xcalloc((size_t)(r->nframes > 0 ? r->nframes : 1), sizeof *parent);
-	for (int i = 0; i < r->nframes; i++)
-		parent[i] = -1;
-	for (int i = 0; i < r->ncompiles; i++) {
-		int k = frame_of(fi, r->nframes, r->compiles[i].frame_index);
-		if (k < 0)
-			continue;
-		if (fi[k].first == i && fi[k].f->resume_pc > 0)
-			parent[k] = last_break[fi[k].fn];
-		if (strcmp(r->compiles[i].outcome, "graph_break") == 0)
-			last_break[fi[k].fn] = i;
-	}
-	for (int i = 0; i < shown; i++) {
-		if (strcmp(r->compiles[i].outcome, "graph_break") != 0)
-			continue;
-		for (int k = 0; k < r->nframes; k++) {
-			int p = parent[k], first = fi[k].first;
-			if (p < 0 || p >= shown || first < 0 || first >= shown)
-				continue;
-			bool linked = p == i;
-			/* a later break at the same place of the same frame resumes there too */
-			if (!linked && r->compiles[p].frame_index == r->compiles[i].frame_index && r->more[p].graph &&
-			    r->more[i].graph)
-				linked = same_place(r->more[p].graph, r->more[i].graph);
-			if (!linked)
-				continue;
-			Agedge_t *e = agedge(g, ci[i].tail, ci[first].node, NULL, 1);
-			viz_set(e, "label", "resume");
-			sb_reset(&b);
-			sb_printf(&b, "cluster_frame%d", fi[k].f->frame_index);
-			viz_set(e, "lhead", b.buf);
-		}
-	}
+	link_resumes(g, r, fi, ci, shown);
 
 	if (shown < r->ncompiles) {
 		int cut = r->ncompiles - shown;
@@ -314,8 +326,6 @@ Agraph_t *viz_run_view(const struct viz_run_rows *r, int max_nodes)
 		viz_set(note, "style", "dashed");
 	}
 
-	free(parent);
-	free(last_break);
 	free(ci);
 	free(fi);
 	sb_release(&b);

@@ -169,6 +169,33 @@ START_TEST(test_table)
 }
 END_TEST
 
+START_TEST(test_signature)
+{
+	/* what the tracer binds a call against: names, defaults, the *vararg */
+	const struct ops_sig *s = ops_signature(OPS_sum);
+	ck_assert_int_eq(s->n, 4);
+	ck_assert_int_eq(s->vararg, -1);
+	ck_assert_int_eq(s->nrequired, 1);
+	ck_assert_str_eq(s->names[0], "input");
+	ck_assert_str_eq(s->names[2], "keepdim");
+	ck_assert_int_eq(s->defaults[1].tag, VAL_NONE);
+	ck_assert_int_eq(s->defaults[2].tag, VAL_BOOL);
+	ck_assert(!s->defaults[2].b);
+	s = ops_signature(OPS_zeros);
+	ck_assert_int_eq(s->n, 3);
+	ck_assert_int_eq(s->vararg, 0);
+	ck_assert_int_eq(s->nrequired, 0);
+	ck_assert_str_eq(s->names[0], "size");
+	ck_assert_str_eq(s->names[1], "dtype");
+	ck_assert_str_eq(s->plain[0], "dtype");
+	ck_assert_ptr_null(s->plain[2]);
+	s = ops_signature(OPS_reshape);
+	ck_assert_int_eq(s->vararg, 1);
+	ck_assert_int_eq(s->nrequired, 1);
+	ck_assert_str_eq(s->names[1], "shape");
+}
+END_TEST
+
 START_TEST(test_normalize)
 {
 	value out[8];
@@ -629,6 +656,7 @@ static Suite *ops_suite(void)
 	TCase *tc = tcase_create("table");
 	tcase_add_checked_fixture(tc, setup, teardown);
 	tcase_add_test(tc, test_table);
+	tcase_add_test(tc, test_signature);
 	tcase_add_test(tc, test_normalize);
 	tcase_add_test(tc, test_args_parse);
 	tcase_add_test(tc, test_op_arg_errors);

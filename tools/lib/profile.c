@@ -657,6 +657,43 @@ static void loader_release(struct loader *L)
 	free(L->lines.start);
 }
 
+/* a frame that ran eagerly: the report's "ran eagerly" list */
+static void add_eager(struct profile *p, const struct dbq_frame *f)
+{
+	p->eager = xrealloc(p->eager, (size_t)(p->neager + 1) * sizeof *p->eager);
+	struct profile_eager *e = &p->eager[p->neager++];
+	e->function = xstrdup(f->function);
+	e->file = xstrdup(f->file);
+	e->line = f->line;
+	e->resume_line = f->resume_pc > 0 ? (f->resume_line > 0 ? f->resume_line : -1) : 0;
+	e->reason = !f->eager_reason                        ? "fallback"
+		    : strcmp(f->eager_reason, "disabled") == 0    ? "disabled"
+		    : strcmp(f->eager_reason, "cache_limit") == 0 ? "cache_limit"
+		    : strcmp(f->eager_reason, "frozen_miss") == 0 ? "frozen_miss"
+								  : "fallback";
+	e->eager_calls = f->eager_calls;
+	e->calls = f->calls;
+	e->called_at = NULL;
+}
+
+/* the functions ranked by recompiles and by compile time */
+static void rank_functions(struct profile *p)
+{
+	p->ranked = xcalloc((size_t)(p->nfunctions ? p->nfunctions : 1), sizeof *p->ranked);
+	p->by_time = xcalloc((size_t)(p->nfunctions ? p->nfunctions : 1), sizeof *p->by_time);
+	for (int i = 0; i < p->nfunctions; i++) {
+		const struct profile_function *f = &p->functions[i];
+		if (f->recompiles + f->misses > 0 || f->nguards > 0)
+			p->ranked[p->nranked++] = i;
+		if (f->compiles > 0)
+			p->by_time[p->nby_time++] = i;
+	}
+	sort_p = p;
+	qsort(p->ranked, (size_t)p->nranked, sizeof *p->ranked, by_recompiles);
+	qsort(p->by_time, (size_t)p->nby_time, sizeof *p->by_time, by_time);
+	sort_p = NULL;
+}
+
 int profile_load(struct dbq *q, int64_t run_id, struct profile *p, char **err)
 {
 	memset(p, 0, sizeof *p);
@@ -743,22 +780,8 @@ int profile_load(struct dbq *q, int64_t run_id, struct profile *p, char **err)
 		if (f->cache_limit)
 			p->limit_hit = true;
 
-		if (f->eager_calls > 0) {
-			p->eager = xrealloc(p->eager, (size_t)(p->neager + 1) * sizeof *p->eager);
-			struct profile_eager *e = &p->eager[p->neager++];
-			e->function = xstrdup(f->function);
-			e->file = xstrdup(f->file);
-			e->line = f->line;
-			e->resume_line = f->resume_pc > 0 ? (f->resume_line > 0 ? f->resume_line : -1) : 0;
-			e->reason = !f->eager_reason                        ? "fallback"
-				    : strcmp(f->eager_reason, "disabled") == 0    ? "disabled"
-				    : strcmp(f->eager_reason, "cache_limit") == 0 ? "cache_limit"
-				    : strcmp(f->eager_reason, "frozen_miss") == 0 ? "frozen_miss"
-										  : "fallback";
-			e->eager_calls = f->eager_calls;
-			e->calls = f->calls;
-			e->called_at = NULL;
-		}
+		if (f->eager_calls > 0)
+			add_eager(p, f);
 		pairs[i].id = f->id;
 		pairs[i].fn = fn;
 	}
@@ -791,20 +814,7 @@ int profile_load(struct dbq *q, int64_t run_id, struct profile *p, char **err)
 			qsort(f->guards, (size_t)f->nguards, sizeof *f->guards, guards_by_recompiles);
 	}
 
-	/* rankings */
-	p->ranked = xcalloc((size_t)(p->nfunctions ? p->nfunctions : 1), sizeof *p->ranked);
-	p->by_time = xcalloc((size_t)(p->nfunctions ? p->nfunctions : 1), sizeof *p->by_time);
-	for (int i = 0; i < p->nfunctions; i++) {
-		const struct profile_function *f = &p->functions[i];
-		if (f->recompiles + f->misses > 0 || f->nguards > 0)
-			p->ranked[p->nranked++] = i;
-		if (f->compiles > 0)
-			p->by_time[p->nby_time++] = i;
-	}
-	sort_p = p;
-	qsort(p->ranked, (size_t)p->nranked, sizeof *p->ranked, by_recompiles);
-	qsort(p->by_time, (size_t)p->nby_time, sizeof *p->by_time, by_time);
-	sort_p = NULL;
+	rank_functions(p);
 	make_suggestions(p);
 	loader_release(&L);
 	return 0;

@@ -1,0 +1,477 @@
+/* trace_ops.c - tensor ops into graph nodes: a call bound to the op's
+ * signature (ops_signature, as ops_normalize binds it), its arguments as
+ * graph arguments (frame inputs join the graph on first use), the op run
+ * on the example values for exact metadata and errors, and the node with
+ * its result's symbols; allow_in_graph calls as one GN_CALL node.
+ */
+#include <stdlib.h>
+#include <string.h>
+
+#include "autograd.h"
+#include "ops.h"
+#include "trace_impl.h"
+#include "util.h"
+
+/* ---- tensors and graph nodes ---- */
+
+static void set_meta(struct gnode *n, const tensor *t, bool rg)
+{
+	n->is_tensor = true;
+	n->dt = t->dt;
+	n->ndim = t->ndim;
+	for (int i = 0; i < t->ndim; i++) {
+		n->shape[i].value = t->shape[i];
+		n->shape[i].sym = -1;
+	}
+	n->requires_grad = rg;
+}
+
+/* "L['xs'][1]" -> "xs_1", "G['w']" -> "w", "L['___stack0']" -> "stack0" */
+static char *input_base_name(const char *text)
+{
+	struct strbuf sb = STRBUF_INIT;
+	for (const char *p = text; *p; p++) {
+		if ((p[0] == 'L' || p[0] == 'G') && p[1] == '[' && p[2] == '\'' && p == text) {
+			p += 2;
+			continue;
+		}
+		if (*p == '\'' || *p == ']')
+			continue;
+		if (*p == '[' || *p == '.') {
+			if (sb.len && sb.buf[sb.len - 1] != '_')
+				sb_putc(&sb, '_');
+			continue;
+		}
+		if (*p == '_' && (sb.len == 0 || sb.buf[sb.len - 1] == '_'))
+			continue;
+		sb_putc(&sb, *p);
+	}
+	if (!sb.len)
+		sb_puts(&sb, "input");
+	return sb_detach(&sb);
+}
+
+static void node_stack(struct tstate *st, struct gnode *n)
+{
+	n->nstack = trace_user_stack(st, &n->stack, NULL, NULL);
+}
+
+static void check_graph_size(struct tstate *st)
+{
+	if (st->g->nnodes >= TRACE_MAX_NODES)
+		trace_graph_break(st, BRK_TRACE_TOO_LONG, "more than %d graph nodes", TRACE_MAX_NODES);
+}
+
+/* The graph node of a tensor variable: a frame input joins the graph (and
+ * its guards the list) on first use. -1 for a tensor that has no source
+ * (a constant of the code, such as a default argument): it goes into the
+ * graph as a constant. */
+static int tnode(struct tstate *st, struct var *t)
+{
+	if (t->node >= 0 && t->node < st->g->nnodes)
+		return t->node;
+	if (t->src < 0)
+		return -1;
+	check_graph_size(st);
+	need_tensor(st, t->src, t->ex, t->syms);
+	struct gnode n;
+	memset(&n, 0, sizeof n);
+	n.kind = GN_INPUT;
+	const char *text = guards_source_text(st->gs, t->src);
+	char *base = input_base_name(text);
+	n.name = graph_fresh_name(st->g, base);
+	free(base);
+	n.source = xstrdup(text);
+	set_meta(&n, t->ex, t->rg);
+	for (int d = 0; t->syms && d < t->ex->ndim; d++)
+		n.shape[d].sym = t->syms[d];
+	t->node = graph_add(st->g, &n);
+	if (st->ninsrc == st->insrc_cap) {
+		st->insrc_cap = st->insrc_cap ? st->insrc_cap * 2 : 8;
+		st->insrc = realloc(st->insrc, sizeof(int) * (size_t)st->insrc_cap);
+		if (!st->insrc)
+			util_oom();
+	}
+	st->insrc[st->ninsrc++] = t->src;
+	return t->node;
+}
+
+/* An argument of a graph node, with guards for what it reads; made in the
+ * arena (constants held by the trace) and copied when the node is added. */
+static void mkgarg(struct tstate *st, struct var *v, struct garg *out, const char *opname, int depth)
+{
+	memset(out, 0, sizeof *out);
+	if (v && v->kind == VK_SYMINT) {
+		int s = sym_of_int(st, v);
+		if (s < 0) {
+			out->kind = GARG_CONST;
+			out->constant = v->v;
+			return;
+		}
+		/* the tensor it came from is an input, so that its size binds the
+		 * symbol when the graph runs */
+		if (v->self && v->self->src >= 0)
+			tnode(st, v->self);
+		out->kind = GARG_SYM;
+		out->sym = s;
+		return;
+	}
+	v = var_realize(st, v);
+	if (depth > TRACE_MAX_NEST)
+		trace_graph_break(st, BRK_UNSUPPORTED, "arguments of %s nested too deep", opname);
+	switch ((enum vkind)v->kind) {
+	case VK_TENSOR: {
+		int node = tnode(st, v);
+		if (node >= 0) {
+			out->kind = GARG_NODE;
+			out->node = node;
+		} else {
+			out->kind = GARG_CONST;
+			out->constant = val_tensor(v->ex);
+		}
+		return;
+	}
+	case VK_CONST:
+		need_value(st, v->src, v->v);
+		out->kind = GARG_CONST;
+		out->constant = v->v;
+		return;
+	case VK_LIST:
+	case VK_TUPLE: {
+		int n = var_seq_n(st, v);
+		struct var **items = var_seq_items(st, v);
+		out->kind = v->kind == VK_LIST ? GARG_LIST : GARG_TUPLE;
+		out->n = n;
+		out->items = trace_alloc(st, sizeof *out->items * (size_t)(n ? n : 1));
+		for (int i = 0; i < n; i++)
+			mkgarg(st, items[i], &out->items[i], opname, depth + 1);
+		return;
+	}
+	default:
+		break;
+	}
+	trace_graph_break(st, BRK_UNSUPPORTED, "a %s as an argument of %s", var_kind_name(st, v), opname);
+}
+
+/* the graph's own copy of an argument */
+static void garg_dup(const struct garg *a, struct garg *out)
+{
+	*out = *a;
+	if (a->kind == GARG_CONST) {
+		val_incref(a->constant);
+	} else if (a->kind == GARG_LIST || a->kind == GARG_TUPLE) {
+		out->items = xcalloc((size_t)a->n, sizeof *out->items);
+		for (int i = 0; i < a->n; i++)
+			garg_dup(&a->items[i], &out->items[i]);
+	}
+}
+
+/* the example value of a variable (borrowed or held) */
+static value exval(struct tstate *st, struct var *v, int depth)
+{
+	if (v && v->kind == VK_SYMINT)
+		return v->v;
+	v = var_realize(st, v);
+	switch ((enum vkind)v->kind) {
+	case VK_TENSOR:
+		return val_tensor(v->ex);
+	case VK_CONST:
+		return v->v;
+	case VK_LIST:
+	case VK_TUPLE: {
+		int n = var_seq_n(st, v);
+		struct var **items = var_seq_items(st, v);
+		if (depth > TRACE_MAX_NEST)
+			trace_fail(st, "nested too deep");
+		value c = v->kind == VK_LIST ? list_new((size_t)n) : tuple_new((size_t)n);
+		trace_hold(st, c);
+		value *dst = v->kind == VK_LIST ? val_list(c)->items : val_tuple(c)->items;
+		for (int i = 0; i < n; i++) {
+			dst[i] = exval(st, items[i], depth + 1);
+			val_incref(dst[i]);
+		}
+		if (v->kind == VK_LIST)
+			val_list(c)->len = (size_t)n;
+		return c;
+	}
+	default:
+		trace_fail(st, "no example value");
+	}
+}
+
+static bool any_rg(struct tstate *st, struct var *v, int depth)
+{
+	if (v && v->kind == VK_SYMINT)
+		return false;
+	v = var_realize(st, v);
+	if (v->kind == VK_TENSOR)
+		return v->rg;
+	if ((v->kind == VK_LIST || v->kind == VK_TUPLE) && depth < TRACE_MAX_NEST) {
+		int n = var_seq_n(st, v);
+		struct var **items = var_seq_items(st, v);
+		for (int i = 0; i < n; i++)
+			if (any_rg(st, items[i], depth + 1))
+				return true;
+	}
+	return false;
+}
+
+static struct var *tensor_result(struct tstate *st, int node, tensor *ex, bool rg)
+{
+	struct var *t = var_new(st, VK_TENSOR);
+	t->node = node;
+	t->ex = ex;
+	t->rg = rg;
+	return t;
+}
+
+/* runs op on the examples: grad mode off, so nothing is recorded */
+static value run_example(struct tstate *st, int op, const value *ex)
+{
+	bool prev = ag_set_grad_enabled(false);
+	value out = ops_call(op, ex);
+	ag_set_grad_enabled(prev);
+	if (val_is_err(out))
+		trace_fail_pending(st);
+	return trace_hold(st, out);
+}
+
+/* Records op on normalized arguments (ops_call's convention) and returns
+ * its result: a tensor, a tuple of tensors, or a constant for the ops
+ * that read metadata. */
+struct var *op_emit(struct tstate *st, int op, struct var **args)
+{
+	const struct ops_info *info = &ops_table[op];
+	int n = ops_nparams(op);
+	if (compile_api_op_disallowed(st->vm, op))
+		trace_graph_break(st, BRK_DISALLOWED_OP, "%s", info->name);
+	if (info->flags & OPF_OPAQUE)
+		trace_graph_break(st, BRK_EXTENSION, "%s", info->name);
+	if (info->flags & OPF_DATA)
+		trace_graph_break(st, BRK_TENSOR_DATA, "Tensor.%s()", info->name);
+	if (info->flags & OPF_EFFECT)
+		trace_graph_break(st, BRK_EFFECT_OP, "%s", info->name);
+	if (op == OPS_grad) {
+		/* the gradient of an input is an input too; a graph's tensors have none */
+		struct var *t = var_realize(st, args[0]);
+		if (t->kind != VK_TENSOR)
+			trace_fail(st, "grad of a non-tensor");
+		if (t->src < 0)
+			return var_const(st, val_none());
+		tensor *g = t->ex->grad;
+		int src = guards_source(st->gs, SRC_GRAD, t->src, 0, NULL);
+		value gv = g ? val_tensor(g) : val_none();
+		struct var *r = var_wrap(st, gv, src, 0);
+		if (!g)
+			need_value(st, src, gv);
+		return r;
+	}
+	if (op == OPS_is_leaf)
+		trace_graph_break(st, BRK_UNSUPPORTED, "Tensor.%s", info->name);
+	if (op == OPS_requires_grad) {
+		struct var *t = var_realize(st, args[0]);
+		if (t->kind != VK_TENSOR)
+			trace_fail(st, "requires_grad of a non-tensor");
+		need_meta(st, t);
+		return var_const(st, val_bool(t->rg));
+	}
+	value ex[16];
+	if (n > 16)
+		trace_fail(st, "too many parameters");
+	if ((op == OPS_shape || op == OPS_size) && st->nsyms) {
+		struct var *r = sym_sizes(st, op, args);
+		if (r)
+			return r;
+	}
+	if (info->flags & OPF_QUERY) {
+		/* metadata: a constant, with the tensor's facts guarded */
+		for (int i = 0; i < n; i++) {
+			struct var *a = var_realize(st, args[i]);
+			if (a->kind == VK_TENSOR && (op == OPS_dtype || op == OPS_ndim || op == OPS_dim))
+				need_tensor(st, a->src, a->ex, a->syms);
+			else if (a->kind == VK_TENSOR)
+				need_meta(st, a);
+			else
+				(void)(a->kind == VK_CONST ? var_value(st, a) : val_none());
+			ex[i] = exval(st, a, 0);
+		}
+		value out = run_example(st, op, ex);
+		return var_const(st, out);
+	}
+	check_graph_size(st);
+	sym_before_op(st, op, args, n);
+	struct garg *made = trace_alloc(st, sizeof *made * (size_t)(n ? n : 1));
+	bool rg_in = false;
+	for (int i = 0; i < n; i++) {
+		mkgarg(st, args[i], &made[i], info->name, 0);
+		rg_in = rg_in || any_rg(st, args[i], 0);
+	}
+	for (int i = 0; i < n; i++)
+		ex[i] = exval(st, args[i], 0);
+	value out = run_example(st, op, ex);
+	if (out.tag != VAL_TENSOR && out.tag != VAL_TUPLE)
+		trace_graph_break(st, BRK_UNSUPPORTED, "%s returning a %s", info->name, val_type_name(out));
+	if (out.tag == VAL_TUPLE)
+		for (size_t k = 0; k < val_tuple(out)->len; k++)
+			if (val_tuple(out)->items[k].tag != VAL_TENSOR)
+				trace_graph_break(st, BRK_UNSUPPORTED, "%s returning a tuple of %s", info->name,
+				    val_type_name(val_tuple(out)->items[k]));
+	struct gnode node;
+	memset(&node, 0, sizeof node);
+	node.kind = GN_OP;
+	node.op = op;
+	node.nargs = n;
+	node.args = xcalloc((size_t)n, sizeof *node.args);
+	for (int i = 0; i < n; i++)
+		garg_dup(&made[i], &node.args[i]);
+	node_stack(st, &node);
+	node.name = graph_fresh_name(st->g, info->name);
+	bool diff = (info->flags & OPF_DIFF) && rg_in;
+	int *osyms = sym_after_op(st, op, args, n, out);
+	if (out.tag == VAL_TENSOR) {
+		tensor *t = val_as_tensor(out);
+		bool rg = t->requires_grad || (diff && dtype_is_float(t->dt));
+		set_meta(&node, t, rg);
+		for (int d = 0; osyms && d < t->ndim; d++)
+			node.shape[d].sym = osyms[d];
+		int idx = graph_add(st->g, &node);
+		struct var *r = tensor_result(st, idx, t, rg);
+		r->syms = osyms;
+		return r;
+	}
+	if (out.tag == VAL_TUPLE) {
+		struct tuple *tp = val_tuple(out);
+		node.nouts = (int)tp->len;
+		int idx = graph_add(st->g, &node);
+		struct var **items = trace_alloc(st, sizeof(struct var *) * (tp->len ? tp->len : 1));
+		for (size_t k = 0; k < tp->len; k++) {
+			tensor *t = val_as_tensor(tp->items[k]);
+			bool rg = k == 0 && diff && dtype_is_float(t->dt);
+			struct gnode gi;
+			memset(&gi, 0, sizeof gi);
+			gi.kind = GN_GETITEM;
+			gi.index = (int)k;
+			gi.nargs = 1;
+			gi.args = xcalloc(1, sizeof *gi.args);
+			gi.args[0].kind = GARG_NODE;
+			gi.args[0].node = idx;
+			gi.name = graph_fresh_name(st->g, "getitem");
+			node_stack(st, &gi);
+			set_meta(&gi, t, rg);
+			for (int d = 0; osyms && d < t->ndim; d++)
+				gi.shape[d].sym = osyms[d];
+			int gidx = graph_add(st->g, &gi);
+			items[k] = tensor_result(st, gidx, t, rg);
+			items[k]->syms = osyms;
+		}
+		return var_tuple(st, (int)tp->len, items);
+	}
+	trace_fail(st, "unreachable");
+}
+
+/* ---- binding arguments to an op's signature (ops_normalize's rules) ---- */
+
+/* Fills out[ops_nparams(op)] from a Python-style call; a binding error
+ * ends the trace (the VM raises it). */
+static void bind_op(struct tstate *st, int op, struct var **args, int nargs, value kwnames, struct var **out)
+{
+	const struct ops_sig *s = ops_signature(op);
+	int nkw = kwnames_count(kwnames), npos = nargs - nkw;
+	if (npos < 0)
+		trace_fail(st, "bad call");
+	for (int i = 0; i < s->n; i++)
+		out[i] = NULL;
+	int v = s->vararg;
+	int head = v < 0 ? npos : (npos < v ? npos : v);
+	if (v < 0 && npos > s->n)
+		trace_fail(st, "%s() takes too many arguments", ops_table[op].name);
+	for (int i = 0; i < head; i++)
+		out[i] = args[i];
+	if (v >= 0) {
+		int nv = npos - head;
+		struct var *tv;
+		if (nv == 1 && args[v]->kind != VK_SYMINT &&
+		    (var_realize(st, args[v])->kind == VK_TUPLE || var_realize(st, args[v])->kind == VK_LIST)) {
+			struct var *a = var_realize(st, args[v]);
+			tv = a->kind == VK_TUPLE ? a : var_tuple(st, seqrec_read(st, a->rec)->n, a->rec->items);
+		} else {
+			tv = var_tuple(st, nv, args + head);
+		}
+		out[v] = tv;
+	}
+	for (int k = 0; k < nkw; k++) {
+		value kn = val_tuple(kwnames)->items[k];
+		int j = -1;
+		for (int i = 0; i < s->n && kn.tag == VAL_STR; i++)
+			if (i != v && str_eq_cstr(val_str(kn), s->names[i]))
+				j = i;
+		if (j < 0 || out[j])
+			trace_fail(st, "%s(): bad keyword argument", ops_table[op].name);
+		out[j] = args[npos + k];
+	}
+	for (int i = 0; i < s->n; i++) {
+		if (out[i])
+			continue;
+		if (i < s->nrequired)
+			trace_fail(st, "%s() missing required argument '%s'", ops_table[op].name, s->names[i]);
+		out[i] = var_const(st, s->defaults[i]);
+	}
+}
+
+struct var *op_call(struct tstate *st, int op, struct var **args, int nargs, value kwnames)
+{
+	struct var *norm[OPS_MAX_PARAMS];
+	if (ops_nparams(op) > OPS_MAX_PARAMS)
+		trace_fail(st, "too many parameters");
+	bind_op(st, op, args, nargs, kwnames, norm);
+	return op_emit(st, op, norm);
+}
+
+/* allow_in_graph(f): one opaque node that calls f */
+struct var *op_call_allowed(struct tstate *st, value fn, struct var **args, int nargs, value kwnames)
+{
+	if (kwnames_count(kwnames))
+		trace_graph_break(st, BRK_UNSUPPORTED, "keyword arguments to an allow_in_graph function");
+	const char *fname = fn.tag == VAL_FUNC ? val_func(fn)->code->name : "allowed";
+	check_graph_size(st);
+	struct garg *made = trace_alloc(st, sizeof *made * (size_t)(nargs ? nargs : 1));
+	value *ex = trace_alloc(st, sizeof(value) * (size_t)(nargs ? nargs : 1));
+	for (int i = 0; i < nargs; i++)
+		mkgarg(st, args[i], &made[i], fname, 0);
+	for (int i = 0; i < nargs; i++)
+		ex[i] = exval(st, args[i], 0);
+	for (int i = 0; i < nargs; i++)
+		sym_spec_deep(st, args[i], 0);
+	void *ctx;
+	vm_eval_frame_fn hook = vm_get_eval_frame(st->vm, &ctx);
+	vm_set_eval_frame(st->vm, NULL, NULL);
+	bool prev = ag_set_grad_enabled(false);
+	value out = vm_call(st->vm, fn, ex, nargs, val_none());
+	ag_set_grad_enabled(prev);
+	vm_set_eval_frame(st->vm, hook, ctx);
+	if (val_is_err(out))
+		trace_fail_pending(st);
+	trace_hold(st, out);
+	if (out.tag != VAL_TENSOR)
+		trace_graph_break(st, BRK_ALLOWED_NONTENSOR, "%s", fname);
+	struct gnode node;
+	memset(&node, 0, sizeof node);
+	node.kind = GN_CALL;
+	node.callee = fn;
+	val_incref(fn);
+	node.nargs = nargs;
+	node.args = xcalloc((size_t)(nargs ? nargs : 1), sizeof *node.args);
+	for (int i = 0; i < nargs; i++)
+		garg_dup(&made[i], &node.args[i]);
+	node_stack(st, &node);
+	node.name = graph_fresh_name(st->g, fname);
+	tensor *t = val_as_tensor(out);
+	bool rg = t->requires_grad;
+	for (int i = 0; i < nargs; i++)
+		rg = rg || any_rg(st, args[i], 0);
+	rg = rg && dtype_is_float(t->dt);
+	set_meta(&node, t, rg);
+	int idx = graph_add(st->g, &node);
+	st->has_call = true;
+	return tensor_result(st, idx, t, rg);
+}
