@@ -40,25 +40,28 @@ static void *relu_accuracy_error_compile(struct compile_ctx *cc, const struct gr
 {
 	(void)cc;
 	struct graph *c = graph_copy(g);
+	if (!c) {
+		tj_error_set("out of memory");
+		return NULL;
+	}
 	for (int i = 0; i < c->nnodes; i++) {
 		struct gnode *n = &c->nodes[i];
 		if (n->kind != GN_OP || n->op != OPS_relu || n->nargs != 1)
 			continue;
-		struct garg *args = malloc(sizeof *args * 2);
+		struct garg *args = graph_alloc(c, sizeof *args * 2);
 		if (!args) {
 			graph_free(c);
 			tj_error_set("out of memory");
 			return NULL;
 		}
 		args[0] = n->args[0];
-		memset(&args[1], 0, sizeof args[1]);
 		args[1].kind = GARG_CONST;
 		args[1].constant = val_int(1);
-		free(n->args);
 		n->args = args;
 		n->nargs = 2;
 		n->op = OPS_add;
 	}
+	graph_check(c, "relu_accuracy_error_TESTING_ONLY");
 	return c;
 }
 

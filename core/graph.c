@@ -1,12 +1,15 @@
-/* graph.c - the graph IR (graph.h): building, naming, printing as
- * LANGUAGE.md §7 shows, and the node-by-node interpreter that the eager
- * backend runs. */
+/* graph.c - the graph IR (graph.h): building, naming, the users of each
+ * node, editing for passes, the verifier, printing as LANGUAGE.md §7
+ * shows, and the node-by-node interpreter that the eager backend runs. */
 #include "graph.h"
 
 #include <ctype.h>
+#include <stdarg.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
+#include "arena.h"
 #include "hash.h"
 #include "ops.h"
 #include "util.h"
@@ -29,25 +32,26 @@ const char *graph_stage_name(enum graph_stage s)
  * builtin or keyword starts at suffix 1 ("abs_1"). */
 
 struct name_slot {
-	char *key;
+	char *key;     /* in the graph's arena */
 	int count;     /* for a base: the last suffix handed out */
 	bool used;     /* the name itself is taken */
 };
 
-struct graph_names {
-	struct name_slot *slots;
+/* what a graph owns besides its nodes: the arena, and the names in use */
+struct graph_mem {
+	struct arena arena;
+	struct name_slot *slots; /* open addressing; malloc'd, as it grows */
 	size_t cap, n;
 };
 
-static struct name_slot *names_slot(struct graph_names *t, const char *key)
+/* the slot of key, made when missing; NULL when out of memory */
+static struct name_slot *names_slot(struct graph_mem *t, const char *key)
 {
 	if ((t->n + 1) * 2 > t->cap) {
 		size_t ncap = t->cap ? t->cap * 2 : 64;
 		struct name_slot *ns = calloc(ncap, sizeof *ns);
-		if (!ns) {
-			fputs("tjit: out of memory\n", stderr);
-			abort();
-		}
+		if (!ns)
+			return NULL;
 		for (size_t i = 0; i < t->cap; i++) {
 			if (!t->slots[i].key)
 				continue;
@@ -64,13 +68,15 @@ static struct name_slot *names_slot(struct graph_names *t, const char *key)
 	while (t->slots[j].key && strcmp(t->slots[j].key, key) != 0)
 		j = (j + 1) & (t->cap - 1);
 	if (!t->slots[j].key) {
-		t->slots[j].key = xstrdup(key);
+		t->slots[j].key = arena_strdup(&t->arena, key);
+		if (!t->slots[j].key)
+			return NULL;
 		t->n++;
 	}
 	return &t->slots[j];
 }
 
-static bool names_used(struct graph_names *t, const char *key)
+static bool names_used(struct graph_mem *t, const char *key)
 {
 	if (!t->cap)
 		return false;
@@ -81,16 +87,6 @@ static bool names_used(struct graph_names *t, const char *key)
 		j = (j + 1) & (t->cap - 1);
 	}
 	return false;
-}
-
-static void names_free(struct graph_names *t)
-{
-	if (!t)
-		return;
-	for (size_t i = 0; i < t->cap; i++)
-		free(t->slots[i].key);
-	free(t->slots);
-	free(t);
 }
 
 static bool is_reserved_name(const char *s)
@@ -113,15 +109,10 @@ static bool is_reserved_name(const char *s)
 
 char *graph_fresh_name(struct graph *g, const char *base_in)
 {
-	if (!g->names) {
-		g->names = calloc(1, sizeof *g->names);
-		if (!g->names) {
-			fputs("tjit: out of memory\n", stderr);
-			abort();
-		}
-	}
+	char *name = NULL;
 	/* an identifier: other characters become '_', no leading digit */
 	struct strbuf b = STRBUF_INIT;
+	struct strbuf cand = STRBUF_INIT;
 	if (!base_in || !*base_in)
 		base_in = "_unnamed";
 	if (isdigit((unsigned char)base_in[0]))
@@ -139,36 +130,49 @@ char *graph_fresh_name(struct graph *g, const char *base_in)
 		b.buf[k - 1] = '\0';
 		b.len = k - 1;
 	}
-	struct strbuf cand = STRBUF_INIT;
 	if (num)
 		sb_printf(&cand, "%s_%ld", b.buf, num);
 	else
 		sb_puts(&cand, b.buf);
-	struct name_slot *base = names_slot(g->names, b.buf);
+	struct name_slot *base = names_slot(g->mem, b.buf);
+	if (!base)
+		goto cleanup;
 	if (!num)
 		num = base->count;
-	while (names_used(g->names, cand.buf) || is_reserved_name(cand.buf)) {
+	while (names_used(g->mem, cand.buf) || is_reserved_name(cand.buf)) {
 		num++;
 		cand.len = 0;
 		sb_printf(&cand, "%s_%ld", b.buf, num);
 	}
-	base = names_slot(g->names, b.buf); /* the table may have grown */
+	struct name_slot *taken = names_slot(g->mem, cand.buf);
+	if (!taken)
+		goto cleanup;
+	taken->used = true;
+	base = names_slot(g->mem, b.buf); /* the table may have grown */
+	if (!base)
+		goto cleanup;
 	base->count = (int)num;
-	names_slot(g->names, cand.buf)->used = true;
+	name = taken->key;
+cleanup:
 	sb_release(&b);
-	return sb_detach(&cand);
+	sb_release(&cand);
+	return name;
 }
 
 /* ---- building ---- */
+
+static __attribute__((noreturn)) void out_of_memory(void)
+{
+	fputs("tjit: out of memory\n", stderr);
+	abort();
+}
 
 struct graph *graph_new(const char *name, const char *compile_id, const struct source *src, int line,
 			enum graph_stage stage)
 {
 	struct graph *g = calloc(1, sizeof *g);
-	if (!g) {
-		fputs("tjit: out of memory\n", stderr);
-		abort();
-	}
+	if (!g || !(g->mem = calloc(1, sizeof *g->mem)))
+		out_of_memory();
 	g->name = xstrdup(name ? name : "?");
 	g->compile_id = xstrdup(compile_id ? compile_id : "");
 	g->src = src;
@@ -177,6 +181,17 @@ struct graph *graph_new(const char *name, const char *compile_id, const struct s
 	return g;
 }
 
+void *graph_alloc(struct graph *g, size_t size)
+{
+	return arena_alloc(&g->mem->arena, size);
+}
+
+char *graph_strdup(struct graph *g, const char *s)
+{
+	return arena_strdup(&g->mem->arena, s);
+}
+
+/* the references an arg holds (its memory is the arena's) */
 static void garg_release(struct garg *a)
 {
 	switch (a->kind) {
@@ -187,7 +202,6 @@ static void garg_release(struct garg *a)
 	case GARG_TUPLE:
 		for (int i = 0; i < a->n; i++)
 			garg_release(&a->items[i]);
-		free(a->items);
 		break;
 	case GARG_NODE:
 	case GARG_SYM:
@@ -197,14 +211,10 @@ static void garg_release(struct garg *a)
 
 static void node_release(struct gnode *n)
 {
-	free(n->name);
 	if (n->kind == GN_CALL)
 		val_decref(n->callee);
 	for (int i = 0; i < n->nargs; i++)
 		garg_release(&n->args[i]);
-	free(n->args);
-	free(n->source);
-	free(n->stack);
 }
 
 void graph_free(struct graph *g)
@@ -213,27 +223,65 @@ void graph_free(struct graph *g)
 		return;
 	for (int i = 0; i < g->nnodes; i++)
 		node_release(&g->nodes[i]);
+	arena_free(&g->mem->arena);
+	free(g->mem->slots);
+	free(g->mem);
 	free(g->nodes);
 	free(g->outputs);
 	free(g->name);
 	free(g->compile_id);
-	names_free(g->names);
 	free(g);
+}
+
+/* room for one more node; -1 when out of memory */
+static int grow(struct graph *g)
+{
+	if (g->nnodes < g->cap)
+		return 0;
+	int ncap = g->cap ? g->cap * 2 : 16;
+	struct gnode *nn = realloc(g->nodes, sizeof *nn * (size_t)ncap);
+	if (!nn)
+		return -1;
+	g->nodes = nn;
+	g->cap = ncap;
+	return 0;
+}
+
+/* a malloc'd block moved into the arena (NULL for no bytes) */
+static void *adopt(struct graph *g, void *p, size_t size)
+{
+	void *d = NULL;
+	if (size && !(d = arena_memdup(&g->mem->arena, p, size)))
+		out_of_memory();
+	free(p);
+	return d;
+}
+
+static void garg_adopt(struct graph *g, struct garg *a)
+{
+	if (a->kind != GARG_LIST && a->kind != GARG_TUPLE)
+		return;
+	a->items = adopt(g, a->items, sizeof *a->items * (size_t)a->n);
+	for (int i = 0; i < a->n; i++)
+		garg_adopt(g, &a->items[i]);
 }
 
 int graph_add(struct graph *g, struct gnode *n)
 {
-	if (g->nnodes == g->cap) {
-		int ncap = g->cap ? g->cap * 2 : 16;
-		struct gnode *nn = realloc(g->nodes, sizeof *nn * (size_t)ncap);
-		if (!nn) {
-			fputs("tjit: out of memory\n", stderr);
-			abort();
-		}
-		g->nodes = nn;
-		g->cap = ncap;
+	if (grow(g) < 0)
+		out_of_memory();
+	struct gnode *d = &g->nodes[g->nnodes];
+	*d = *n;
+	d->args = adopt(g, n->args, sizeof *d->args * (size_t)n->nargs);
+	for (int i = 0; i < d->nargs; i++)
+		garg_adopt(g, &d->args[i]);
+	d->stack = adopt(g, n->stack, sizeof *d->stack * (size_t)n->nstack);
+	if (n->source) {
+		d->source = arena_strdup(&g->mem->arena, n->source);
+		if (!d->source)
+			out_of_memory();
+		free(n->source);
 	}
-	g->nodes[g->nnodes] = *n;
 	return g->nnodes++;
 }
 
@@ -248,68 +296,115 @@ static void garg_remap(struct garg *a, const int *to)
 
 void graph_hoist_inputs(struct graph *g)
 {
-	int *to = xmalloc(sizeof(int) * (size_t)(g->nnodes ? g->nnodes : 1));
-	struct gnode *nodes = xmalloc(sizeof *nodes * (size_t)(g->cap ? g->cap : 1));
-	int k = 0;
-	for (int pass = 0; pass < 2; pass++)
-		for (int i = 0; i < g->nnodes; i++)
-			if ((g->nodes[i].kind == GN_INPUT) == (pass == 0)) {
-				to[i] = k;
-				nodes[k++] = g->nodes[i];
-			}
+	/* in place, the inputs (few) set aside: a second array of every
+	 * node would be the biggest block of a compile */
+	size_t nin = 0;
 	for (int i = 0; i < g->nnodes; i++)
-		for (int j = 0; j < nodes[i].nargs; j++)
-			garg_remap(&nodes[i].args[j], to);
+		nin += g->nodes[i].kind == GN_INPUT;
+	int *to = xmalloc(sizeof(int) * (g->nnodes > 0 ? (size_t)g->nnodes : 1));
+	struct gnode *inputs = xmalloc(sizeof *inputs * (nin ? nin : 1));
+	int k = 0;
+	for (int i = 0; i < g->nnodes; i++)
+		if (g->nodes[i].kind == GN_INPUT) {
+			to[i] = k;
+			inputs[k++] = g->nodes[i];
+		}
+	/* the others move to the back, last first: a slot is written only
+	 * after its node was read */
+	int j = g->nnodes;
+	for (int i = g->nnodes - 1; i >= 0; i--)
+		if (g->nodes[i].kind != GN_INPUT) {
+			to[i] = --j;
+			g->nodes[j] = g->nodes[i];
+		}
+	if (nin)
+		memcpy(g->nodes, inputs, sizeof *inputs * nin);
+	for (int i = 0; i < g->nnodes; i++)
+		for (int a = 0; a < g->nodes[i].nargs; a++)
+			garg_remap(&g->nodes[i].args[a], to);
 	for (int i = 0; i < g->noutputs; i++)
 		g->outputs[i] = to[g->outputs[i]];
-	free(g->nodes);
-	g->nodes = nodes;
+	free(inputs);
 	free(to);
 }
 
 void graph_truncate(struct graph *g, int n)
 {
+	/* their memory stays in the arena until graph_free */
 	while (g->nnodes > n)
 		node_release(&g->nodes[--g->nnodes]);
 }
 
-static void garg_copy(struct garg *d, const struct garg *a)
+/* a copy of a's tree in c's arena, holding its own references; -1 when out of memory */
+static int garg_copy(struct graph *c, struct garg *d, const struct garg *a)
 {
 	*d = *a;
 	if (a->kind == GARG_CONST) {
 		val_incref(a->constant);
 	} else if (a->kind == GARG_LIST || a->kind == GARG_TUPLE) {
-		d->items = xmalloc(sizeof *d->items * (size_t)(a->n ? a->n : 1));
-		for (int i = 0; i < a->n; i++)
-			garg_copy(&d->items[i], &a->items[i]);
+		d->n = 0; /* what a failure leaves is releasable */
+		d->items = graph_alloc(c, sizeof *d->items * (size_t)a->n);
+		if (!d->items)
+			return -1;
+		for (; d->n < a->n; d->n++)
+			if (garg_copy(c, &d->items[d->n], &a->items[d->n]) < 0)
+				return -1;
 	}
+	return 0;
+}
+
+/* node n of g appended to c, in c's arena; -1 when out of memory */
+static int copy_node(struct graph *c, const struct gnode *n)
+{
+	if (grow(c) < 0)
+		return -1;
+	struct name_slot *slot = names_slot(c->mem, n->name ? n->name : "");
+	if (!slot)
+		return -1;
+	slot->used = true;
+	struct gnode *d = &c->nodes[c->nnodes];
+	*d = *n;
+	d->name = slot->key;
+	d->nargs = 0;
+	d->args = graph_alloc(c, sizeof *d->args * (size_t)n->nargs);
+	d->source = n->source ? graph_strdup(c, n->source) : NULL;
+	d->stack = arena_memdup(&c->mem->arena, n->stack, sizeof *d->stack * (size_t)n->nstack);
+	if (!d->args || (n->source && !d->source) || !d->stack)
+		return -1;
+	if (n->kind == GN_CALL)
+		val_incref(n->callee);
+	c->nnodes++; /* from here on graph_free releases what the node holds */
+	for (; d->nargs < n->nargs; d->nargs++)
+		if (garg_copy(c, &d->args[d->nargs], &n->args[d->nargs]) < 0) {
+			d->nargs++; /* the failed one is releasable too */
+			return -1;
+		}
+	if (!n->nargs)
+		d->args = NULL;
+	if (!n->nstack)
+		d->stack = NULL;
+	return 0;
 }
 
 struct graph *graph_copy(const struct graph *g)
 {
 	struct graph *c = graph_new(g->name, g->compile_id, g->src, g->line, g->stage);
-	for (int i = 0; i < g->nnodes; i++) {
-		const struct gnode *n = &g->nodes[i];
-		struct gnode d = *n;
-		d.name = xstrdup(n->name);
-		names_slot(c->names ? c->names : (c->names = calloc(1, sizeof *c->names)), n->name)->used = true;
-		if (n->kind == GN_CALL)
-			val_incref(n->callee);
-		d.args = xmalloc(sizeof *d.args * (size_t)(n->nargs ? n->nargs : 1));
-		for (int k = 0; k < n->nargs; k++)
-			garg_copy(&d.args[k], &n->args[k]);
-		d.source = n->source ? xstrdup(n->source) : NULL;
-		d.stack = xmalloc(sizeof *d.stack * (size_t)(n->nstack ? n->nstack : 1));
-		if (n->nstack)
-			memcpy(d.stack, n->stack, sizeof *d.stack * (size_t)n->nstack);
-		graph_add(c, &d);
-	}
+	for (int i = 0; i < g->nnodes; i++)
+		if (copy_node(c, &g->nodes[i]) < 0)
+			goto fail;
 	c->noutputs = g->noutputs;
-	c->outputs = xmalloc(sizeof(int) * (size_t)(g->noutputs ? g->noutputs : 1));
+	c->outputs = malloc(sizeof(int) * (size_t)(g->noutputs ? g->noutputs : 1));
+	if (!c->outputs)
+		goto fail;
 	if (g->noutputs)
 		memcpy(c->outputs, g->outputs, sizeof(int) * (size_t)g->noutputs);
 	c->nsyms = g->nsyms;
+	graph_check(c, "graph_copy");
 	return c;
+fail:
+	c->noutputs = 0;
+	graph_free(c);
+	return NULL;
 }
 
 int graph_op_count(const struct graph *g)
@@ -318,6 +413,387 @@ int graph_op_count(const struct graph *g)
 	for (int i = 0; i < g->nnodes; i++)
 		k += g->nodes[i].kind == GN_OP || g->nodes[i].kind == GN_CALL;
 	return k;
+}
+
+/* ---- users ---- */
+
+/* calls f(node, ctx) for each node arg in a's tree */
+static void garg_each_node(const struct garg *a, void (*f)(int, void *), void *ctx)
+{
+	if (a->kind == GARG_NODE)
+		f(a->node, ctx);
+	else if (a->kind == GARG_LIST || a->kind == GARG_TUPLE)
+		for (int i = 0; i < a->n; i++)
+			garg_each_node(&a->items[i], f, ctx);
+}
+
+struct users_walk {
+	struct graph_users *u;
+	int *last;      /* the last reader counted for each node (each once) */
+	int reader;
+	bool fill;      /* second pass: write user[] */
+};
+
+static void count_use(int node, void *ctx)
+{
+	struct users_walk *w = ctx;
+	if (node < 0 || node >= w->u->nnodes || w->last[node] == w->reader)
+		return;
+	w->last[node] = w->reader;
+	if (w->fill)
+		w->u->user[w->u->first[node]++] = w->reader;
+	else
+		w->u->first[node + 1]++;
+}
+
+int graph_users_build(const struct graph *g, struct graph_users *u)
+{
+	int n = g->nnodes;
+	memset(u, 0, sizeof *u);
+	int *ints = malloc(sizeof(int) * (size_t)(3 * n + 1));
+	if (!ints)
+		return -1;
+	u->nnodes = n;
+	u->first = ints;
+	u->noutputs = ints + n + 1;
+	struct users_walk w = {u, ints + 2 * n + 1, 0, false};
+	memset(ints, 0, sizeof(int) * (size_t)(2 * n + 1));
+	for (int pass = 0; pass < 2; pass++) {
+		for (int i = 0; i < n; i++)
+			w.last[i] = -1;
+		for (w.reader = 0; w.reader < n; w.reader++)
+			for (int k = 0; k < g->nodes[w.reader].nargs; k++)
+				garg_each_node(&g->nodes[w.reader].args[k], count_use, &w);
+		if (pass == 1)
+			break;
+		for (int i = 0; i < n; i++)
+			u->first[i + 1] += u->first[i];
+		u->user = malloc(sizeof(int) * (size_t)(u->first[n] ? u->first[n] : 1));
+		if (!u->user) {
+			free(ints);
+			memset(u, 0, sizeof *u);
+			return -1;
+		}
+		w.fill = true;
+	}
+	/* filling moved each first[i] to where node i + 1's readers start */
+	for (int i = n; i > 0; i--)
+		u->first[i] = u->first[i - 1];
+	u->first[0] = 0;
+	for (int i = 0; i < g->noutputs; i++)
+		if (g->outputs[i] >= 0 && g->outputs[i] < n)
+			u->noutputs[g->outputs[i]]++;
+	return 0;
+}
+
+void graph_users_release(struct graph_users *u)
+{
+	free(u->first);
+	free(u->user);
+	memset(u, 0, sizeof *u);
+}
+
+/* ---- editing ---- */
+
+/* node args at or after `from` move by delta */
+static void garg_shift(struct garg *a, int from, int delta)
+{
+	if (a->kind == GARG_NODE && a->node >= from)
+		a->node += delta;
+	else if (a->kind == GARG_LIST || a->kind == GARG_TUPLE)
+		for (int i = 0; i < a->n; i++)
+			garg_shift(&a->items[i], from, delta);
+}
+
+static void shift_refs(struct graph *g, int from, int delta)
+{
+	for (int i = 0; i < g->nnodes; i++)
+		for (int k = 0; k < g->nodes[i].nargs; k++)
+			garg_shift(&g->nodes[i].args[k], from, delta);
+	for (int i = 0; i < g->noutputs; i++)
+		if (g->outputs[i] >= from)
+			g->outputs[i] += delta;
+}
+
+int graph_insert(struct graph *g, int pos, const struct gnode *n)
+{
+	if (pos < 0 || pos > g->nnodes || grow(g) < 0)
+		return -1;
+	shift_refs(g, pos, 1);
+	memmove(&g->nodes[pos + 1], &g->nodes[pos], sizeof *g->nodes * (size_t)(g->nnodes - pos));
+	g->nodes[pos] = *n;
+	g->nnodes++;
+	return pos;
+}
+
+static int garg_replace(struct garg *a, int from, int to)
+{
+	if (a->kind == GARG_NODE && a->node == from) {
+		a->node = to;
+		return 1;
+	}
+	int k = 0;
+	if (a->kind == GARG_LIST || a->kind == GARG_TUPLE)
+		for (int i = 0; i < a->n; i++)
+			k += garg_replace(&a->items[i], from, to);
+	return k;
+}
+
+int graph_replace_uses(struct graph *g, int from, int to)
+{
+	int k = 0;
+	for (int i = 0; i < g->nnodes; i++)
+		for (int j = 0; j < g->nodes[i].nargs; j++)
+			k += garg_replace(&g->nodes[i].args[j], from, to);
+	for (int i = 0; i < g->noutputs; i++)
+		if (g->outputs[i] == from) {
+			g->outputs[i] = to;
+			k++;
+		}
+	return k;
+}
+
+static void find_reader(int node, void *ctx)
+{
+	int *want = ctx;
+	if (node == want[0])
+		want[1] = 1;
+}
+
+int graph_erase(struct graph *g, int i)
+{
+	if (i < 0 || i >= g->nnodes) {
+		tj_error_set("graph %s: no node %d to erase", g->compile_id, i);
+		return -1;
+	}
+	const char *name = g->nodes[i].name;
+	for (int k = 0; k < g->noutputs; k++)
+		if (g->outputs[k] == i) {
+			tj_error_set("graph %s: cannot erase %s, an output", g->compile_id, name);
+			return -1;
+		}
+	for (int r = 0; r < g->nnodes; r++) {
+		int want[2] = {i, 0};
+		for (int k = 0; k < g->nodes[r].nargs; k++)
+			garg_each_node(&g->nodes[r].args[k], find_reader, want);
+		if (want[1]) {
+			tj_error_set("graph %s: cannot erase %s, %s reads it", g->compile_id, name, g->nodes[r].name);
+			return -1;
+		}
+	}
+	node_release(&g->nodes[i]);
+	memmove(&g->nodes[i], &g->nodes[i + 1], sizeof *g->nodes * (size_t)(g->nnodes - i - 1));
+	g->nnodes--;
+	shift_refs(g, i + 1, -1);
+	return 0;
+}
+
+/* ---- checking ---- */
+
+struct verify {
+	const struct graph *g;
+	struct strbuf *why;
+	const struct gnode *n;  /* the node being checked */
+};
+
+static int broken(struct verify *v, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
+static int broken(struct verify *v, const char *fmt, ...)
+{
+	if (v->n)
+		sb_printf(v->why, "node %s: ", v->n->name ? v->n->name : "?");
+	va_list ap, again;
+	va_start(ap, fmt);
+	va_copy(again, ap);
+	int n = vsnprintf(NULL, 0, fmt, ap);
+	if (n > 0) {
+		sb_grow(v->why, (size_t)n);
+		vsnprintf(v->why->buf + v->why->len, (size_t)n + 1, fmt, again);
+		v->why->len += (size_t)n;
+	}
+	va_end(again);
+	va_end(ap);
+	return -1;
+}
+
+/* node k read by arg of the node at index at (-1: an output) */
+static int check_read(struct verify *v, int k, int at, const char *what)
+{
+	const struct graph *g = v->g;
+	if (k < 0 || k >= g->nnodes)
+		return broken(v, "%s reads node %d of %d", what, k, g->nnodes);
+	if (at >= 0 && k >= at)
+		return broken(v, "%s reads %s, which %s", what, g->nodes[k].name, k == at ? "is itself" : "comes later");
+	if (g->nodes[k].nouts > 0)
+		return broken(v, "%s reads the tuple %s without a getitem", what, g->nodes[k].name);
+	return 0;
+}
+
+static int check_garg(struct verify *v, const struct garg *a, int at, const char *what, int depth)
+{
+	switch (a->kind) {
+	case GARG_NODE:
+		return check_read(v, a->node, at, what);
+	case GARG_CONST:
+		return val_is_err(a->constant) ? broken(v, "%s is an error value", what) : 0;
+	case GARG_SYM:
+		if (a->sym < 0 || a->sym >= v->g->nsyms)
+			return broken(v, "%s is symbol s%d of %d", what, a->sym, v->g->nsyms);
+		return 0;
+	case GARG_LIST:
+	case GARG_TUPLE:
+		if (a->n < 0 || (a->n > 0 && !a->items) || depth > 64)
+			return broken(v, "%s is a broken list", what);
+		for (int i = 0; i < a->n; i++)
+			if (check_garg(v, &a->items[i], at, what, depth + 1) < 0)
+				return -1;
+		return 0;
+	}
+	return broken(v, "%s has kind %d", what, (int)a->kind);
+}
+
+static int check_result(struct verify *v, const struct gnode *n)
+{
+	if (n->nouts > 0)
+		return n->is_tensor ? broken(v, "a tuple of %d that says it is a tensor", n->nouts) : 0;
+	if (n->nouts < 0)
+		return broken(v, "nouts is %d", n->nouts);
+	if (!n->is_tensor)
+		return 0;
+	if (n->dt < 0 || n->dt >= DT_COUNT)
+		return broken(v, "dtype %d", (int)n->dt);
+	if (n->ndim < 0 || n->ndim > TENSOR_MAX_DIMS)
+		return broken(v, "ndim %d (at most %d)", n->ndim, TENSOR_MAX_DIMS);
+	for (int d = 0; d < n->ndim; d++)
+		if (n->shape[d].sym < -1 || n->shape[d].sym >= v->g->nsyms)
+			return broken(v, "dimension %d is symbol s%d of %d", d, n->shape[d].sym, v->g->nsyms);
+	return 0;
+}
+
+static int check_node(struct verify *v, int i)
+{
+	const struct gnode *n = &v->g->nodes[i];
+	char what[32];
+	switch (n->kind) {
+	case GN_INPUT:
+		if (!n->source)
+			return broken(v, "an input without a source");
+		if (n->nargs)
+			return broken(v, "an input with %d args", n->nargs);
+		break;
+	case GN_OP:
+		if (n->op < 0 || n->op >= OPS_COUNT)
+			return broken(v, "op id %d", n->op);
+		break;
+	case GN_CALL:
+		if (n->callee.tag != VAL_FUNC && n->callee.tag != VAL_BUILTIN)
+			return broken(v, "calls a %s", val_type_name(n->callee));
+		break;
+	case GN_GETITEM:
+		if (n->nargs != 1 || !n->args || n->args[0].kind != GARG_NODE)
+			return broken(v, "a getitem reads no node");
+		if (n->args[0].node < 0 || n->args[0].node >= i)
+			return check_read(v, n->args[0].node, i, "arg 0");
+		const struct gnode *t = &v->g->nodes[n->args[0].node];
+		if (t->nouts <= 0)
+			return broken(v, "a getitem of %s, which is no tuple", t->name);
+		if (n->index < 0 || n->index >= t->nouts)
+			return broken(v, "item %d of %s, a tuple of %d", n->index, t->name, t->nouts);
+		break;
+	default:
+		return broken(v, "kind %d", (int)n->kind);
+	}
+	if (n->kind != GN_INPUT && (n->nstack < 1 || !n->stack))
+		return broken(v, "no user stack");
+	if (n->nstack < 0 || (n->nstack > 0 && !n->stack))
+		return broken(v, "a broken user stack");
+	if (n->nargs < 0 || (n->nargs > 0 && !n->args))
+		return broken(v, "%d args and no array", n->nargs);
+	for (int k = 0; n->kind != GN_GETITEM && k < n->nargs; k++) {
+		snprintf(what, sizeof what, "arg %d", k);
+		if (check_garg(v, &n->args[k], i, what, 0) < 0)
+			return -1;
+	}
+	return check_result(v, n);
+}
+
+static int cmp_name(const void *a, const void *b)
+{
+	return strcmp(*(char *const *)a, *(char *const *)b);
+}
+
+/* sorted, so that equal names sit side by side */
+static int check_names(struct verify *v)
+{
+	const struct graph *g = v->g;
+	char **names = malloc(sizeof *names * (size_t)(g->nnodes ? g->nnodes : 1));
+	if (!names)
+		return broken(v, "out of memory");
+	int rc = 0;
+	for (int i = 0; i < g->nnodes; i++)
+		names[i] = g->nodes[i].name;
+	qsort(names, (size_t)g->nnodes, sizeof *names, cmp_name);
+	for (int i = 1; i < g->nnodes && rc == 0; i++)
+		if (strcmp(names[i - 1], names[i]) == 0)
+			rc = broken(v, "two nodes are named %s", names[i]);
+	free(names);
+	return rc;
+}
+
+int graph_verify(const struct graph *g, struct strbuf *why)
+{
+	struct verify v = {g, why, NULL};
+	if (g->nnodes < 0 || g->nnodes > g->cap || (g->nnodes && !g->nodes))
+		return broken(&v, "%d nodes in room for %d", g->nnodes, g->cap);
+	if (g->nsyms < 0)
+		return broken(&v, "%d symbols", g->nsyms);
+	bool past_inputs = false;
+	for (int i = 0; i < g->nnodes; i++) {
+		const struct gnode *n = &g->nodes[i];
+		v.n = NULL;
+		if (!n->name || !*n->name)
+			return broken(&v, "node %d has no name", i);
+		v.n = n;
+		if (n->kind == GN_INPUT && past_inputs)
+			return broken(&v, "an input after %s", g->nodes[i - 1].name);
+		past_inputs = n->kind != GN_INPUT;
+		if (check_node(&v, i) < 0)
+			return -1;
+	}
+	v.n = NULL;
+	if (g->noutputs < 0 || (g->noutputs > 0 && !g->outputs))
+		return broken(&v, "%d outputs and no array", g->noutputs);
+	for (int i = 0; i < g->noutputs; i++) {
+		char what[32];
+		snprintf(what, sizeof what, "output %d", i);
+		if (check_read(&v, g->outputs[i], -1, what) < 0)
+			return -1;
+	}
+	return check_names(&v);
+}
+
+/* a debug build (configure --enable-debug), or a test run's environment */
+static bool verify_enabled(void)
+{
+#ifdef TJIT_DEBUG
+	return true;
+#else
+	const char *e = getenv("TJIT_VERIFY_GRAPHS");
+	return e && *e && strcmp(e, "0") != 0;
+#endif
+}
+
+void graph_check(const struct graph *g, const char *after)
+{
+	if (!g || !verify_enabled())
+		return;
+	struct strbuf why = STRBUF_INIT;
+	if (graph_verify(g, &why) == 0) {
+		sb_release(&why);
+		return;
+	}
+	/* a broken graph is a compiler bug: stop where it was made */
+	fprintf(stderr, "tjit: graph %s %s is broken after %s: %s\n", g->compile_id, g->name, after, why.buf);
+	abort();
 }
 
 /* ---- printing ---- */

@@ -10,11 +10,25 @@
  * Room for what comes next: a size is a constant or a symbol (dynamic
  * shapes print as f32[s0, 3]); a graph has a stage tag, so the aot forward
  * and backward graphs and inductor's fused graphs are graphs too.
+ *
+ * Memory: the nodes' names, args arrays (and the items of list args),
+ * input sources and user stacks live in one arena that the graph owns;
+ * graph_free drops the references to constants and callees, then frees
+ * the arena in one call. The nodes array, outputs[], name and compile_id
+ * are malloc'd (the tracer and the frame evaluator set them), and so is
+ * the table of names in use (it grows).
+ *
+ * Passes: graph_users says who reads each node; graph_insert,
+ * graph_replace_uses and graph_erase edit the list in place (indexes move,
+ * args and outputs follow); graph_verify checks the invariants above, and
+ * graph_check runs it after each pass in debug and test builds
+ * (doc/building.md).
  */
 #ifndef TJ_GRAPH_H
 #define TJ_GRAPH_H
 
 #include <stdbool.h>
+#include <stddef.h>
 #include <stdint.h>
 
 #include "dtype.h"
@@ -82,7 +96,7 @@ struct gnode {
 	int nouts;              /* > 0: the op returns a tuple of nouts tensors */
 	/* where it came from */
 	int nstack;
-	struct user_frame *stack; /* [nstack - 1] is the line that made the node */
+	struct user_frame *stack; /* [nstack - 1] is the line that made the node; nodes may share one */
 };
 
 struct graph {
@@ -96,13 +110,27 @@ struct graph {
 	int noutputs;
 	int *outputs;           /* node indexes, in return order */
 	int nsyms;              /* symbols s0 .. s(nsyms-1) */
-	struct graph_names *names; /* the names in use, for graph_fresh_name (graph.c) */
+	struct graph_mem *mem;  /* graph.c: the arena and the names in use */
 };
 
+/* A new empty graph; dies when out of memory, as the tracer expects. */
 struct graph *graph_new(const char *name, const char *compile_id, const struct source *src,
 			int line, enum graph_stage stage);
+/* Drops the constants' and callees' references and frees the arena. */
 void graph_free(struct graph *g);
-/* Appends a node (the graph takes ownership of what n points to) and returns its index. */
+/* Memory in g's arena, for the parts of a node made for graph_insert
+ * (zeroed; NULL when out of memory). It lives until graph_free. */
+void *graph_alloc(struct graph *g, size_t size);
+char *graph_strdup(struct graph *g, const char *s);
+/* A fresh node name from an op name: "abs" then "abs_1", ... as PyTorch
+ * names them; in g's arena. NULL when out of memory. */
+char *graph_fresh_name(struct graph *g, const char *base);
+
+/* The tracer's builder: appends n and returns its index. n->name comes
+ * from graph_fresh_name; n->args (and the items of list args), n->source
+ * and n->stack are malloc'd blocks that the graph takes: it moves them
+ * into its arena and frees them. The constants' and the callee's
+ * references pass to the graph. Dies when out of memory. */
 int graph_add(struct graph *g, struct gnode *n);
 /* Moves the inputs before every other node, keeping the order of each
  * part (an input is made where the trace first reads it; a listing, like an
@@ -112,11 +140,66 @@ void graph_hoist_inputs(struct graph *g);
 /* Drops nodes from index n on (a failed inlined call rolls back). */
 void graph_truncate(struct graph *g, int n);
 int graph_op_count(const struct graph *g);  /* GN_OP and GN_CALL nodes */
-/* A deep copy (its own constants, names, stacks; the user frames'
- * function names and sources stay borrowed). */
+/* A deep copy into a graph of its own (its own arena, constants' and
+ * callees' references, names; the user frames' function names and
+ * sources stay borrowed). NULL when out of memory. */
 struct graph *graph_copy(const struct graph *g);
-/* A fresh node name from an op name: "abs" then "abs_1", ... as PyTorch names them. */
-char *graph_fresh_name(struct graph *g, const char *base);
+
+/* ---- users: who reads each node ----
+ * Computed on demand from the args (nothing to keep in step while a pass
+ * edits the graph); rebuild after editing. */
+struct graph_users {
+	int nnodes;
+	int *first;     /* [nnodes + 1]: node i's readers are user[first[i] .. first[i + 1]) */
+	int *user;      /* the nodes that read it, in graph order, each once */
+	int *noutputs;  /* [nnodes]: how many entries of g->outputs are node i */
+};
+/* 0, or -1 when out of memory (u is then empty) */
+int graph_users_build(const struct graph *g, struct graph_users *u);
+void graph_users_release(struct graph_users *u);
+static inline int graph_users_count(const struct graph_users *u, int i)
+{
+	return u->first[i + 1] - u->first[i];
+}
+/* read by a node or returned */
+static inline bool graph_is_used(const struct graph_users *u, int i)
+{
+	return u->first[i + 1] > u->first[i] || u->noutputs[i] > 0;
+}
+
+/* ---- editing, for passes ----
+ * Each keeps the list in order and the indexes dense: the nodes after an
+ * inserted or erased one move, and every arg and output follows them.
+ * Pointers into g->nodes do not survive an insert. */
+
+/* Puts n at index pos (0 <= pos <= nnodes); the nodes from pos on move up
+ * by one. n's name, args and source are in g's arena (graph_fresh_name,
+ * graph_alloc, graph_strdup), its stack too or shared with another node of
+ * g (a decomposed node keeps the stack of the node it replaces); its args
+ * read nodes before pos. Returns pos, the graph then holding n's
+ * references; or -1 when out of memory, with nothing changed. */
+int graph_insert(struct graph *g, int pos, const struct gnode *n);
+/* Every arg and output that reads node from reads node to instead;
+ * returns how many were changed. to must come before from's readers. */
+int graph_replace_uses(struct graph *g, int from, int to);
+/* Removes node i, which nothing reads and which is not an output; the
+ * nodes after it move down by one. Returns 0, or -1 after tj_error_set(). */
+int graph_erase(struct graph *g, int i);
+
+/* ---- checking ----
+ * The invariants every pass keeps: inputs first, then the rest; every
+ * node arg names an earlier node; a GN_GETITEM reads a tuple-valued node
+ * at an index below its nouts, and nothing else reads a tuple directly;
+ * outputs name nodes of the graph; names unique and non-empty; symbols
+ * below nsyms; ndim at most TENSOR_MAX_DIMS; valid op ids; a user stack on
+ * every node but the inputs. Returns 0, or -1 with the first broken one
+ * in why ("node add_1: arg 0 reads div, which comes later"). */
+int graph_verify(const struct graph *g, struct strbuf *why);
+/* In debug and test builds (TJIT_DEBUG, or TJIT_VERIFY_GRAPHS=1 in the
+ * environment: doc/building.md), runs graph_verify and aborts with the
+ * reason when g is broken; `after` names the pass that made g ("trace").
+ * Otherwise does nothing. */
+void graph_check(const struct graph *g, const char *after);
 
 /* LANGUAGE.md §7:
  *   graph 0/0 toy_example (toy.tj:1) · 3 ops

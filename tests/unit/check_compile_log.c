@@ -81,7 +81,7 @@ static int add_input(struct graph *g, const char *name, const char *source)
 {
 	struct gnode n = {0};
 	n.kind = GN_INPUT;
-	n.name = strdup(name);
+	n.name = graph_fresh_name(g, name);
 	n.source = strdup(source);
 	n.is_tensor = true;
 	n.dt = DT_FLOAT32;

@@ -1,7 +1,9 @@
 /* check_graph.c - the graph IR: node names as FX makes them, types and
  * arguments as text, the listing of LANGUAGE.md §7 to the byte, copies,
- * and the interpreter that the eager backend runs. */
+ * the users of each node, editing as passes do, the verifier, and the
+ * interpreter that the eager backend runs. */
 #include <check.h>
+#include <signal.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -131,7 +133,6 @@ START_TEST(test_fresh_names)
 	for (size_t i = 0; i < sizeof bases / sizeof bases[0]; i++) {
 		char *n = graph_fresh_name(g, bases[i]);
 		ck_assert_msg(strcmp(n, want[i]) == 0, "%s: got %s, want %s", bases[i], n, want[i]);
-		free(n);
 	}
 	graph_free(g);
 }
@@ -201,7 +202,6 @@ START_TEST(test_copy_and_truncate)
 	/* names stay taken in the copy */
 	char *n = graph_fresh_name(c, "add");
 	ck_assert_str_eq(n, "add_1");
-	free(n);
 	sb_release(&a);
 	graph_free(g);
 	graph_free(c);
@@ -392,6 +392,342 @@ START_TEST(test_testing_backends)
 }
 END_TEST
 
+/* ---- what passes use ---- */
+
+static const char *listing(const struct graph *g)
+{
+	static struct strbuf sb = STRBUF_INIT;
+	sb.len = 0;
+	graph_print(g, &sb);
+	return sb.buf;
+}
+
+/* f(a) on 10 floats from -2, the first element of the result */
+static double run_first(struct graph *g, int i)
+{
+	struct vm *vm = vm_new();
+	tensor *a = tensor_arange(-2, 8, 1, DT_FLOAT32);
+	value out;
+	ck_assert_int_eq(graph_interpret(vm, g, &a, &out), 0);
+	double r = tensor_get_double(val_as_tensor(out), i);
+	val_decref(out);
+	tensor_decref(a);
+	vm_free(vm);
+	return r;
+}
+
+/* a node made for graph_insert, its parts in g's arena; type and user
+ * stack from node like (as a decomposition keeps them) */
+static struct gnode arena_op(struct graph *g, int op, int nargs, const struct garg *args, int like)
+{
+	struct gnode nd = g->nodes[like];
+	nd.kind = GN_OP;
+	nd.op = op;
+	nd.name = graph_fresh_name(g, ops_table[op].name);
+	nd.nargs = nargs;
+	nd.args = graph_alloc(g, sizeof *nd.args * (size_t)nargs);
+	memcpy(nd.args, args, sizeof *nd.args * (size_t)nargs);
+	return nd;
+}
+
+/* an input read late in the trace moves before the ops, the args follow */
+START_TEST(test_hoist_inputs)
+{
+	struct graph *g = graph_new("f", "0/0", toy, 1, STAGE_CAPTURED);
+	int a = add_input(g, "a", "L['a']", 10);
+	struct garg x1[1] = {node_arg(a)};
+	int abs1 = add_op(g, OPS_abs, 1, x1, 2, 10);
+	int b = add_input(g, "b", "L['b']", 10);
+	struct garg x2[2] = {node_arg(abs1), node_arg(b)};
+	int add = add_op(g, OPS_add, 2, x2, 2, 10);
+	g->noutputs = 2;
+	g->outputs = malloc(sizeof(int) * 2);
+	g->outputs[0] = add;
+	g->outputs[1] = b;
+	graph_hoist_inputs(g);
+	ck_assert_str_eq(listing(g), "graph 0/0 f (toy.tj:1) \xc2\xb7 2 ops\n"
+				     "  a: f32[10] = input L['a']\n"
+				     "  b: f32[10] = input L['b']\n"
+				     "  abs_1: f32[10] = abs(a)                  # toy.tj:2  x = a / (abs(a) + 1)\n"
+				     "  add: f32[10] = add(abs_1, b)             # toy.tj:2\n"
+				     "  return (add, b)\n");
+	struct strbuf why = STRBUF_INIT;
+	ck_assert_int_eq(graph_verify(g, &why), 0);
+	sb_release(&why);
+	graph_free(g);
+	/* nothing to move in an empty graph */
+	g = graph_new("e", "0/0", toy, 1, STAGE_CAPTURED);
+	graph_hoist_inputs(g);
+	ck_assert_int_eq(g->nnodes, 0);
+	graph_free(g);
+}
+END_TEST
+
+START_TEST(test_users)
+{
+	struct graph *g = toy_graph(); /* a, abs_1 = abs(a), add = add(abs_1, 1), div = div(a, add) */
+	struct graph_users u;
+	ck_assert_int_eq(graph_users_build(g, &u), 0);
+	ck_assert_int_eq(u.nnodes, 4);
+	ck_assert_int_eq(graph_users_count(&u, 0), 2);
+	ck_assert_int_eq(u.user[u.first[0]], 1);
+	ck_assert_int_eq(u.user[u.first[0] + 1], 3);
+	ck_assert_int_eq(graph_users_count(&u, 1), 1);
+	ck_assert_int_eq(u.user[u.first[1]], 2);
+	ck_assert_int_eq(graph_users_count(&u, 2), 1);
+	ck_assert_int_eq(u.user[u.first[2]], 3);
+	/* div is read by nothing but returned */
+	ck_assert_int_eq(graph_users_count(&u, 3), 0);
+	ck_assert_int_eq(u.noutputs[3], 1);
+	ck_assert(graph_is_used(&u, 3));
+	ck_assert_int_eq(u.noutputs[2], 0);
+	graph_users_release(&u);
+
+	/* a node read twice by one reader (mul(x, x), cat([x, x])) counts it once */
+	struct garg twice[2] = {node_arg(1), node_arg(1)};
+	add_op(g, OPS_mul, 2, twice, 2, 10);
+	ck_assert_int_eq(graph_users_build(g, &u), 0);
+	ck_assert_int_eq(graph_users_count(&u, 1), 2);
+	ck_assert_int_eq(u.user[u.first[1] + 1], 4);
+	ck_assert(!graph_is_used(&u, 4));
+	graph_users_release(&u);
+	graph_free(g);
+}
+END_TEST
+
+/* the minifier's cut: a node's reads become a new graph input, and what
+ * nothing reads any more goes */
+START_TEST(test_replace_uses_then_erase)
+{
+	struct graph *g = toy_graph();
+	struct gnode in = g->nodes[0];
+	in.name = graph_fresh_name(g, "b");
+	in.source = graph_strdup(g, "L['b']");
+	ck_assert_int_eq(graph_insert(g, 1, &in), 1);
+	/* everything after it moved up, args and outputs with it */
+	ck_assert_int_eq(g->outputs[0], 4);
+	ck_assert_int_eq(g->nodes[4].args[1].node, 3);
+
+	/* nothing is erased while something reads it or returns it */
+	ck_assert_int_eq(graph_erase(g, 3), -1);
+	char *msg = tj_error_take();
+	ck_assert_str_eq(msg, "graph 0/0: cannot erase add, div reads it");
+	free(msg);
+	ck_assert_int_eq(graph_erase(g, 4), -1);
+	msg = tj_error_take();
+	ck_assert_str_eq(msg, "graph 0/0: cannot erase div, an output");
+	free(msg);
+
+	ck_assert_int_eq(graph_replace_uses(g, 3, 1), 1);
+	ck_assert_int_eq(graph_erase(g, 3), 0);
+	ck_assert_int_eq(graph_erase(g, 2), 0);
+	ck_assert_int_eq(g->outputs[0], 2);
+	ck_assert_str_eq(listing(g), "graph 0/0 toy_example (toy.tj:1) \xc2\xb7 1 op\n"
+				     "  a: f32[10] = input L['a']\n"
+				     "  b: f32[10] = input L['b']\n"
+				     "  div: f32[10] = div(a, b)                 # toy.tj:2  x = a / (abs(a) + 1)\n"
+				     "  return (div,)\n");
+	struct strbuf why = STRBUF_INIT;
+	ck_assert_int_eq(graph_verify(g, &why), 0);
+	sb_release(&why);
+
+	/* an output follows a replacement too */
+	ck_assert_int_eq(graph_replace_uses(g, 2, 0), 1);
+	ck_assert_int_eq(g->outputs[0], 0);
+	ck_assert_int_eq(graph_erase(g, 2), 0);
+	ck_assert_int_eq(graph_erase(g, 1), 0);
+	ck_assert_str_eq(listing(g), "graph 0/0 toy_example (toy.tj:1) \xc2\xb7 0 ops\n"
+				     "  a: f32[10] = input L['a']\n"
+				     "  return (a,)\n");
+	ck_assert_int_eq(graph_erase(g, 1), -1);
+	msg = tj_error_take();
+	ck_assert_str_eq(msg, "graph 0/0: no node 1 to erase");
+	free(msg);
+	graph_free(g);
+}
+END_TEST
+
+/* a decomposition: div(a, add) becomes mul(a, reciprocal(add)), the new
+ * nodes before their users, keeping the stack of the node they replace */
+START_TEST(test_insert_before)
+{
+	struct graph *g = toy_graph();
+	ck_assert_double_eq_tol(run_first(g, 0), -2.0 / 3.0, 1e-6);
+	int div = 3;
+	struct garg r[1] = {g->nodes[div].args[1]};
+	struct gnode rn = arena_op(g, OPS_reciprocal, 1, r, div);
+	int rec = graph_insert(g, div, &rn);
+	div++;
+	struct garg m[2] = {g->nodes[div].args[0], node_arg(rec)};
+	struct gnode mn = arena_op(g, OPS_mul, 2, m, div);
+	int mul = graph_insert(g, div, &mn);
+	div++;
+	ck_assert_int_eq(rec, 3);
+	ck_assert_int_eq(mul, 4);
+	ck_assert_ptr_eq(g->nodes[mul].stack, g->nodes[div].stack);
+	ck_assert_int_eq(graph_replace_uses(g, div, mul), 1);
+	ck_assert_int_eq(graph_erase(g, div), 0);
+	ck_assert_str_eq(listing(g), "graph 0/0 toy_example (toy.tj:1) \xc2\xb7 4 ops\n"
+				     "  a: f32[10] = input L['a']\n"
+				     "  abs_1: f32[10] = abs(a)                  # toy.tj:2  x = a / (abs(a) + 1)\n"
+				     "  add: f32[10] = add(abs_1, 1)             # toy.tj:2\n"
+				     "  reciprocal: f32[10] = reciprocal(add)    # toy.tj:2\n"
+				     "  mul: f32[10] = mul(a, reciprocal)        # toy.tj:2\n"
+				     "  return (mul,)\n");
+	struct strbuf why = STRBUF_INIT;
+	ck_assert_int_eq(graph_verify(g, &why), 0);
+	sb_release(&why);
+	ck_assert_double_eq_tol(run_first(g, 0), -2.0 / 3.0, 1e-6);
+	ck_assert_double_eq_tol(run_first(g, 9), 7.0 / 8.0, 1e-6);
+	/* a position outside the list is refused */
+	ck_assert_int_eq(graph_insert(g, 6, &mn), -1);
+	ck_assert_int_eq(g->nnodes, 5);
+	graph_free(g);
+}
+END_TEST
+
+/* max(x, 0) as a tuple and its item 1 returned */
+static struct graph *tuple_graph(int index)
+{
+	struct graph *m = graph_new("m", "2/0", toy, 1, STAGE_CAPTURED);
+	int x = add_input(m, "x", "L['x']", 3);
+	struct garg mx[3] = {node_arg(x), const_arg(val_int(0)), const_arg(val_bool(false))};
+	int t = add_op(m, OPS_max, 3, mx, 2, 3);
+	m->nodes[t].is_tensor = false;
+	m->nodes[t].nouts = 2;
+	struct gnode gi;
+	memset(&gi, 0, sizeof gi);
+	gi.kind = GN_GETITEM;
+	gi.name = graph_fresh_name(m, "getitem");
+	gi.index = index;
+	gi.nargs = 1;
+	gi.args = calloc(1, sizeof *gi.args);
+	gi.args[0] = node_arg(t);
+	gi.nstack = 1;
+	gi.stack = at(2, 5);
+	int idx = graph_add(m, &gi);
+	m->noutputs = 1;
+	m->outputs = malloc(sizeof(int));
+	m->outputs[0] = idx;
+	return m;
+}
+
+static void verify_says(struct graph *g, const char *want)
+{
+	struct strbuf why = STRBUF_INIT;
+	ck_assert_int_eq(graph_verify(g, &why), -1);
+	ck_assert_str_eq(why.buf, want);
+	sb_release(&why);
+	graph_free(g);
+}
+
+START_TEST(test_verify)
+{
+	struct strbuf why = STRBUF_INIT;
+	struct graph *g = toy_graph();
+	ck_assert_int_eq(graph_verify(g, &why), 0);
+	ck_assert_uint_eq(why.len, 0);
+	graph_free(g);
+	g = tuple_graph(1);
+	ck_assert_int_eq(graph_verify(g, &why), 0);
+	graph_free(g);
+	sb_release(&why);
+
+	g = toy_graph();
+	g->nodes[1].args[0].node = 3;
+	verify_says(g, "node abs_1: arg 0 reads div, which comes later");
+	g = toy_graph();
+	g->nodes[3].args[1].node = 3;
+	verify_says(g, "node div: arg 1 reads div, which is itself");
+	g = toy_graph();
+	g->nodes[2].name = g->nodes[1].name;
+	verify_says(g, "two nodes are named abs_1");
+	g = toy_graph();
+	g->nodes[1].name = "";
+	verify_says(g, "node 1 has no name");
+	verify_says(tuple_graph(2), "node getitem: item 2 of max_1, a tuple of 2");
+	g = tuple_graph(0);
+	g->nodes[1].nouts = 0;
+	g->nodes[1].is_tensor = true;
+	verify_says(g, "node getitem: a getitem of max_1, which is no tuple");
+	g = tuple_graph(0);
+	g->outputs[0] = 1;
+	verify_says(g, "output 0 reads the tuple max_1 without a getitem");
+	/* an output left pointing past the end, as after a careless erase */
+	g = toy_graph();
+	g->outputs[0] = 4;
+	verify_says(g, "output 0 reads node 4 of 4");
+	g = toy_graph();
+	struct gnode late = g->nodes[0];
+	late.name = graph_fresh_name(g, "late");
+	ck_assert_int_eq(graph_insert(g, 2, &late), 2);
+	verify_says(g, "node late: an input after abs_1");
+	g = toy_graph();
+	g->nodes[1].shape[0].sym = 0;
+	verify_says(g, "node abs_1: dimension 0 is symbol s0 of 0");
+	g = toy_graph();
+	g->nodes[2].args[1].kind = GARG_SYM;
+	g->nodes[2].args[1].sym = 1;
+	g->nsyms = 1;
+	verify_says(g, "node add: arg 1 is symbol s1 of 1");
+	g = toy_graph();
+	g->nodes[1].ndim = TENSOR_MAX_DIMS + 1;
+	verify_says(g, "node abs_1: ndim 9 (at most 8)");
+	g = toy_graph();
+	g->nodes[1].op = OPS_COUNT;
+	char want[64];
+	snprintf(want, sizeof want, "node abs_1: op id %d", OPS_COUNT);
+	verify_says(g, want);
+	g = toy_graph();
+	g->nodes[2].nstack = 0;
+	verify_says(g, "node add: no user stack");
+	g = toy_graph();
+	g->nodes[0].source = NULL;
+	verify_says(g, "node a: an input without a source");
+}
+END_TEST
+
+/* a broken graph stops the program in a test or debug build */
+START_TEST(test_check_aborts)
+{
+	setenv("TJIT_VERIFY_GRAPHS", "1", 1);
+	struct graph *g = toy_graph();
+	graph_check(g, "a test"); /* a good one passes */
+	g->nodes[1].args[0].node = 3;
+	graph_check(g, "a test");
+	ck_abort_msg("graph_check let a broken graph through");
+}
+END_TEST
+
+/* a copy shares nothing with its original: free one, use the other */
+START_TEST(test_copy_independent)
+{
+	struct graph *g = toy_graph();
+	g->nodes[2].args[1] = const_arg(val_tensor(tensor_zeros(DT_FLOAT32, 1, (int64_t[]){1})));
+	struct graph *c = graph_copy(g);
+	ck_assert_ptr_nonnull(c);
+	char *want = strdup(listing(g));
+	ck_assert_ptr_ne(c->nodes[1].name, g->nodes[1].name);
+	ck_assert_ptr_ne(c->nodes[1].stack, g->nodes[1].stack);
+	graph_free(g);
+	ck_assert_str_eq(listing(c), want);
+	/* |a| + 0: a / |a| */
+	ck_assert_double_eq_tol(run_first(c, 0), -1.0, 1e-6);
+	free(want);
+	graph_free(c);
+
+	/* and the other way round: edits of the copy leave the original alone */
+	g = toy_graph();
+	c = graph_copy(g);
+	ck_assert_int_eq(graph_replace_uses(c, 2, 1), 1);
+	ck_assert_int_eq(graph_erase(c, 2), 0);
+	ck_assert_ptr_nonnull(strstr(listing(g), "div: f32[10] = div(a, add)"));
+	graph_free(c);
+	ck_assert_double_eq_tol(run_first(g, 0), -2.0 / 3.0, 1e-6);
+	graph_free(g);
+}
+END_TEST
+
 static Suite *graph_suite(void)
 {
 	Suite *s = suite_create("graph");
@@ -405,6 +741,16 @@ static Suite *graph_suite(void)
 	tcase_add_test(tc, test_interpret_symbolic_size);
 	tcase_add_test(tc, test_testing_backends);
 	suite_add_tcase(s, tc);
+	TCase *passes = tcase_create("passes");
+	tcase_add_checked_fixture(passes, setup, teardown);
+	tcase_add_test(passes, test_hoist_inputs);
+	tcase_add_test(passes, test_users);
+	tcase_add_test(passes, test_replace_uses_then_erase);
+	tcase_add_test(passes, test_insert_before);
+	tcase_add_test(passes, test_verify);
+	tcase_add_test_raise_signal(passes, test_check_aborts, SIGABRT);
+	tcase_add_test(passes, test_copy_independent);
+	suite_add_tcase(s, passes);
 	return s;
 }
 
