@@ -78,5 +78,5 @@ void arena_free(struct arena *a)
 		free(a->head);
 		a->head = next;
 	}
-	a->next_size = 0;
+	a->next_size = a->first_size;
 }

@@ -17,8 +17,12 @@ struct arena_chunk;
 struct arena {
 	struct arena_chunk *head; /* the chunk being filled; older ones behind it */
 	size_t next_size;         /* the size of the next chunk (they double up to a cap) */
+	size_t first_size;        /* the first chunk's size; 0: a small default */
 };
-#define ARENA_INIT {NULL, 0}
+#define ARENA_INIT {NULL, 0, 0}
+/* an arena whose first chunk is n bytes: for users that know they fill
+ * many (a trace attempt), so that they do not grow it chunk by chunk */
+#define ARENA_INIT_SIZED(n) {NULL, (n), (n)}
 
 /* n zeroed bytes aligned for any type; NULL when out of memory */
 void *arena_alloc(struct arena *a, size_t n);

@@ -14,6 +14,7 @@
 #include <setjmp.h>
 #include <stddef.h>
 
+#include "arena.h"
 #include "tensor.h"
 #include "tracer.h"
 #include "vm.h"
@@ -25,11 +26,6 @@
 #define TRACE_MAX_DEPTH 32       /* inlined calls */
 #define TRACE_MAX_RESTARTS 64    /* restarts after breaks inside inlined calls */
 #define TRACE_MAX_NEST 64        /* nested lists and tuples wrapped from inputs */
-
-struct trace_arena_block;
-struct trace_arena {
-	struct trace_arena_block *head;
-};
 
 /* ---- variables ---- */
 
@@ -151,7 +147,7 @@ struct tstate {
 	const char *compile_id;
 	jmp_buf jb;
 	/* one attempt */
-	struct trace_arena arena;
+	struct arena arena;
 	struct graph *g;
 	struct guard_set *gs;
 	uint8_t *guarded;         /* per source: which guards it has (trace_guards.c) */
@@ -218,7 +214,6 @@ __attribute__((noreturn)) void trace_split(struct tstate *st);
 /* ---- trace_vars.c: the arena, variables, realizing inputs ---- */
 
 void *trace_alloc(struct tstate *st, size_t n);  /* zeroed, in the attempt's arena */
-void trace_arena_free(struct trace_arena *a);
 value trace_hold(struct tstate *st, value v);    /* the trace owns this reference */
 value trace_keep(struct tstate *st, value v);    /* ... a new reference to v */
 struct var *var_new(struct tstate *st, enum vkind k);

@@ -11,37 +11,12 @@
 
 /* ---- the arena ---- */
 
-struct trace_arena_block {
-	struct trace_arena_block *next;
-	size_t used, size;
-	max_align_t data[];
-};
-
-void trace_arena_free(struct trace_arena *a)
-{
-	while (a->head) {
-		struct trace_arena_block *n = a->head->next;
-		free(a->head);
-		a->head = n;
-	}
-}
-
-/* n zeroed bytes in the attempt's arena */
+/* n zeroed bytes in the attempt's arena (core/arena.h) */
 void *trace_alloc(struct tstate *st, size_t n)
 {
-	struct trace_arena *a = &st->arena;
-	n = (n + sizeof(max_align_t) - 1) / sizeof(max_align_t) * sizeof(max_align_t);
-	if (!a->head || a->head->used + n > a->head->size) {
-		size_t size = n > 65536 ? n : 65536;
-		struct trace_arena_block *b = xmalloc(sizeof *b + size);
-		b->next = a->head;
-		b->used = 0;
-		b->size = size;
-		a->head = b;
-	}
-	void *p = (char *)a->head->data + a->head->used;
-	a->head->used += n;
-	memset(p, 0, n);
+	void *p = arena_alloc(&st->arena, n);
+	if (!p)
+		util_oom();
 	return p;
 }
 

@@ -260,7 +260,7 @@ static void attempt_release(struct tstate *st)
 	for (int i = 0; i < st->nheld; i++)
 		val_decref(st->held[i]);
 	st->nheld = 0;
-	trace_arena_free(&st->arena);
+	arena_free(&st->arena);
 	graph_free(st->g);
 	st->g = NULL;
 	guards_free(st->gs);
@@ -296,6 +296,8 @@ struct trace_result *trace_frame(struct vm *vm, struct frame *f, const struct tr
 	res->ret.v = val_none();
 	double t0 = util_now_ms();
 	struct tstate *st = xcalloc(1, sizeof *st);
+	/* an attempt fills many small blocks: big chunks from the start */
+	st->arena = (struct arena)ARENA_INIT_SIZED(65536);
 	st->vm = vm;
 	st->f = f;
 	st->cfg = cfg;
