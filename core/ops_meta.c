@@ -1256,6 +1256,8 @@ static bool takes_sym_sizes(meta_fn f)
 	       f == meta_arange;
 }
 
+bool meta_takes_sym_sizes(int op) { return op >= 0 && op < OPS_COUNT && takes_sym_sizes(meta_rules[op]); }
+
 int meta_infer(int op, const struct meta_arg *args, struct meta_ctx *ctx, struct meta_out *out)
 {
 	struct meta_call c = {.op = op, .args = args, .ctx = ctx, .out = out};

@@ -26,6 +26,7 @@
 #define TRACE_MAX_RESTARTS 64    /* restarts after breaks inside inlined calls */
 #define TRACE_MAX_NEST 64        /* nested lists and tuples wrapped from inputs */
 
+struct meta_out;
 struct trace_arena_block;
 struct trace_arena {
 	struct trace_arena_block *head;
@@ -261,6 +262,7 @@ tensor *need_meta(struct tstate *st, struct var *t);  /* every fact of t, its sy
 /* ---- trace_shapes.c: symbolic sizes ---- */
 
 int sym_find(struct tstate *st, int s);
+int sym_live(struct tstate *st, int s);   /* its root, or -1 when specialized */
 void sym_spec(struct tstate *st, int s);
 int sym_of_int(struct tstate *st, const struct var *v);
 void sym_spec_var(struct tstate *st, struct var *v);
@@ -268,7 +270,7 @@ void sym_spec_deep(struct tstate *st, struct var *v, int depth);
 int *sym_input(struct tstate *st, const tensor *t, int src);
 struct var *sym_int_var(struct tstate *st, struct var *t, int d);
 void sym_before_op(struct tstate *st, int op, struct var **args, int n);
-int *sym_after_op(struct tstate *st, int op, struct var **args, int n, value out);
+void sym_infer(struct tstate *st, int op, struct var **args, int n, struct meta_out *out);
 struct var *sym_sizes(struct tstate *st, int op, struct var **args);
 void sym_finish(struct tstate *st);
 

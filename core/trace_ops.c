@@ -9,21 +9,42 @@
 
 #include "autograd.h"
 #include "ops.h"
+#include "ops_meta.h"
 #include "trace_impl.h"
 #include "util.h"
 
 /* ---- tensors and graph nodes ---- */
 
-static void set_meta(struct gnode *n, const tensor *t, bool rg)
+static void set_meta(struct gnode *n, const struct meta_tensor *t, bool rg)
 {
 	n->is_tensor = true;
 	n->dt = t->dt;
 	n->ndim = t->ndim;
-	for (int i = 0; i < t->ndim; i++) {
-		n->shape[i].value = t->shape[i];
-		n->shape[i].sym = -1;
-	}
+	memcpy(n->shape, t->shape, sizeof(struct sym_size) * (size_t)t->ndim);
 	n->requires_grad = rg;
+}
+
+/* the metadata of a tensor: its symbols from syms (NULL: all constants) */
+static struct meta_tensor meta_of(const tensor *t, const int *syms)
+{
+	struct meta_tensor m = {.dt = t->dt, .ndim = t->ndim};
+	for (int d = 0; d < t->ndim; d++)
+		m.shape[d] = (struct sym_size){t->shape[d], syms ? syms[d] : -1};
+	return m;
+}
+
+/* the symbols of a result (every result of an op has the same), NULL
+ * when they are all constants */
+static int *result_syms(struct tstate *st, const struct meta_tensor *t)
+{
+	for (int d = 0; d < t->ndim; d++)
+		if (t->shape[d].sym >= 0) {
+			int *syms = trace_alloc(st, sizeof(int) * TENSOR_MAX_DIMS);
+			for (int k = 0; k < TENSOR_MAX_DIMS; k++)
+				syms[k] = k < t->ndim ? t->shape[k].sym : -1;
+			return syms;
+		}
+	return NULL;
 }
 
 /* "L['xs'][1]" -> "xs_1", "G['w']" -> "w", "L['___stack0']" -> "stack0" */
@@ -82,9 +103,8 @@ static int tnode(struct tstate *st, struct var *t)
 	n.name = graph_fresh_name(st->g, base);
 	free(base);
 	n.source = xstrdup(text);
-	set_meta(&n, t->ex, t->rg);
-	for (int d = 0; t->syms && d < t->ex->ndim; d++)
-		n.shape[d].sym = t->syms[d];
+	struct meta_tensor m = meta_of(t->ex, t->syms);
+	set_meta(&n, &m, t->rg);
 	t->node = graph_add(st->g, &n);
 	if (st->ninsrc == st->insrc_cap) {
 		st->insrc_cap = st->insrc_cap ? st->insrc_cap * 2 : 8;
@@ -306,16 +326,13 @@ struct var *op_emit(struct tstate *st, int op, struct var **args)
 		mkgarg(st, args[i], &made[i], info->name, 0);
 		rg_in = rg_in || any_rg(st, args[i], 0);
 	}
+	struct meta_out mo;
+	sym_infer(st, op, args, n, &mo);
 	for (int i = 0; i < n; i++)
 		ex[i] = exval(st, args[i], 0);
 	value out = run_example(st, op, ex);
-	if (out.tag != VAL_TENSOR && out.tag != VAL_TUPLE)
-		trace_graph_break(st, BRK_UNSUPPORTED, "%s returning a %s", info->name, val_type_name(out));
-	if (out.tag == VAL_TUPLE)
-		for (size_t k = 0; k < val_tuple(out)->len; k++)
-			if (val_tuple(out)->items[k].tag != VAL_TENSOR)
-				trace_graph_break(st, BRK_UNSUPPORTED, "%s returning a tuple of %s", info->name,
-				    val_type_name(val_tuple(out)->items[k]));
+	if ((mo.n == 1 ? out.tag != VAL_TENSOR : out.tag != VAL_TUPLE || val_tuple(out)->len != (size_t)mo.n))
+		trace_fail(st, "%s: its shape rule and its kernel disagree", info->name);
 	struct gnode node;
 	memset(&node, 0, sizeof node);
 	node.kind = GN_OP;
@@ -327,46 +344,37 @@ struct var *op_emit(struct tstate *st, int op, struct var **args)
 	node_stack(st, &node);
 	node.name = graph_fresh_name(st->g, info->name);
 	bool diff = (info->flags & OPF_DIFF) && rg_in;
-	int *osyms = sym_after_op(st, op, args, n, out);
-	if (out.tag == VAL_TENSOR) {
+	int *osyms = result_syms(st, &mo.t[0]);
+	if (mo.n == 1) {
 		tensor *t = val_as_tensor(out);
-		bool rg = t->requires_grad || (diff && dtype_is_float(t->dt));
-		set_meta(&node, t, rg);
-		for (int d = 0; osyms && d < t->ndim; d++)
-			node.shape[d].sym = osyms[d];
+		bool rg = t->requires_grad || (diff && dtype_is_float(mo.t[0].dt));
+		set_meta(&node, &mo.t[0], rg);
 		int idx = graph_add(st->g, &node);
 		struct var *r = tensor_result(st, idx, t, rg);
 		r->syms = osyms;
 		return r;
 	}
-	if (out.tag == VAL_TUPLE) {
-		struct tuple *tp = val_tuple(out);
-		node.nouts = (int)tp->len;
-		int idx = graph_add(st->g, &node);
-		struct var **items = trace_alloc(st, sizeof(struct var *) * (tp->len ? tp->len : 1));
-		for (size_t k = 0; k < tp->len; k++) {
-			tensor *t = val_as_tensor(tp->items[k]);
-			bool rg = k == 0 && diff && dtype_is_float(t->dt);
-			struct gnode gi;
-			memset(&gi, 0, sizeof gi);
-			gi.kind = GN_GETITEM;
-			gi.index = (int)k;
-			gi.nargs = 1;
-			gi.args = xcalloc(1, sizeof *gi.args);
-			gi.args[0].kind = GARG_NODE;
-			gi.args[0].node = idx;
-			gi.name = graph_fresh_name(st->g, "getitem");
-			node_stack(st, &gi);
-			set_meta(&gi, t, rg);
-			for (int d = 0; osyms && d < t->ndim; d++)
-				gi.shape[d].sym = osyms[d];
-			int gidx = graph_add(st->g, &gi);
-			items[k] = tensor_result(st, gidx, t, rg);
-			items[k]->syms = osyms;
-		}
-		return var_tuple(st, (int)tp->len, items);
+	node.nouts = mo.n;
+	int idx = graph_add(st->g, &node);
+	struct var **items = trace_alloc(st, sizeof(struct var *) * (size_t)mo.n);
+	for (int k = 0; k < mo.n; k++) {
+		bool rg = k == 0 && diff && dtype_is_float(mo.t[k].dt);
+		struct gnode gi;
+		memset(&gi, 0, sizeof gi);
+		gi.kind = GN_GETITEM;
+		gi.index = k;
+		gi.nargs = 1;
+		gi.args = xcalloc(1, sizeof *gi.args);
+		gi.args[0].kind = GARG_NODE;
+		gi.args[0].node = idx;
+		gi.name = graph_fresh_name(st->g, "getitem");
+		node_stack(st, &gi);
+		set_meta(&gi, &mo.t[k], rg);
+		int gidx = graph_add(st->g, &gi);
+		items[k] = tensor_result(st, gidx, val_as_tensor(val_tuple(out)->items[k]), rg);
+		items[k]->syms = osyms;
 	}
-	trace_fail(st, "unreachable");
+	return var_tuple(st, mo.n, items);
 }
 
 /* ---- binding arguments to an op's signature (ops_normalize's rules) ---- */
@@ -470,7 +478,8 @@ struct var *op_call_allowed(struct tstate *st, value fn, struct var **args, int 
 	for (int i = 0; i < nargs; i++)
 		rg = rg || any_rg(st, args[i], 0);
 	rg = rg && dtype_is_float(t->dt);
-	set_meta(&node, t, rg);
+	struct meta_tensor m = meta_of(t, NULL);
+	set_meta(&node, &m, rg);
 	int idx = graph_add(st->g, &node);
 	st->has_call = true;
 	return tensor_result(st, idx, t, rg);
