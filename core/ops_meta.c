@@ -467,20 +467,35 @@ static int meta_eye(struct meta_call *c)
 	return finish(c, false, NULL);
 }
 
-/* no tensor and no symbolic int in a */
-static bool constant_arg(const struct meta_arg *a)
+/* The tensors in tensor()'s data are read as numbers, which only their
+ * values give: each one-element tensor (a shell) becomes a real zero of
+ * its dtype, so that the kernel gives the shape and dtype it gives for any
+ * values (the others it refuses before reading). v is a list or tuple
+ * that arg_value made: ours to change. */
+static int data_value(const struct meta_arg *a, value v)
 {
-	if (a->kind == META_TENSOR || a->kind == META_SYMINT)
-		return false;
-	for (int i = 0; (a->kind == META_LIST || a->kind == META_TUPLE) && i < a->n; i++)
-		if (!constant_arg(&a->items[i]))
-			return false;
-	return true;
+	if (a->kind != META_LIST && a->kind != META_TUPLE)
+		return 0;
+	value *items = a->kind == META_LIST ? val_list(v)->items : val_tuple(v)->items;
+	for (int i = 0; i < a->n; i++) {
+		const struct meta_arg *it = &a->items[i];
+		if (it->kind == META_TENSOR && val_as_tensor(items[i])->numel == 1) {
+			tensor *z = tensor_zeros(it->t->dt, it->t->ndim, val_as_tensor(items[i])->shape);
+			if (!z)
+				return -1;
+			val_decref(items[i]);
+			items[i] = val_obj(VAL_TENSOR, z);
+		} else if (data_value(it, items[i]) < 0) {
+			return -1;
+		}
+	}
+	return 0;
 }
 
-/* tensor(data): data from the program is a constant, and the tensor it
- * makes is one: built here to learn its shape (its elements decide the
- * dtype); a tensor argument is copied */
+/* tensor(data): the tensor that data (numbers, sizes used as their
+ * values, one-element tensors) makes is built here to learn its shape
+ * and dtype (its elements decide the dtype); a tensor argument is copied.
+ * The result is a constant: its symbols, if any, are specialized. */
 static int meta_tensor(struct meta_call *c)
 {
 	const struct meta_arg *d = &c->args[0];
@@ -491,10 +506,8 @@ static int meta_tensor(struct meta_call *c)
 			return -1;
 		return finish(c, false, NULL);
 	}
-	if (!constant_arg(d)) {
-		tj_error_set("tensor(): no shape rule for data holding tensors or sizes");
+	if (data_value(d, c->v[0]) < 0)
 		return -1;
-	}
 	value r = ops_call(c->op, c->v);
 	if (val_is_err(r))
 		return -1;
