@@ -53,6 +53,7 @@ enum vkind {
 struct seqrec;
 struct iterrec;
 struct cellrec;
+struct exjob;
 
 struct var {
 	uint8_t kind;
@@ -63,7 +64,8 @@ struct var {
 	struct var *real;         /* LAZY: what it turned out to be */
 	value v;
 	int node;
-	tensor *ex;
+	tensor *ex;               /* TENSOR: its example; only metadata while job is set */
+	struct exjob *job;        /* TENSOR: the op run that makes ex, not run yet (trace_ops.c) */
 	bool rg;
 	struct seqrec *rec;
 	int n;
@@ -169,6 +171,7 @@ struct tstate {
 	struct cellrec **rootcells;
 	int ninsns;
 	bool has_call;
+	struct exjob *jobs, *jobs_tail; /* examples not made yet, in the order of their ops */
 	/* symbolic sizes (doc/tracer.md, "Dynamic shapes") */
 	struct tsym *syms;
 	int nsyms, symcap;
@@ -277,6 +280,7 @@ void sym_finish(struct tstate *st);
 /* ---- trace_ops.c: tensor ops into graph nodes ---- */
 
 struct var *op_emit(struct tstate *st, int op, struct var **args);
+tensor *var_example(struct tstate *st, struct var *t);  /* a tensor variable's example, made now */
 struct var *op_call(struct tstate *st, int op, struct var **args, int nargs, value kwnames);
 struct var *op_call_allowed(struct tstate *st, value fn, struct var **args, int nargs, value kwnames);
 

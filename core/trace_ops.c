@@ -149,7 +149,7 @@ static void mkgarg(struct tstate *st, struct var *v, struct garg *out, const cha
 			out->node = node;
 		} else {
 			out->kind = GARG_CONST;
-			out->constant = val_tensor(v->ex);
+			out->constant = val_tensor(var_example(st, v));
 		}
 		return;
 	}
@@ -196,7 +196,7 @@ static value exval(struct tstate *st, struct var *v, int depth)
 	v = var_realize(st, v);
 	switch ((enum vkind)v->kind) {
 	case VK_TENSOR:
-		return val_tensor(v->ex);
+		return val_tensor(var_example(st, v));
 	case VK_CONST:
 		return v->v;
 	case VK_LIST:
@@ -256,6 +256,186 @@ static value run_example(struct tstate *st, int op, const value *ex)
 	if (val_is_err(out))
 		trace_fail_pending(st);
 	return trace_hold(st, out);
+}
+
+/* ---- examples, made when their data is needed ----
+ * An op's result has its metadata from the op's rule at once; its example
+ * value is made when something needs data: a query or an allow_in_graph
+ * call on it, or an op that may raise on the values it reads (run_now).
+ * Examples are made in the order of their ops, every earlier one first,
+ * so that each op sees the random state it would have seen running at
+ * once. The others are never made: the random state is restored after
+ * the trace, and an op that reads no integer data cannot fail on values
+ * once its rule has passed (the rule runs the kernel's own checks). */
+
+/* an argument as it was when its op was recorded (a list may change later) */
+struct exarg {
+	struct var *t;            /* a tensor variable, or NULL: */
+	value v;                  /* a constant (borrowed: the trace holds it), or */
+	int n;                    /* >= 0: a list or a tuple of n items */
+	bool is_list;
+	struct exarg *items;
+};
+
+struct exjob {
+	int op, nargs;
+	struct exarg *args;
+	int nres;
+	struct var *res[META_MAX_OUTS];   /* the result variables, once made */
+	tensor *ex[META_MAX_OUTS];        /* the examples, once made */
+	bool done;
+	struct exjob *next;
+};
+
+static void freeze(struct tstate *st, struct var *v, struct exarg *out, int depth)
+{
+	memset(out, 0, sizeof *out);
+	out->n = -1;
+	if (v && v->kind == VK_SYMINT) {
+		out->v = v->v;
+		return;
+	}
+	v = var_realize(st, v);
+	switch ((enum vkind)v->kind) {
+	case VK_TENSOR:
+		out->t = v;
+		return;
+	case VK_CONST:
+		out->v = v->v;
+		return;
+	case VK_LIST:
+	case VK_TUPLE: {
+		int n = var_seq_n(st, v);
+		struct var **items = var_seq_items(st, v);
+		if (depth > TRACE_MAX_NEST)
+			trace_fail(st, "nested too deep");
+		out->n = n;
+		out->is_list = v->kind == VK_LIST;
+		out->items = trace_alloc(st, sizeof *out->items * (size_t)(n ? n : 1));
+		for (int i = 0; i < n; i++)
+			freeze(st, items[i], &out->items[i], depth + 1);
+		return;
+	}
+	default:
+		trace_fail(st, "no example value");
+	}
+}
+
+/* the value of a frozen argument, its tensors' examples made (borrowed or held) */
+static value thaw(struct tstate *st, const struct exarg *a)
+{
+	if (a->t)
+		return val_tensor(var_example(st, a->t));
+	if (a->n < 0)
+		return a->v;
+	value c = a->is_list ? list_new((size_t)a->n) : tuple_new((size_t)a->n);
+	trace_hold(st, c);
+	value *dst = a->is_list ? val_list(c)->items : val_tuple(c)->items;
+	for (int i = 0; i < a->n; i++) {
+		dst[i] = thaw(st, &a->items[i]);
+		val_incref(dst[i]);
+	}
+	if (a->is_list)
+		val_list(c)->len = (size_t)a->n;
+	return c;
+}
+
+static void job_run(struct tstate *st, struct exjob *j)
+{
+	value ex[16];
+	for (int i = 0; i < j->nargs; i++)
+		ex[i] = thaw(st, &j->args[i]);
+	value out = run_example(st, j->op, ex);
+	bool one = out.tag == VAL_TENSOR;
+	if (one ? j->nres != 1 : out.tag != VAL_TUPLE || val_tuple(out)->len != (size_t)j->nres)
+		trace_fail(st, "%s: its shape rule and its kernel disagree", ops_table[j->op].name);
+	for (int k = 0; k < j->nres; k++) {
+		j->ex[k] = val_as_tensor(one ? out : val_tuple(out)->items[k]);
+		if (j->res[k]) {
+			j->res[k]->ex = j->ex[k];
+			j->res[k]->job = NULL;
+		}
+	}
+	j->done = true;
+}
+
+/* makes the examples of every op up to target (NULL: all), in order */
+static void examples_upto(struct tstate *st, struct exjob *target)
+{
+	while (st->jobs) {
+		struct exjob *j = st->jobs;
+		st->jobs = j->next;
+		if (!st->jobs)
+			st->jobs_tail = NULL;
+		job_run(st, j);
+		if (j == target)
+			return;
+	}
+}
+
+tensor *var_example(struct tstate *st, struct var *t)
+{
+	if (t->job)
+		examples_upto(st, t->job);
+	return t->ex;
+}
+
+static struct exjob *job_new(struct tstate *st, int op, struct var **args, int n, int nres)
+{
+	struct exjob *j = trace_alloc(st, sizeof *j);
+	j->op = op;
+	j->nargs = n;
+	j->nres = nres;
+	j->args = trace_alloc(st, sizeof *j->args * (size_t)(n ? n : 1));
+	for (int i = 0; i < n; i++)
+		freeze(st, args[i], &j->args[i], 0);
+	if (st->jobs_tail)
+		st->jobs_tail->next = j;
+	else
+		st->jobs = j;
+	st->jobs_tail = j;
+	return j;
+}
+
+static bool reads_int_data(const struct exarg *a)
+{
+	if (a->t)
+		return !dtype_is_float(a->t->ex->dt);
+	for (int i = 0; i < a->n; i++)
+		if (reads_int_data(&a->items[i]))
+			return true;
+	return false;
+}
+
+/* Whether op's example is made at once: when it reads integer data (the
+ * kernels raise on values only there: division by zero, negative powers,
+ * indices out of bounds), so that the trace fails where eager code fails;
+ * and when it takes requires_grad= (its result may require grad by itself). */
+static bool run_now(const struct exjob *j)
+{
+	const struct ops_sig *s = ops_signature(j->op);
+	for (int i = 0; i < s->n; i++)
+		if (strcmp(s->names[i], "requires_grad") == 0)
+			return true;
+	for (int i = 0; i < j->nargs; i++)
+		if (reads_int_data(&j->args[i]))
+			return true;
+	return false;
+}
+
+/* a tensor with m's metadata and no data: a result's example until made */
+static tensor *meta_header(struct tstate *st, const struct meta_tensor *m)
+{
+	tensor *t = trace_alloc(st, sizeof *t);
+	t->dt = m->dt;
+	t->ndim = m->ndim;
+	t->numel = 1;
+	for (int d = 0; d < m->ndim; d++) {
+		t->shape[d] = m->shape[d].value;
+		t->numel *= m->shape[d].value;
+	}
+	t->is_leaf = true;
+	return t;
 }
 
 /* Records op on normalized arguments (ops_call's convention) and returns
@@ -330,11 +510,13 @@ struct var *op_emit(struct tstate *st, int op, struct var **args)
 	}
 	struct meta_out mo;
 	sym_infer(st, op, args, n, &mo);
-	for (int i = 0; i < n; i++)
-		ex[i] = exval(st, args[i], 0);
-	value out = run_example(st, op, ex);
-	if ((mo.n == 1 ? out.tag != VAL_TENSOR : out.tag != VAL_TUPLE || val_tuple(out)->len != (size_t)mo.n))
-		trace_fail(st, "%s: its shape rule and its kernel disagree", info->name);
+	struct exjob *job = job_new(st, op, args, n, mo.n);
+	tensor *exs[META_MAX_OUTS];
+	bool now = run_now(job);
+	if (now)
+		examples_upto(st, job);
+	for (int k = 0; k < mo.n; k++)
+		exs[k] = now ? job->ex[k] : meta_header(st, &mo.t[k]);
 	struct gnode node;
 	memset(&node, 0, sizeof node);
 	node.kind = GN_OP;
@@ -348,12 +530,15 @@ struct var *op_emit(struct tstate *st, int op, struct var **args)
 	bool diff = (info->flags & OPF_DIFF) && rg_in;
 	int *osyms = result_syms(st, &mo.t[0]);
 	if (mo.n == 1) {
-		tensor *t = val_as_tensor(out);
-		bool rg = t->requires_grad || (diff && dtype_is_float(mo.t[0].dt));
+		bool rg = exs[0]->requires_grad || (diff && dtype_is_float(mo.t[0].dt));
 		set_meta(&node, &mo.t[0], rg);
 		int idx = graph_add(st->g, &node);
-		struct var *r = tensor_result(st, idx, t, rg);
+		struct var *r = tensor_result(st, idx, exs[0], rg);
 		r->syms = osyms;
+		if (!now) {
+			r->job = job;
+			job->res[0] = r;
+		}
 		return r;
 	}
 	node.nouts = mo.n;
@@ -373,8 +558,12 @@ struct var *op_emit(struct tstate *st, int op, struct var **args)
 		node_stack(st, &gi);
 		set_meta(&gi, &mo.t[k], rg);
 		int gidx = graph_add(st->g, &gi);
-		items[k] = tensor_result(st, gidx, val_as_tensor(val_tuple(out)->items[k]), rg);
+		items[k] = tensor_result(st, gidx, exs[k], rg);
 		items[k]->syms = osyms;
+		if (!now) {
+			items[k]->job = job;
+			job->res[k] = items[k];
+		}
 	}
 	return var_tuple(st, mo.n, items);
 }
@@ -448,6 +637,7 @@ struct var *op_call_allowed(struct tstate *st, value fn, struct var **args, int 
 	value *ex = trace_alloc(st, sizeof(value) * (size_t)(nargs ? nargs : 1));
 	for (int i = 0; i < nargs; i++)
 		mkgarg(st, args[i], &made[i], fname, 0);
+	examples_upto(st, NULL); /* f may draw random numbers: after every earlier op */
 	for (int i = 0; i < nargs; i++)
 		ex[i] = exval(st, args[i], 0);
 	for (int i = 0; i < nargs; i++)
