@@ -18,6 +18,7 @@
 #include "ops_meta.h"
 
 #define META_MAX_INDEX 16
+#define META_POOL 4      /* shells of one call without an allocation (most ops take at most 4 tensors) */
 
 struct shell {
 	tensor t;
@@ -31,7 +32,9 @@ struct meta_call {
 	value v[16];                    /* the arguments as values (tensors are shells) */
 	struct meta_ctx *ctx;
 	struct meta_out *out;
-	struct shell *shells;
+	struct shell *shells;           /* allocated ones, beyond the pool */
+	struct shell pool[META_POOL];
+	int npool;
 };
 
 typedef int (*meta_fn)(struct meta_call *c);
@@ -71,13 +74,17 @@ static const char *opname(const struct meta_call *c) { return ops_table[c->op].n
  * that hold it (a tuple of cat's tensors) never free it. */
 static tensor *shell_new(struct meta_call *c, const struct meta_tensor *m)
 {
-	struct shell *s = calloc(1, sizeof *s);
-	if (!s) {
-		tj_error_set("out of memory");
-		return NULL;
+	struct shell *s;
+	if (c->npool < META_POOL) {
+		s = &c->pool[c->npool++];
+	} else {
+		if (!(s = calloc(1, sizeof *s))) {
+			tj_error_set("out of memory");
+			return NULL;
+		}
+		s->next = c->shells;
+		c->shells = s;
 	}
-	s->next = c->shells;
-	c->shells = s;
 	s->t.hdr.rc = 1u << 30;
 	s->t.dt = m->dt;
 	s->t.ndim = m->ndim;
