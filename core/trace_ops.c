@@ -2,9 +2,8 @@
  * signature (ops_signature, as ops_normalize binds it), its arguments as
  * graph arguments (frame inputs join the graph on first use), the node's
  * dtype, sizes and symbols from the op's shape rule (sym_infer), and the
- * op run on the example values for what only data gives (errors that
- * depend on values, examples for allow_in_graph calls); allow_in_graph
- * calls as one GN_CALL node.
+ * result's example value, made when data is needed (var_example);
+ * allow_in_graph calls as one GN_CALL node.
  */
 #include <stdlib.h>
 #include <string.h>
