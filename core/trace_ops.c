@@ -187,39 +187,6 @@ static void garg_dup(const struct garg *a, struct garg *out)
 	}
 }
 
-/* the example value of a variable (borrowed or held) */
-static value exval(struct tstate *st, struct var *v, int depth)
-{
-	if (v && v->kind == VK_SYMINT)
-		return v->v;
-	v = var_realize(st, v);
-	switch ((enum vkind)v->kind) {
-	case VK_TENSOR:
-		return val_tensor(var_example(st, v));
-	case VK_CONST:
-		return v->v;
-	case VK_LIST:
-	case VK_TUPLE: {
-		int n = var_seq_n(st, v);
-		struct var **items = var_seq_items(st, v);
-		if (depth > TRACE_MAX_NEST)
-			trace_fail(st, "nested too deep");
-		value c = v->kind == VK_LIST ? list_new((size_t)n) : tuple_new((size_t)n);
-		trace_hold(st, c);
-		value *dst = v->kind == VK_LIST ? val_list(c)->items : val_tuple(c)->items;
-		for (int i = 0; i < n; i++) {
-			dst[i] = exval(st, items[i], depth + 1);
-			val_incref(dst[i]);
-		}
-		if (v->kind == VK_LIST)
-			val_list(c)->len = (size_t)n;
-		return c;
-	}
-	default:
-		trace_fail(st, "no example value");
-	}
-}
-
 static bool any_rg(struct tstate *st, struct var *v, int depth)
 {
 	if (v && v->kind == VK_SYMINT)
@@ -358,6 +325,14 @@ static void job_run(struct tstate *st, struct exjob *j)
 	j->done = true;
 }
 
+/* the example value of a variable (borrowed or held) */
+static value exval(struct tstate *st, struct var *v)
+{
+	struct exarg a;
+	freeze(st, v, &a, 0);
+	return thaw(st, &a);
+}
+
 /* makes the examples of every op up to target (NULL: all), in order */
 static void examples_upto(struct tstate *st, struct exjob *target)
 {
@@ -494,7 +469,7 @@ struct var *op_emit(struct tstate *st, int op, struct var **args)
 				need_meta(st, a);
 			else
 				(void)(a->kind == VK_CONST ? var_value(st, a) : val_none());
-			ex[i] = exval(st, a, 0);
+			ex[i] = exval(st, a);
 		}
 		value out = run_example(st, op, ex);
 		return var_const(st, out);
@@ -638,7 +613,7 @@ struct var *op_call_allowed(struct tstate *st, value fn, struct var **args, int 
 		mkgarg(st, args[i], &made[i], fname, 0);
 	examples_upto(st, NULL); /* f may draw random numbers: after every earlier op */
 	for (int i = 0; i < nargs; i++)
-		ex[i] = exval(st, args[i], 0);
+		ex[i] = exval(st, args[i]);
 	for (int i = 0; i < nargs; i++)
 		sym_spec_deep(st, args[i], 0);
 	void *ctx;
