@@ -18,6 +18,7 @@
 #include "ops_meta.h"
 
 #define META_MAX_INDEX 16
+#define META_POOL 4      /* shells of one call without an allocation (most ops take at most 4 tensors) */
 
 struct shell {
 	tensor t;
@@ -31,7 +32,9 @@ struct meta_call {
 	value v[16];                    /* the arguments as values (tensors are shells) */
 	struct meta_ctx *ctx;
 	struct meta_out *out;
-	struct shell *shells;
+	struct shell *shells;           /* allocated ones, beyond the pool */
+	struct shell pool[META_POOL];
+	int npool;
 };
 
 typedef int (*meta_fn)(struct meta_call *c);
@@ -71,13 +74,17 @@ static const char *opname(const struct meta_call *c) { return ops_table[c->op].n
  * that hold it (a tuple of cat's tensors) never free it. */
 static tensor *shell_new(struct meta_call *c, const struct meta_tensor *m)
 {
-	struct shell *s = calloc(1, sizeof *s);
-	if (!s) {
-		tj_error_set("out of memory");
-		return NULL;
+	struct shell *s;
+	if (c->npool < META_POOL) {
+		s = &c->pool[c->npool++];
+	} else {
+		if (!(s = calloc(1, sizeof *s))) {
+			tj_error_set("out of memory");
+			return NULL;
+		}
+		s->next = c->shells;
+		c->shells = s;
 	}
-	s->next = c->shells;
-	c->shells = s;
 	s->t.hdr.rc = 1u << 30;
 	s->t.dt = m->dt;
 	s->t.ndim = m->ndim;
@@ -467,20 +474,35 @@ static int meta_eye(struct meta_call *c)
 	return finish(c, false, NULL);
 }
 
-/* no tensor and no symbolic int in a */
-static bool constant_arg(const struct meta_arg *a)
+/* The tensors in tensor()'s data are read as numbers, which only their
+ * values give: each one-element tensor (a shell) becomes a real zero of
+ * its dtype, so that the kernel gives the shape and dtype it gives for any
+ * values (the others it refuses before reading). v is a list or tuple
+ * that arg_value made: ours to change. */
+static int data_value(const struct meta_arg *a, value v)
 {
-	if (a->kind == META_TENSOR || a->kind == META_SYMINT)
-		return false;
-	for (int i = 0; (a->kind == META_LIST || a->kind == META_TUPLE) && i < a->n; i++)
-		if (!constant_arg(&a->items[i]))
-			return false;
-	return true;
+	if (a->kind != META_LIST && a->kind != META_TUPLE)
+		return 0;
+	value *items = a->kind == META_LIST ? val_list(v)->items : val_tuple(v)->items;
+	for (int i = 0; i < a->n; i++) {
+		const struct meta_arg *it = &a->items[i];
+		if (it->kind == META_TENSOR && val_as_tensor(items[i])->numel == 1) {
+			tensor *z = tensor_zeros(it->t->dt, it->t->ndim, val_as_tensor(items[i])->shape);
+			if (!z)
+				return -1;
+			val_decref(items[i]);
+			items[i] = val_obj(VAL_TENSOR, z);
+		} else if (data_value(it, items[i]) < 0) {
+			return -1;
+		}
+	}
+	return 0;
 }
 
-/* tensor(data): data from the program is a constant, and the tensor it
- * makes is one: built here to learn its shape (its elements decide the
- * dtype); a tensor argument is copied */
+/* tensor(data): the tensor that data (numbers, sizes used as their
+ * values, one-element tensors) makes is built here to learn its shape
+ * and dtype (its elements decide the dtype); a tensor argument is copied.
+ * The result is a constant: its symbols, if any, are specialized. */
 static int meta_tensor(struct meta_call *c)
 {
 	const struct meta_arg *d = &c->args[0];
@@ -491,10 +513,8 @@ static int meta_tensor(struct meta_call *c)
 			return -1;
 		return finish(c, false, NULL);
 	}
-	if (!constant_arg(d)) {
-		tj_error_set("tensor(): no shape rule for data holding tensors or sizes");
+	if (data_value(d, c->v[0]) < 0)
 		return -1;
-	}
 	value r = ops_call(c->op, c->v);
 	if (val_is_err(r))
 		return -1;
@@ -1255,6 +1275,8 @@ static bool takes_sym_sizes(meta_fn f)
 	return f == meta_reshape || f == meta_expand || f == meta_fill || f == meta_full || f == meta_random ||
 	       f == meta_arange;
 }
+
+bool meta_takes_sym_sizes(int op) { return op >= 0 && op < OPS_COUNT && takes_sym_sizes(meta_rules[op]); }
 
 int meta_infer(int op, const struct meta_arg *args, struct meta_ctx *ctx, struct meta_out *out)
 {

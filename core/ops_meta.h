@@ -67,6 +67,9 @@ struct meta_out {
 
 /* Whether op has a rule (every op that can be a graph node has one). */
 bool meta_has_rule(int op);
+/* Whether op's size arguments may be symbolic ints (reshape, expand, the
+ * creators with sizes); every other rule uses a symbolic int as its value. */
+bool meta_takes_sym_sizes(int op);
 /* The rule's name, ops.def's meta column ("binary", "reduce", "none"). */
 const char *meta_rule_name(int op);
 /* Runs op's rule: 0 and *out, or -1 after tj_error_set() with the message

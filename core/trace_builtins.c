@@ -201,7 +201,7 @@ static value type_example(struct tstate *st, struct var *v)
 	v = var_realize(st, v);
 	switch ((enum vkind)v->kind) {
 	case VK_TENSOR:
-		return val_tensor(v->ex);
+		return val_tensor(var_example(st, v));
 	case VK_CONST:
 		need_type(st, v->src, v->v);
 		return v->v;

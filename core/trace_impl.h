@@ -27,6 +27,8 @@
 #define TRACE_MAX_RESTARTS 64    /* restarts after breaks inside inlined calls */
 #define TRACE_MAX_NEST 64        /* nested lists and tuples wrapped from inputs */
 
+struct meta_out;
+
 /* ---- variables ---- */
 
 enum vkind {
@@ -48,6 +50,7 @@ enum vkind {
 struct seqrec;
 struct iterrec;
 struct cellrec;
+struct exjob;
 
 struct var {
 	uint8_t kind;
@@ -58,7 +61,8 @@ struct var {
 	struct var *real;         /* LAZY: what it turned out to be */
 	value v;
 	int node;
-	tensor *ex;
+	tensor *ex;               /* TENSOR: its example; only metadata while job is set */
+	struct exjob *job;        /* TENSOR: the op run that makes ex, not run yet (trace_ops.c) */
 	bool rg;
 	struct seqrec *rec;
 	int n;
@@ -164,6 +168,7 @@ struct tstate {
 	struct cellrec **rootcells;
 	int ninsns;
 	bool has_call;
+	struct exjob *jobs, *jobs_tail; /* examples not made yet, in the order of their ops */
 	/* symbolic sizes (doc/tracer.md, "Dynamic shapes") */
 	struct tsym *syms;
 	int nsyms, symcap;
@@ -256,6 +261,7 @@ tensor *need_meta(struct tstate *st, struct var *t);  /* every fact of t, its sy
 /* ---- trace_shapes.c: symbolic sizes ---- */
 
 int sym_find(struct tstate *st, int s);
+int sym_live(struct tstate *st, int s);   /* its root, or -1 when specialized */
 void sym_spec(struct tstate *st, int s);
 int sym_of_int(struct tstate *st, const struct var *v);
 void sym_spec_var(struct tstate *st, struct var *v);
@@ -263,13 +269,14 @@ void sym_spec_deep(struct tstate *st, struct var *v, int depth);
 int *sym_input(struct tstate *st, const tensor *t, int src);
 struct var *sym_int_var(struct tstate *st, struct var *t, int d);
 void sym_before_op(struct tstate *st, int op, struct var **args, int n);
-int *sym_after_op(struct tstate *st, int op, struct var **args, int n, value out);
+void sym_infer(struct tstate *st, int op, struct var **args, int n, struct meta_out *out);
 struct var *sym_sizes(struct tstate *st, int op, struct var **args);
 void sym_finish(struct tstate *st);
 
 /* ---- trace_ops.c: tensor ops into graph nodes ---- */
 
 struct var *op_emit(struct tstate *st, int op, struct var **args);
+tensor *var_example(struct tstate *st, struct var *t);  /* a tensor variable's example, made now */
 struct var *op_call(struct tstate *st, int op, struct var **args, int nargs, value kwnames);
 struct var *op_call_allowed(struct tstate *st, value fn, struct var **args, int nargs, value kwnames);
 

@@ -1,29 +1,51 @@
 /* trace_ops.c - tensor ops into graph nodes: a call bound to the op's
  * signature (ops_signature, as ops_normalize binds it), its arguments as
- * graph arguments (frame inputs join the graph on first use), the op run
- * on the example values for exact metadata and errors, and the node with
- * its result's symbols; allow_in_graph calls as one GN_CALL node.
+ * graph arguments (frame inputs join the graph on first use), the node's
+ * dtype, sizes and symbols from the op's shape rule (sym_infer), and the
+ * result's example value, made when data is needed (var_example);
+ * allow_in_graph calls as one GN_CALL node.
  */
 #include <stdlib.h>
 #include <string.h>
 
 #include "autograd.h"
 #include "ops.h"
+#include "ops_meta.h"
 #include "trace_impl.h"
 #include "util.h"
 
 /* ---- tensors and graph nodes ---- */
 
-static void set_meta(struct gnode *n, const tensor *t, bool rg)
+static void set_meta(struct gnode *n, const struct meta_tensor *t, bool rg)
 {
 	n->is_tensor = true;
 	n->dt = t->dt;
 	n->ndim = t->ndim;
-	for (int i = 0; i < t->ndim; i++) {
-		n->shape[i].value = t->shape[i];
-		n->shape[i].sym = -1;
-	}
+	memcpy(n->shape, t->shape, sizeof(struct sym_size) * (size_t)t->ndim);
 	n->requires_grad = rg;
+}
+
+/* the metadata of a tensor: its symbols from syms (NULL: all constants) */
+static struct meta_tensor meta_of(const tensor *t, const int *syms)
+{
+	struct meta_tensor m = {.dt = t->dt, .ndim = t->ndim};
+	for (int d = 0; d < t->ndim; d++)
+		m.shape[d] = (struct sym_size){t->shape[d], syms ? syms[d] : -1};
+	return m;
+}
+
+/* the symbols of a result (every result of an op has the same), NULL
+ * when they are all constants */
+static int *result_syms(struct tstate *st, const struct meta_tensor *t)
+{
+	for (int d = 0; d < t->ndim; d++)
+		if (t->shape[d].sym >= 0) {
+			int *syms = trace_alloc(st, sizeof(int) * TENSOR_MAX_DIMS);
+			for (int k = 0; k < TENSOR_MAX_DIMS; k++)
+				syms[k] = k < t->ndim ? t->shape[k].sym : -1;
+			return syms;
+		}
+	return NULL;
 }
 
 /* "L['xs'][1]" -> "xs_1", "G['w']" -> "w", "L['___stack0']" -> "stack0" */
@@ -82,9 +104,8 @@ static int tnode(struct tstate *st, struct var *t)
 	n.name = graph_fresh_name(st->g, base);
 	free(base);
 	n.source = xstrdup(text);
-	set_meta(&n, t->ex, t->rg);
-	for (int d = 0; t->syms && d < t->ex->ndim; d++)
-		n.shape[d].sym = t->syms[d];
+	struct meta_tensor m = meta_of(t->ex, t->syms);
+	set_meta(&n, &m, t->rg);
 	t->node = graph_add(st->g, &n);
 	if (st->ninsrc == st->insrc_cap) {
 		st->insrc_cap = st->insrc_cap ? st->insrc_cap * 2 : 8;
@@ -127,7 +148,7 @@ static void mkgarg(struct tstate *st, struct var *v, struct garg *out, const cha
 			out->node = node;
 		} else {
 			out->kind = GARG_CONST;
-			out->constant = val_tensor(v->ex);
+			out->constant = val_tensor(var_example(st, v));
 		}
 		return;
 	}
@@ -166,39 +187,6 @@ static void garg_dup(const struct garg *a, struct garg *out)
 	}
 }
 
-/* the example value of a variable (borrowed or held) */
-static value exval(struct tstate *st, struct var *v, int depth)
-{
-	if (v && v->kind == VK_SYMINT)
-		return v->v;
-	v = var_realize(st, v);
-	switch ((enum vkind)v->kind) {
-	case VK_TENSOR:
-		return val_tensor(v->ex);
-	case VK_CONST:
-		return v->v;
-	case VK_LIST:
-	case VK_TUPLE: {
-		int n = var_seq_n(st, v);
-		struct var **items = var_seq_items(st, v);
-		if (depth > TRACE_MAX_NEST)
-			trace_fail(st, "nested too deep");
-		value c = v->kind == VK_LIST ? list_new((size_t)n) : tuple_new((size_t)n);
-		trace_hold(st, c);
-		value *dst = v->kind == VK_LIST ? val_list(c)->items : val_tuple(c)->items;
-		for (int i = 0; i < n; i++) {
-			dst[i] = exval(st, items[i], depth + 1);
-			val_incref(dst[i]);
-		}
-		if (v->kind == VK_LIST)
-			val_list(c)->len = (size_t)n;
-		return c;
-	}
-	default:
-		trace_fail(st, "no example value");
-	}
-}
-
 static bool any_rg(struct tstate *st, struct var *v, int depth)
 {
 	if (v && v->kind == VK_SYMINT)
@@ -234,6 +222,194 @@ static value run_example(struct tstate *st, int op, const value *ex)
 	if (val_is_err(out))
 		trace_fail_pending(st);
 	return trace_hold(st, out);
+}
+
+/* ---- examples, made when their data is needed ----
+ * An op's result has its metadata from the op's rule at once; its example
+ * value is made when something needs data: a query or an allow_in_graph
+ * call on it, or an op that may raise on the values it reads (run_now).
+ * Examples are made in the order of their ops, every earlier one first,
+ * so that each op sees the random state it would have seen running at
+ * once. The others are never made: the random state is restored after
+ * the trace, and an op that reads no integer data cannot fail on values
+ * once its rule has passed (the rule runs the kernel's own checks). */
+
+/* an argument as it was when its op was recorded (a list may change later) */
+struct exarg {
+	struct var *t;            /* a tensor variable, or NULL: */
+	value v;                  /* a constant (borrowed: the trace holds it), or */
+	int n;                    /* >= 0: a list or a tuple of n items */
+	bool is_list;
+	struct exarg *items;
+};
+
+struct exjob {
+	int op, nargs;
+	struct exarg *args;
+	int nres;
+	struct var *res[META_MAX_OUTS];   /* the result variables, once made */
+	tensor *ex[META_MAX_OUTS];        /* the examples, once made */
+	bool done;
+	struct exjob *next;
+};
+
+static void freeze(struct tstate *st, struct var *v, struct exarg *out, int depth)
+{
+	memset(out, 0, sizeof *out);
+	out->n = -1;
+	if (v && v->kind == VK_SYMINT) {
+		out->v = v->v;
+		return;
+	}
+	v = var_realize(st, v);
+	switch ((enum vkind)v->kind) {
+	case VK_TENSOR:
+		out->t = v;
+		return;
+	case VK_CONST:
+		out->v = v->v;
+		return;
+	case VK_LIST:
+	case VK_TUPLE: {
+		int n = var_seq_n(st, v);
+		struct var **items = var_seq_items(st, v);
+		if (depth > TRACE_MAX_NEST)
+			trace_fail(st, "nested too deep");
+		out->n = n;
+		out->is_list = v->kind == VK_LIST;
+		out->items = trace_alloc(st, sizeof *out->items * (size_t)(n ? n : 1));
+		for (int i = 0; i < n; i++)
+			freeze(st, items[i], &out->items[i], depth + 1);
+		return;
+	}
+	default:
+		trace_fail(st, "no example value");
+	}
+}
+
+/* the value of a frozen argument, its tensors' examples made (borrowed or held) */
+static value thaw(struct tstate *st, const struct exarg *a)
+{
+	if (a->t)
+		return val_tensor(var_example(st, a->t));
+	if (a->n < 0)
+		return a->v;
+	value c = a->is_list ? list_new((size_t)a->n) : tuple_new((size_t)a->n);
+	trace_hold(st, c);
+	value *dst = a->is_list ? val_list(c)->items : val_tuple(c)->items;
+	for (int i = 0; i < a->n; i++) {
+		dst[i] = thaw(st, &a->items[i]);
+		val_incref(dst[i]);
+	}
+	if (a->is_list)
+		val_list(c)->len = (size_t)a->n;
+	return c;
+}
+
+static void job_run(struct tstate *st, struct exjob *j)
+{
+	value ex[16];
+	for (int i = 0; i < j->nargs; i++)
+		ex[i] = thaw(st, &j->args[i]);
+	value out = run_example(st, j->op, ex);
+	bool one = out.tag == VAL_TENSOR;
+	if (one ? j->nres != 1 : out.tag != VAL_TUPLE || val_tuple(out)->len != (size_t)j->nres)
+		trace_fail(st, "%s: its shape rule and its kernel disagree", ops_table[j->op].name);
+	for (int k = 0; k < j->nres; k++) {
+		j->ex[k] = val_as_tensor(one ? out : val_tuple(out)->items[k]);
+		if (j->res[k]) {
+			j->res[k]->ex = j->ex[k];
+			j->res[k]->job = NULL;
+		}
+	}
+	j->done = true;
+}
+
+/* the example value of a variable (borrowed or held) */
+static value exval(struct tstate *st, struct var *v)
+{
+	struct exarg a;
+	freeze(st, v, &a, 0);
+	return thaw(st, &a);
+}
+
+/* makes the examples of every op up to target (NULL: all), in order */
+static void examples_upto(struct tstate *st, struct exjob *target)
+{
+	while (st->jobs) {
+		struct exjob *j = st->jobs;
+		st->jobs = j->next;
+		if (!st->jobs)
+			st->jobs_tail = NULL;
+		job_run(st, j);
+		if (j == target)
+			return;
+	}
+}
+
+tensor *var_example(struct tstate *st, struct var *t)
+{
+	if (t->job)
+		examples_upto(st, t->job);
+	return t->ex;
+}
+
+static struct exjob *job_new(struct tstate *st, int op, struct var **args, int n, int nres)
+{
+	struct exjob *j = trace_alloc(st, sizeof *j);
+	j->op = op;
+	j->nargs = n;
+	j->nres = nres;
+	j->args = trace_alloc(st, sizeof *j->args * (size_t)(n ? n : 1));
+	for (int i = 0; i < n; i++)
+		freeze(st, args[i], &j->args[i], 0);
+	if (st->jobs_tail)
+		st->jobs_tail->next = j;
+	else
+		st->jobs = j;
+	st->jobs_tail = j;
+	return j;
+}
+
+static bool reads_int_data(const struct exarg *a)
+{
+	if (a->t)
+		return !dtype_is_float(a->t->ex->dt);
+	for (int i = 0; i < a->n; i++)
+		if (reads_int_data(&a->items[i]))
+			return true;
+	return false;
+}
+
+/* Whether op's example is made at once: when it reads integer data (the
+ * kernels raise on values only there: division by zero, negative powers,
+ * indices out of bounds), so that the trace fails where eager code fails;
+ * and when it takes requires_grad= (its result may require grad by itself). */
+static bool run_now(const struct exjob *j)
+{
+	const struct ops_sig *s = ops_signature(j->op);
+	for (int i = 0; i < s->n; i++)
+		if (strcmp(s->names[i], "requires_grad") == 0)
+			return true;
+	for (int i = 0; i < j->nargs; i++)
+		if (reads_int_data(&j->args[i]))
+			return true;
+	return false;
+}
+
+/* a tensor with m's metadata and no data: a result's example until made */
+static tensor *meta_header(struct tstate *st, const struct meta_tensor *m)
+{
+	tensor *t = trace_alloc(st, sizeof *t);
+	t->dt = m->dt;
+	t->ndim = m->ndim;
+	t->numel = 1;
+	for (int d = 0; d < m->ndim; d++) {
+		t->shape[d] = m->shape[d].value;
+		t->numel *= m->shape[d].value;
+	}
+	t->is_leaf = true;
+	return t;
 }
 
 /* Records op on normalized arguments (ops_call's convention) and returns
@@ -293,7 +469,7 @@ struct var *op_emit(struct tstate *st, int op, struct var **args)
 				need_meta(st, a);
 			else
 				(void)(a->kind == VK_CONST ? var_value(st, a) : val_none());
-			ex[i] = exval(st, a, 0);
+			ex[i] = exval(st, a);
 		}
 		value out = run_example(st, op, ex);
 		return var_const(st, out);
@@ -306,16 +482,15 @@ struct var *op_emit(struct tstate *st, int op, struct var **args)
 		mkgarg(st, args[i], &made[i], info->name, 0);
 		rg_in = rg_in || any_rg(st, args[i], 0);
 	}
-	for (int i = 0; i < n; i++)
-		ex[i] = exval(st, args[i], 0);
-	value out = run_example(st, op, ex);
-	if (out.tag != VAL_TENSOR && out.tag != VAL_TUPLE)
-		trace_graph_break(st, BRK_UNSUPPORTED, "%s returning a %s", info->name, val_type_name(out));
-	if (out.tag == VAL_TUPLE)
-		for (size_t k = 0; k < val_tuple(out)->len; k++)
-			if (val_tuple(out)->items[k].tag != VAL_TENSOR)
-				trace_graph_break(st, BRK_UNSUPPORTED, "%s returning a tuple of %s", info->name,
-				    val_type_name(val_tuple(out)->items[k]));
+	struct meta_out mo;
+	sym_infer(st, op, args, n, &mo);
+	struct exjob *job = job_new(st, op, args, n, mo.n);
+	tensor *exs[META_MAX_OUTS];
+	bool now = run_now(job);
+	if (now)
+		examples_upto(st, job);
+	for (int k = 0; k < mo.n; k++)
+		exs[k] = now ? job->ex[k] : meta_header(st, &mo.t[k]);
 	struct gnode node;
 	memset(&node, 0, sizeof node);
 	node.kind = GN_OP;
@@ -327,46 +502,44 @@ struct var *op_emit(struct tstate *st, int op, struct var **args)
 	node_stack(st, &node);
 	node.name = graph_fresh_name(st->g, info->name);
 	bool diff = (info->flags & OPF_DIFF) && rg_in;
-	int *osyms = sym_after_op(st, op, args, n, out);
-	if (out.tag == VAL_TENSOR) {
-		tensor *t = val_as_tensor(out);
-		bool rg = t->requires_grad || (diff && dtype_is_float(t->dt));
-		set_meta(&node, t, rg);
-		for (int d = 0; osyms && d < t->ndim; d++)
-			node.shape[d].sym = osyms[d];
+	int *osyms = result_syms(st, &mo.t[0]);
+	if (mo.n == 1) {
+		bool rg = exs[0]->requires_grad || (diff && dtype_is_float(mo.t[0].dt));
+		set_meta(&node, &mo.t[0], rg);
 		int idx = graph_add(st->g, &node);
-		struct var *r = tensor_result(st, idx, t, rg);
+		struct var *r = tensor_result(st, idx, exs[0], rg);
 		r->syms = osyms;
+		if (!now) {
+			r->job = job;
+			job->res[0] = r;
+		}
 		return r;
 	}
-	if (out.tag == VAL_TUPLE) {
-		struct tuple *tp = val_tuple(out);
-		node.nouts = (int)tp->len;
-		int idx = graph_add(st->g, &node);
-		struct var **items = trace_alloc(st, sizeof(struct var *) * (tp->len ? tp->len : 1));
-		for (size_t k = 0; k < tp->len; k++) {
-			tensor *t = val_as_tensor(tp->items[k]);
-			bool rg = k == 0 && diff && dtype_is_float(t->dt);
-			struct gnode gi;
-			memset(&gi, 0, sizeof gi);
-			gi.kind = GN_GETITEM;
-			gi.index = (int)k;
-			gi.nargs = 1;
-			gi.args = xcalloc(1, sizeof *gi.args);
-			gi.args[0].kind = GARG_NODE;
-			gi.args[0].node = idx;
-			gi.name = graph_fresh_name(st->g, "getitem");
-			node_stack(st, &gi);
-			set_meta(&gi, t, rg);
-			for (int d = 0; osyms && d < t->ndim; d++)
-				gi.shape[d].sym = osyms[d];
-			int gidx = graph_add(st->g, &gi);
-			items[k] = tensor_result(st, gidx, t, rg);
-			items[k]->syms = osyms;
+	node.nouts = mo.n;
+	int idx = graph_add(st->g, &node);
+	struct var **items = trace_alloc(st, sizeof(struct var *) * (size_t)mo.n);
+	for (int k = 0; k < mo.n; k++) {
+		bool rg = k == 0 && diff && dtype_is_float(mo.t[k].dt);
+		struct gnode gi;
+		memset(&gi, 0, sizeof gi);
+		gi.kind = GN_GETITEM;
+		gi.index = k;
+		gi.nargs = 1;
+		gi.args = xcalloc(1, sizeof *gi.args);
+		gi.args[0].kind = GARG_NODE;
+		gi.args[0].node = idx;
+		gi.name = graph_fresh_name(st->g, "getitem");
+		node_stack(st, &gi);
+		set_meta(&gi, &mo.t[k], rg);
+		int gidx = graph_add(st->g, &gi);
+		items[k] = tensor_result(st, gidx, exs[k], rg);
+		items[k]->syms = osyms;
+		if (!now) {
+			items[k]->job = job;
+			job->res[k] = items[k];
 		}
-		return var_tuple(st, (int)tp->len, items);
 	}
-	trace_fail(st, "unreachable");
+	return var_tuple(st, mo.n, items);
 }
 
 /* ---- binding arguments to an op's signature (ops_normalize's rules) ---- */
@@ -438,8 +611,9 @@ struct var *op_call_allowed(struct tstate *st, value fn, struct var **args, int 
 	value *ex = trace_alloc(st, sizeof(value) * (size_t)(nargs ? nargs : 1));
 	for (int i = 0; i < nargs; i++)
 		mkgarg(st, args[i], &made[i], fname, 0);
+	examples_upto(st, NULL); /* f may draw random numbers: after every earlier op */
 	for (int i = 0; i < nargs; i++)
-		ex[i] = exval(st, args[i], 0);
+		ex[i] = exval(st, args[i]);
 	for (int i = 0; i < nargs; i++)
 		sym_spec_deep(st, args[i], 0);
 	void *ctx;
@@ -470,7 +644,8 @@ struct var *op_call_allowed(struct tstate *st, value fn, struct var **args, int 
 	for (int i = 0; i < nargs; i++)
 		rg = rg || any_rg(st, args[i], 0);
 	rg = rg && dtype_is_float(t->dt);
-	set_meta(&node, t, rg);
+	struct meta_tensor m = meta_of(t, NULL);
+	set_meta(&node, &m, rg);
 	int idx = graph_add(st->g, &node);
 	st->has_call = true;
 	return tensor_result(st, idx, t, rg);

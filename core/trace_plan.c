@@ -154,7 +154,7 @@ static void recipe_of(struct planner *p, struct var *v, struct recipe *r, int de
 			r->kind = RC_OUTPUT;
 			r->index = p->out_of_node[v->node];
 		} else {
-			recipe_const(r, val_tensor(v->ex));
+			recipe_const(r, val_tensor(var_example(st, v)));
 		}
 		return;
 	case VK_CONST:

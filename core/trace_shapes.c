@@ -1,14 +1,15 @@
 /* trace_shapes.c - symbolic sizes (doc/tracer.md, "Dynamic shapes"): the
  * symbols of the inputs' dimensions, a union-find over the symbols that
- * ops forced equal, the rule per op that says which input dimension each
- * result dimension copies (infer_syms; the op table's shape rules will
- * take its place), and the symbols as the trace left them (sym_finish).
+ * ops forced equal, the op table's shape rules (ops_meta.h) run with that
+ * union-find as their context, and the symbols as the trace left them
+ * (sym_finish).
  */
 #include <stdlib.h>
 #include <string.h>
 
 #include "compile_log.h"
 #include "ops.h"
+#include "ops_meta.h"
 #include "trace_impl.h"
 #include "util.h"
 
@@ -25,6 +26,13 @@ void sym_spec(struct tstate *st, int s)
 {
 	if (s >= 0)
 		st->syms[sym_find(st, s)].spec = true;
+}
+
+/* s's root, or -1 when it is specialized */
+int sym_live(struct tstate *st, int s)
+{
+	int r = sym_find(st, s);
+	return st->syms[r].spec ? -1 : r;
 }
 
 static int sym_unify(struct tstate *st, int a, int b)
@@ -49,8 +57,7 @@ static int vsym(struct tstate *st, const struct var *v, int d)
 {
 	if (!v || v->kind != VK_TENSOR || !v->syms || d < 0 || d >= v->ex->ndim || v->syms[d] < 0)
 		return -1;
-	int r = sym_find(st, v->syms[d]);
-	return st->syms[r].spec ? -1 : r;
+	return sym_live(st, v->syms[d]);
 }
 
 /* the live symbol of a symbolic int, or -1 (specialized, or not one) */
@@ -58,8 +65,7 @@ int sym_of_int(struct tstate *st, const struct var *v)
 {
 	if (!v || v->kind != VK_SYMINT)
 		return -1;
-	int r = sym_find(st, v->isym);
-	return st->syms[r].spec ? -1 : r;
+	return sym_live(st, v->isym);
 }
 
 /* the trace depends on every size of v: its symbols are specialized */
@@ -192,188 +198,13 @@ struct var *sym_int_var(struct tstate *st, struct var *t, int d)
 	return r;
 }
 
-/* ---- symbolic sizes of op results ---- */
-
-static struct var *tvar(struct tstate *st, struct var *v)
-{
-	if (!v)
-		return NULL;
-	if (v->kind == VK_LAZY)
-		v = v->real;
-	return v && v->kind == VK_TENSOR ? v : NULL;
-}
-
-/* dimensions a and b must be equal: one symbol, or constants */
-static int sym_eq(struct tstate *st, struct var *a, int da, struct var *b, int db)
-{
-	int x = vsym(st, a, da), y = vsym(st, b, db);
-	if (x >= 0 && y >= 0)
-		return sym_unify(st, x, y);
-	sym_spec(st, x);
-	sym_spec(st, y);
-	return -1;
-}
-
-/* a run of dimensions of a tensor variable: v's dims [off, off + n) */
-struct dimrun {
-	struct var *v;
-	int off, n;
-};
-
-/* broadcasting: the nout result dimensions of the runs, aligned right */
-static void sym_bcast(struct tstate *st, struct dimrun *rs, int nr, int nout, int *out)
-{
-	for (int d = 0; d < nout; d++) {
-		int s = -1;
-		bool konst = false;
-		for (int i = 0; i < nr; i++) {
-			int k = d - (nout - rs[i].n);
-			if (k < 0 || !rs[i].v)
-				continue;
-			int dim = rs[i].off + k;
-			int y = vsym(st, rs[i].v, dim);
-			if (y < 0) {
-				if (rs[i].v->ex->shape[dim] != 1)
-					konst = true;
-				continue;
-			}
-			s = s < 0 ? y : sym_unify(st, s, y);
-		}
-		if (s >= 0 && konst) {
-			sym_spec(st, s);
-			s = -1;
-		}
-		out[d] = s;
-	}
-}
-
-static bool const_int(struct tstate *st, struct var *v, int64_t *out)
-{
-	if (v && v->kind == VK_LAZY)
-		v = v->real;
-	if (!v || v->kind != VK_CONST)
-		return false;
-	if (v->v.tag == VAL_INT) {
-		*out = v->v.i;
-		return true;
-	}
-	if (v->v.tag == VAL_BOOL) {
-		*out = v->v.b;
-		return true;
-	}
-	return false;
-}
-
-static bool is_none_var(struct var *v)
-{
-	if (v && v->kind == VK_LAZY)
-		v = v->real;
-	return v && v->kind == VK_CONST && v->v.tag == VAL_NONE;
-}
-
-/* a constant int or a list/tuple of them; n: how many (at most 8) */
-static bool const_ints(struct tstate *st, struct var *v, int64_t *out, int *n)
-{
-	if (const_int(st, v, out)) {
-		*n = 1;
-		return true;
-	}
-	if (v && v->kind == VK_LAZY)
-		v = v->real;
-	if (!v)
-		return false;
-	if (v->kind == VK_CONST && (v->v.tag == VAL_TUPLE || v->v.tag == VAL_LIST)) {
-		size_t len = v->v.tag == VAL_TUPLE ? val_tuple(v->v)->len : val_list(v->v)->len;
-		const value *it = v->v.tag == VAL_TUPLE ? val_tuple(v->v)->items : val_list(v->v)->items;
-		if (len > TENSOR_MAX_DIMS)
-			return false;
-		for (size_t i = 0; i < len; i++) {
-			if (it[i].tag != VAL_INT)
-				return false;
-			out[i] = it[i].i;
-		}
-		*n = (int)len;
-		return true;
-	}
-	if (v->kind == VK_TUPLE || v->kind == VK_LIST) {
-		int len = v->kind == VK_LIST ? v->rec->n : v->n;
-		struct var **items = v->kind == VK_LIST ? v->rec->items : v->items;
-		if (len > TENSOR_MAX_DIMS)
-			return false;
-		for (int i = 0; i < len; i++)
-			if (!const_int(st, items[i], &out[i]))
-				return false;
-		*n = len;
-		return true;
-	}
-	return false;
-}
+/* ---- the symbols of op results: the op's shape rule (ops_meta.h) ---- */
 
 static int norm_dim(int64_t d, int ndim)
 {
 	if (d < 0)
 		d += ndim;
 	return d < 0 || d >= ndim ? -1 : (int)d;
-}
-
-/* A size argument: an int, a symbolic int, or a list/tuple of them (at
- * most 8): vals their example values, syms the live symbol of each (-1:
- * a constant). */
-static bool size_items(struct tstate *st, struct var *v, int64_t *vals, int *syms, int *n)
-{
-	if (v && v->kind == VK_LAZY)
-		v = v->real;
-	if (!v)
-		return false;
-	if (v->kind == VK_SYMINT) {
-		vals[0] = v->v.i;
-		syms[0] = sym_of_int(st, v);
-		*n = 1;
-		return true;
-	}
-	if (v->kind == VK_TUPLE || v->kind == VK_LIST) {
-		int len = v->kind == VK_LIST ? v->rec->n : v->n;
-		struct var **items = v->kind == VK_LIST ? v->rec->items : v->items;
-		if (len > TENSOR_MAX_DIMS)
-			return false;
-		for (int i = 0; i < len; i++) {
-			struct var *it = items[i] && items[i]->kind == VK_LAZY ? items[i]->real : items[i];
-			if (it && it->kind == VK_SYMINT) {
-				vals[i] = it->v.i;
-				syms[i] = sym_of_int(st, it);
-			} else if (const_int(st, it, &vals[i])) {
-				syms[i] = -1;
-			} else {
-				return false;
-			}
-		}
-		*n = len;
-		return true;
-	}
-	if (!const_ints(st, v, vals, n))
-		return false;
-	for (int i = 0; i < *n; i++)
-		syms[i] = -1;
-	return true;
-}
-
-/* the ops whose size arguments may be symbolic ints (infer_syms reads them) */
-static bool takes_sym_sizes(int op)
-{
-	switch (op) {
-	case OPS_reshape:
-	case OPS_view:
-	case OPS_expand:
-	case OPS_zeros:
-	case OPS_ones:
-	case OPS_full:
-	case OPS_randn:
-	case OPS_rand:
-	case OPS_arange:
-		return true;
-	default:
-		return false;
-	}
 }
 
 /* the symbolic ints in an argument are used as values: specialized */
@@ -393,535 +224,84 @@ static void spec_symints(struct tstate *st, struct var *v, int depth)
 	}
 }
 
-/* reshape and view: each symbol of the result is one of the input's, and
- * each symbolic input dimension goes to exactly one result dimension of
- * the same symbol, so that the sizes agree for every value of the symbols
- * (both sides have the same numel as polynomials; a -1 takes the one
- * symbol left over when the constants left over are equal). A symbol that
- * does not match is specialized, and the sizes that depend on it are then
- * constants. */
-static bool sym_reshape(struct tstate *st, struct var *a, struct var *shape, int ndim, int *out)
-{
-	int64_t rv[TENSOR_MAX_DIMS];
-	int rs[TENSOR_MAX_DIMS], nr;
-	if (!size_items(st, shape, rv, rs, &nr) || nr != ndim)
-		return false;
-	int in = a->ex->ndim;
-	bool used[TENSOR_MAX_DIMS];
-	int match[TENSOR_MAX_DIMS]; /* per requested size: the input dimension of its symbol, -1 */
-	for (bool again = true; again;) {
-		/* a requested symbol with no input dimension left to match
-		 * (the example sizes only happened to agree) is specialized,
-		 * which may unmatch others: start again (it ends, as each round
-		 * specializes one more symbol) */
-		again = false;
-		for (int d = 0; d < in; d++)
-			used[d] = false;
-		for (int j = 0; j < nr && !again; j++) {
-			match[j] = -1;
-			int s = rs[j] >= 0 ? sym_find(st, rs[j]) : -1;
-			if (s < 0 || st->syms[s].spec)
-				continue;
-			for (int d = 0; d < in && match[j] < 0; d++)
-				if (!used[d] && vsym(st, a, d) == s) {
-					used[d] = true;
-					match[j] = d;
-				}
-			if (match[j] < 0) {
-				sym_spec(st, s);
-				again = true;
-			}
-		}
-	}
-	int minus = -1;
-	int64_t creq = 1, rest = 1;
-	for (int j = 0; j < nr; j++) {
-		out[j] = match[j] >= 0 ? vsym(st, a, match[j]) : -1;
-		if (match[j] >= 0)
-			continue;
-		if (rv[j] == -1 && minus < 0)
-			minus = j;
-		else
-			creq *= rv[j];
-	}
-	for (int d = 0; d < in; d++)
-		if (!used[d])
-			rest *= a->ex->shape[d];
-	/* A -1 is (the unmatched input sizes) / creq: it can be one unmatched
-	 * symbol u when the other unmatched sizes, specialized, make creq
-	 * ([s0, s1, s2] -> (-1, 20) is [s0, 20] with s1, s2 specialized) */
-	int keep = -1;
-	for (int d = 0; d < in && minus >= 0 && creq != 0 && keep < 0; d++)
-		if (!used[d] && vsym(st, a, d) >= 0 && rest / a->ex->shape[d] == creq)
-			keep = d;
-	if (keep >= 0)
-		out[minus] = vsym(st, a, keep);
-	/* the rest is constant: a -1 is then (the specialized sizes) / creq */
-	for (int d = 0; d < in; d++)
-		if (!used[d] && d != keep)
-			sym_spec(st, vsym(st, a, d));
-	return minus < 0 || creq != 0;
-}
-
-static bool full_slice(value x)
-{
-	const struct slice *sl = val_slice(x);
-	return (sl->start.tag == VAL_NONE || (sl->start.tag == VAL_INT && sl->start.i == 0)) &&
-	       sl->stop.tag == VAL_NONE &&
-	       (sl->step.tag == VAL_NONE || (sl->step.tag == VAL_INT && sl->step.i == 1));
-}
-
-/* x[index] with ints, slices and None: a full slice keeps the dimension's
- * symbol; an int on a symbolic dimension is in range for every size the
- * guard allows (>= 2) when it is 0, 1, -1 or -2, else the symbol is
- * specialized; any other slice of a symbolic dimension specializes it (its
- * size would be an expression of the symbol). */
-static bool sym_index(struct tstate *st, struct var *a, struct var *index, int ndim, int *out)
-{
-	struct var *iv = index && index->kind == VK_LAZY ? index->real : index;
-	if (!iv)
-		return false;
-	value items[TRACE_MAX_INDEX];
-	int ni = 0;
-	if (iv->kind == VK_TUPLE) {
-		if (iv->n > TRACE_MAX_INDEX)
-			return false;
-		for (int i = 0; i < iv->n; i++) {
-			struct var *it = iv->items[i] && iv->items[i]->kind == VK_LAZY ? iv->items[i]->real : iv->items[i];
-			/* a symbolic int here was specialized (op_emit): its value */
-			if (!it || (it->kind != VK_CONST && it->kind != VK_SYMINT))
-				return false;
-			items[ni++] = it->v;
-		}
-	} else if (iv->kind == VK_CONST && iv->v.tag == VAL_TUPLE) {
-		const struct tuple *t = val_tuple(iv->v);
-		if (t->len > TRACE_MAX_INDEX)
-			return false;
-		for (size_t i = 0; i < t->len; i++)
-			items[ni++] = t->items[i];
-	} else if (iv->kind == VK_CONST) {
-		items[ni++] = iv->v;
-	} else {
-		return false;
-	}
-	int in = a->ex->ndim, k = 0, o = 0;
-	for (int i = 0; i < ni; i++) {
-		value x = items[i];
-		if (x.tag == VAL_NONE) {
-			if (o >= ndim)
-				return false;
-			out[o++] = -1;
-			continue;
-		}
-		if (k >= in || (x.tag != VAL_INT && x.tag != VAL_SLICE))
-			return false;
-		int s = vsym(st, a, k++);
-		if (x.tag == VAL_INT) {
-			if (s >= 0 && (x.i < -2 || x.i > 1))
-				sym_spec(st, s);
-			continue;
-		}
-		if (o >= ndim)
-			return false;
-		if (full_slice(x)) {
-			out[o++] = s;
-		} else {
-			sym_spec(st, s);
-			out[o++] = -1;
-		}
-	}
-	while (k < in) {
-		if (o >= ndim)
-			return false;
-		out[o++] = vsym(st, a, k++);
-	}
-	return o == ndim;
-}
-
-/* The symbols of the result's dimensions (a result of ndim dimensions);
- * false: unknown, the caller specializes every input. */
-static bool infer_syms(struct tstate *st, int op, struct var **args, int n, int ndim, int *out)
-{
-	const struct ops_info *info = &ops_table[op];
-	for (int d = 0; d < TENSOR_MAX_DIMS; d++)
-		out[d] = -1;
-	struct var *a = n > 0 ? tvar(st, args[0]) : NULL;
-	bool any_sym = false;
-	for (int i = 0; i < n; i++) {
-		struct var *v = args[i] && args[i]->kind == VK_LAZY ? args[i]->real : args[i];
-		if (!v)
-			continue;
-		if (v->kind == VK_TENSOR && v->syms)
-			any_sym = true;
-		if (v->kind == VK_LIST || v->kind == VK_TUPLE || v->kind == VK_SYMINT)
-			any_sym = true;
-	}
-	if (!any_sym)
-		return true;
-	if (info->flags & OPF_POINTWISE) {
-		struct dimrun rs[16];
-		int nr = 0;
-		for (int i = 0; i < n && nr < 16; i++) {
-			struct var *t = tvar(st, args[i]);
-			if (t)
-				rs[nr++] = (struct dimrun){t, 0, t->ex->ndim};
-		}
-		sym_bcast(st, rs, nr, ndim, out);
-		return true;
-	}
-	switch (op) {
-	case OPS_zeros_like:
-	case OPS_ones_like:
-	case OPS_randn_like:
-	case OPS_rand_like:
-	case OPS_clone:
-	case OPS_contiguous:
-	case OPS_detach:
-	case OPS_requires_grad_:
-	case OPS_softmax:
-	case OPS_log_softmax:
-		if (!a || a->ex->ndim != ndim)
-			return false;
-		for (int d = 0; d < ndim; d++)
-			out[d] = vsym(st, a, d);
-		return true;
-	case OPS_sum:
-	case OPS_mean:
-	case OPS_prod:
-	case OPS_max:
-	case OPS_min:
-	case OPS_argmax:
-	case OPS_argmin:
-	case OPS_var: {
-		if (!a || n < 2)
-			return false;
-		int in = a->ex->ndim;
-		unsigned red = 0;
-		int64_t ds[TENSOR_MAX_DIMS];
-		int nd = 0;
-		if (is_none_var(args[1])) {
-			red = (1u << in) - 1;
-		} else if (const_ints(st, args[1], ds, &nd)) {
-			for (int i = 0; i < nd; i++) {
-				int d = norm_dim(ds[i], in);
-				if (d < 0)
-					return false;
-				red |= 1u << d;
-			}
-		} else {
-			return false;
-		}
-		int ki = op == OPS_var ? 3 : 2;
-		int64_t keep = 0;
-		if (ki < n && !const_int(st, args[ki], &keep))
-			return false;
-		int o = 0;
-		for (int d = 0; d < in; d++) {
-			if (red & (1u << d)) {
-				if (keep)
-					out[o++] = -1;
-			} else {
-				if (o >= TENSOR_MAX_DIMS)
-					return false;
-				out[o++] = vsym(st, a, d);
-			}
-		}
-		return o == ndim;
-	}
-	case OPS_matmul: {
-		struct var *b = n > 1 ? tvar(st, args[1]) : NULL;
-		if (!a || !b)
-			return false;
-		int na = a->ex->ndim, nb = b->ex->ndim;
-		if (na == 0 || nb == 0)
-			return false;
-		if (na == 1 && nb == 1) {
-			sym_eq(st, a, 0, b, 0);
-			return ndim == 0;
-		}
-		if (na == 1) {
-			sym_eq(st, a, 0, b, nb - 2);
-			struct dimrun r = {b, 0, nb - 2};
-			if (ndim != nb - 1)
-				return false;
-			sym_bcast(st, &r, 1, nb - 2, out);
-			out[ndim - 1] = vsym(st, b, nb - 1);
-			return true;
-		}
-		if (nb == 1) {
-			sym_eq(st, a, na - 1, b, 0);
-			if (ndim != na - 1)
-				return false;
-			for (int d = 0; d < ndim; d++)
-				out[d] = vsym(st, a, d);
-			return true;
-		}
-		sym_eq(st, a, na - 1, b, nb - 2);
-		if (ndim < 2)
-			return false;
-		struct dimrun rs[2] = {{a, 0, na - 2}, {b, 0, nb - 2}};
-		sym_bcast(st, rs, 2, ndim - 2, out);
-		out[ndim - 2] = vsym(st, a, na - 2);
-		out[ndim - 1] = vsym(st, b, nb - 1);
-		return true;
-	}
-	case OPS_linear: {
-		struct var *w = n > 1 ? tvar(st, args[1]) : NULL;
-		struct var *bias = n > 2 ? tvar(st, args[2]) : NULL;
-		if (!a || !w || w->ex->ndim != 2 || a->ex->ndim < 1 || ndim != a->ex->ndim)
-			return false;
-		if (n > 2 && !bias && !is_none_var(args[2]))
-			return false;
-		int na = a->ex->ndim;
-		sym_eq(st, a, na - 1, w, 1);
-		for (int d = 0; d < na - 1; d++)
-			out[d] = vsym(st, a, d);
-		struct dimrun rs[2] = {{w, 0, 1}, {bias, bias && bias->ex->ndim ? bias->ex->ndim - 1 : 0,
-						   bias && bias->ex->ndim ? 1 : 0}};
-		sym_bcast(st, rs, bias ? 2 : 1, 1, &out[ndim - 1]);
-		if (bias && bias->ex->ndim > 1)
-			return false;
-		return true;
-	}
-	case OPS_transpose: {
-		int64_t d0, d1;
-		if (!a || n < 3 || !const_int(st, args[1], &d0) || !const_int(st, args[2], &d1))
-			return false;
-		int in = a->ex->ndim;
-		if (in == 0 || ndim != in)
-			return false;
-		int x = norm_dim(d0, in), y = norm_dim(d1, in);
-		if (x < 0 || y < 0)
-			return false;
-		for (int d = 0; d < in; d++)
-			out[d] = vsym(st, a, d == x ? y : d == y ? x : d);
-		return true;
-	}
-	case OPS_T: {
-		if (!a || ndim != a->ex->ndim)
-			return false;
-		for (int d = 0; d < ndim; d++)
-			out[d] = vsym(st, a, ndim - 1 - d);
-		return true;
-	}
-	case OPS_permute: {
-		int64_t ds[TENSOR_MAX_DIMS];
-		int nd = 0;
-		if (!a || n < 2 || !const_ints(st, args[1], ds, &nd) || nd != a->ex->ndim || ndim != nd)
-			return false;
-		for (int d = 0; d < nd; d++) {
-			int k = norm_dim(ds[d], nd);
-			if (k < 0)
-				return false;
-			out[d] = vsym(st, a, k);
-		}
-		return true;
-	}
-	case OPS_unsqueeze: {
-		int64_t d0;
-		if (!a || n < 2 || !const_int(st, args[1], &d0) || ndim != a->ex->ndim + 1)
-			return false;
-		int x = norm_dim(d0, ndim);
-		if (x < 0)
-			return false;
-		for (int d = 0, k = 0; d < ndim; d++)
-			out[d] = d == x ? -1 : vsym(st, a, k++);
-		return true;
-	}
-	case OPS_squeeze: {
-		if (!a || n < 2)
-			return false;
-		int in = a->ex->ndim;
-		unsigned drop = 0;
-		int64_t d0;
-		if (is_none_var(args[1])) {
-			for (int d = 0; d < in; d++)
-				if (vsym(st, a, d) < 0 && a->ex->shape[d] == 1)
-					drop |= 1u << d;
-		} else if (const_int(st, args[1], &d0)) {
-			int x = in ? norm_dim(d0, in) : 0;
-			if (x < 0)
-				return false;
-			if (in && vsym(st, a, x) < 0 && a->ex->shape[x] == 1)
-				drop |= 1u << x;
-		} else {
-			return false;
-		}
-		int o = 0;
-		for (int d = 0; d < in; d++)
-			if (!(drop & (1u << d)))
-				out[o++] = vsym(st, a, d);
-		return o == ndim;
-	}
-	case OPS_flatten: {
-		int64_t s0, e0;
-		if (!a || n < 3 || !const_int(st, args[1], &s0) || !const_int(st, args[2], &e0))
-			return false;
-		int in = a->ex->ndim;
-		if (in == 0)
-			return false;
-		int x = norm_dim(s0, in), y = norm_dim(e0, in);
-		if (x < 0 || y < x || ndim != in - (y - x))
-			return false;
-		int o = 0;
-		for (int d = 0; d < x; d++)
-			out[o++] = vsym(st, a, d);
-		if (x == y) {
-			out[o++] = vsym(st, a, x);
-		} else {
-			for (int d = x; d <= y; d++)
-				sym_spec(st, vsym(st, a, d));
-			out[o++] = -1;
-		}
-		for (int d = y + 1; d < in; d++)
-			out[o++] = vsym(st, a, d);
-		return true;
-	}
-	case OPS_expand: {
-		int64_t sz[TENSOR_MAX_DIMS];
-		int ss[TENSOR_MAX_DIMS], ns = 0;
-		if (!a || n < 2 || !size_items(st, args[1], sz, ss, &ns) || ns != ndim)
-			return false;
-		int in = a->ex->ndim;
-		for (int d = 0; d < ndim; d++) {
-			int k = d - (ndim - in);
-			int y = k >= 0 ? vsym(st, a, k) : -1;
-			if (ss[d] >= 0) {
-				/* a symbolic size: a new or a broadcast (1) dimension
-				 * takes it; a symbolic one must equal it */
-				if (k < 0 || (y < 0 && a->ex->shape[k] == 1))
-					out[d] = ss[d];
-				else if (y >= 0)
-					out[d] = sym_unify(st, y, ss[d]);
-				else
-					sym_spec(st, ss[d]);
-			} else if (k >= 0 && sz[d] == -1) {
-				out[d] = y;
-			} else if (k >= 0) {
-				sym_spec(st, y);
-			}
-		}
-		return true;
-	}
-	case OPS_reshape:
-	case OPS_view:
-		return a && n >= 2 && sym_reshape(st, a, args[1], ndim, out);
-	case OPS_getitem:
-		return a && n >= 2 && sym_index(st, a, args[1], ndim, out);
-	case OPS_zeros:
-	case OPS_ones:
-	case OPS_full:
-	case OPS_randn:
-	case OPS_rand: {
-		/* the result's sizes are the requested ones */
-		int64_t sz[TENSOR_MAX_DIMS];
-		int ss[TENSOR_MAX_DIMS], ns = 0;
-		if (n < 1 || !size_items(st, args[0], sz, ss, &ns) || ns != ndim)
-			return false;
-		for (int d = 0; d < ndim; d++)
-			out[d] = ss[d];
-		return true;
-	}
-	case OPS_arange: {
-		/* arange(n) and arange(0, n): n elements; others by value */
-		int64_t v0, step;
-		struct var *s0 = args[0] && args[0]->kind == VK_LAZY ? args[0]->real : args[0];
-		struct var *s1 = n > 1 && args[1] && args[1]->kind == VK_LAZY ? args[1]->real : n > 1 ? args[1] : NULL;
-		if (ndim != 1 || n < 3 || !const_int(st, args[2], &step) || step != 1)
-			return false;
-		if (sym_of_int(st, s0) >= 0 && is_none_var(s1))
-			out[0] = sym_of_int(st, s0);
-		else if (const_int(st, s0, &v0) && v0 == 0 && sym_of_int(st, s1) >= 0)
-			out[0] = sym_of_int(st, s1);
-		else
-			return false;
-		return true;
-	}
-	case OPS_cat:
-	case OPS_stack: {
-		struct var *l = args[0] && args[0]->kind == VK_LAZY ? args[0]->real : args[0];
-		int64_t d0;
-		if (!l || (l->kind != VK_LIST && l->kind != VK_TUPLE) || n < 2 || !const_int(st, args[1], &d0))
-			return false;
-		int nt = l->kind == VK_LIST ? l->rec->n : l->n;
-		struct var **items = l->kind == VK_LIST ? l->rec->items : l->items;
-		if (nt == 0)
-			return false;
-		int in = op == OPS_stack ? ndim - 1 : ndim;
-		for (int i = 0; i < nt; i++) {
-			struct var *t = tvar(st, items[i]);
-			if (!t || t->ex->ndim != in)
-				return false;
-		}
-		int x = norm_dim(d0, ndim);
-		if (x < 0)
-			return false;
-		struct var *t0 = tvar(st, items[0]);
-		for (int d = 0, k = 0; d < ndim; d++) {
-			if (op == OPS_stack && d == x) {
-				out[d] = -1;
-				continue;
-			}
-			if (op == OPS_cat && d == x) {
-				for (int i = 0; i < nt; i++)
-					sym_spec(st, vsym(st, tvar(st, items[i]), k));
-				out[d] = -1;
-				k++;
-				continue;
-			}
-			for (int i = 1; i < nt; i++)
-				sym_eq(st, t0, k, tvar(st, items[i]), k);
-			out[d] = vsym(st, t0, k);
-			k++;
-		}
-		return true;
-	}
-	default:
-		return false;
-	}
-}
-
-/* The symbolic ints among an op's arguments, before it runs: only the
- * size arguments of the ops that take symbolic sizes stay symbolic; any
- * other is used as its value (specialized). */
+/* The symbolic ints among an op's arguments, before the op becomes a
+ * node: only the size arguments of the rules that take symbolic sizes
+ * stay symbolic; any other is used as its value (specialized), so that
+ * the node's argument is the constant. */
 void sym_before_op(struct tstate *st, int op, struct var **args, int n)
 {
-	if (st->nsyms && !takes_sym_sizes(op))
+	if (st->nsyms && !meta_takes_sym_sizes(op))
 		for (int i = 0; i < n; i++)
 			spec_symints(st, args[i], 0);
 }
 
-/* The symbols of the dimensions of an op's result (out, run on the
- * examples), per infer_syms: the same array for every tensor of a tuple
- * result; NULL when they are all constants. An op without a rule
- * specializes every symbol of its arguments. */
-int *sym_after_op(struct tstate *st, int op, struct var **args, int n, value out)
+/* the tracer's union-find as a rule's context */
+struct sym_ctx {
+	struct meta_ctx base;
+	struct tstate *st;
+};
+
+static int ctx_find(struct meta_ctx *c, int s) { return sym_live(((struct sym_ctx *)c)->st, s); }
+static int ctx_unify(struct meta_ctx *c, int a, int b) { return sym_unify(((struct sym_ctx *)c)->st, a, b); }
+static void ctx_spec(struct meta_ctx *c, int s) { sym_spec(((struct sym_ctx *)c)->st, s); }
+
+/* a variable as a rule sees it (made in the arena; the variable is
+ * realized already, as its graph argument was made first) */
+static void meta_arg_of(struct tstate *st, struct var *v, struct meta_arg *out, int depth)
 {
-	int *osyms = NULL;
-	if (!st->nsyms)
-		return NULL;
-	const tensor *t0 = out.tag == VAL_TENSOR ? val_as_tensor(out)
-			   : val_tuple(out)->len ? val_as_tensor(val_tuple(out)->items[0])
-						 : NULL;
-	int ndim = t0 ? t0->ndim : 0;
-	int tmp[TENSOR_MAX_DIMS];
-	bool same = true;
-	if (out.tag == VAL_TUPLE)
-		for (size_t k = 1; k < val_tuple(out)->len; k++)
-			same = same && val_as_tensor(val_tuple(out)->items[k])->ndim == ndim;
-	bool ok = t0 && same && infer_syms(st, op, args, n, ndim, tmp);
-	if (!ok) {
-		for (int i = 0; i < n; i++)
-			sym_spec_deep(st, args[i], 0);
-	} else {
-		for (int d = 0; d < ndim; d++)
-			if (tmp[d] >= 0) {
-				osyms = trace_alloc(st, sizeof(int) * TENSOR_MAX_DIMS);
-				memcpy(osyms, tmp, sizeof tmp);
-				break;
-			}
+	memset(out, 0, sizeof *out);
+	if (v && v->kind == VK_SYMINT) {
+		out->kind = META_SYMINT;
+		out->s = (struct sym_size){v->v.i, v->isym};
+		return;
 	}
-	return osyms;
+	v = var_realize(st, v);
+	switch ((enum vkind)v->kind) {
+	case VK_TENSOR: {
+		struct meta_tensor *t = trace_alloc(st, sizeof *t);
+		t->dt = v->ex->dt;
+		t->ndim = v->ex->ndim;
+		for (int d = 0; d < t->ndim; d++)
+			t->shape[d] = (struct sym_size){v->ex->shape[d], v->syms ? v->syms[d] : -1};
+		out->kind = META_TENSOR;
+		out->t = t;
+		return;
+	}
+	case VK_CONST:
+		out->kind = META_CONST;
+		out->v = v->v;
+		return;
+	case VK_LIST:
+	case VK_TUPLE: {
+		int n = var_seq_n(st, v);
+		struct var **items = var_seq_items(st, v);
+		if (depth > TRACE_MAX_NEST)
+			trace_fail(st, "nested too deep");
+		struct meta_arg *a = trace_alloc(st, sizeof *a * (size_t)(n ? n : 1));
+		for (int i = 0; i < n; i++)
+			meta_arg_of(st, items[i], &a[i], depth + 1);
+		out->kind = v->kind == VK_LIST ? META_LIST : META_TUPLE;
+		out->n = n;
+		out->items = a;
+		return;
+	}
+	default:
+		trace_fail(st, "a %s as an op argument", var_kind_name(st, v));
+	}
+}
+
+/* Runs op's rule on its normalized arguments: *out the dtype, sizes and
+ * symbols of each result, the symbols unified and specialized as the rule
+ * says. A bad argument ends the trace with the kernel's message (the
+ * frame then runs in the VM, which raises it). */
+void sym_infer(struct tstate *st, int op, struct var **args, int n, struct meta_out *out)
+{
+	struct meta_arg *a = trace_alloc(st, sizeof *a * (size_t)(n ? n : 1));
+	for (int i = 0; i < n; i++)
+		meta_arg_of(st, args[i], &a[i], 0);
+	struct sym_ctx ctx = {{ctx_find, ctx_unify, ctx_spec}, st};
+	if (meta_infer(op, a, &ctx.base, out) < 0)
+		trace_fail_pending(st);
 }
 
 /* x.shape, x.size(), x.size(d) of a tensor with symbols: a symbolic int

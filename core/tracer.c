@@ -203,6 +203,7 @@ static void attempt_init(struct tstate *st)
 	struct code *co = f->code;
 	st->g = graph_new(co->name, st->compile_id, co->src, co->firstline, STAGE_CAPTURED);
 	st->nsyms = 0;
+	st->jobs = st->jobs_tail = NULL;
 	st->gs = guards_new();
 	struct guard bg = {.kind = GK_BACKEND, .source = -1, .expect = val_none(), .backend = st->cfg->backend};
 	guards_add(st->gs, &bg);

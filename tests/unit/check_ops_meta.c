@@ -968,6 +968,61 @@ START_TEST(test_sym_ops)
 }
 END_TEST
 
+/* the ops whose size arguments stay symbolic (the tracer specializes a
+ * symbolic int given to any other op before the op becomes a node) */
+START_TEST(test_sym_sizes_taken)
+{
+	const int takes[] = {OPS_reshape, OPS_view, OPS_expand, OPS_zeros, OPS_ones,
+			     OPS_full, OPS_randn, OPS_rand, OPS_arange};
+	const int not[] = {OPS_add, OPS_getitem, OPS_sum, OPS_transpose, OPS_permute, OPS_zeros_like, OPS_cat};
+	for (size_t i = 0; i < sizeof takes / sizeof *takes; i++)
+		ck_assert_msg(meta_takes_sym_sizes(takes[i]), "%s", ops_table[takes[i]].name);
+	for (size_t i = 0; i < sizeof not / sizeof *not; i++)
+		ck_assert_msg(!meta_takes_sym_sizes(not[i]), "%s", ops_table[not[i]].name);
+	ck_assert(!meta_takes_sym_sizes(-1) && !meta_takes_sym_sizes(OPS_COUNT));
+	/* as the rules behave: reshape keeps a symbolic size, unsqueeze uses its value */
+	struct meta_out o;
+	struct uf *u = uf_new();
+	struct meta_arg x = tnsr(2, (int64_t[]){5, 3}, (int[]){0, -1});
+	struct meta_arg r[2] = {x, tuparg(2, (struct meta_arg[]){sarg(5, 0), cnst(val_int(-1))})};
+	ck_assert_int_eq(meta_infer(OPS_reshape, r, &u->base, &o), 0);
+	expect_shape(&o, 2, (int64_t[]){5, 3}, (int[]){0, -1});
+	ck_assert(!is_spec(u, 0));
+	struct meta_arg q[2] = {tnsr(1, (int64_t[]){3}, (int[]){-1}), sarg(1, 0)};
+	ck_assert_int_eq(meta_infer(OPS_unsqueeze, q, &u->base, &o), 0);
+	ck_assert(is_spec(u, 0));
+}
+END_TEST
+
+/* tensor(data) with tensors and sizes in its data: the kernel's shape and
+ * dtype, whatever their values */
+START_TEST(test_tensor_of_tensors)
+{
+	struct meta_out o;
+	struct uf *u = uf_new();
+	struct meta_arg s0 = tnsr(0, NULL, NULL);
+	struct meta_arg items[2] = {s0, s0};
+	struct meta_arg l = {.kind = META_LIST, .n = 2, .items = items};
+	struct meta_arg a[3] = {l, cnst(val_none()), cnst(val_bool(false))};
+	ck_assert_int_eq(meta_infer(OPS_tensor, a, &u->base, &o), 0);
+	ck_assert_int_eq(o.t[0].dt, DT_FLOAT32);
+	expect_shape(&o, 1, (int64_t[]){2}, (int[]){-1});
+	/* a size is its value, and its symbol is specialized */
+	struct meta_arg rows[2] = {tuparg(2, (struct meta_arg[]){sarg(5, 0), cnst(val_int(1))}),
+				   tuparg(2, (struct meta_arg[]){cnst(val_int(2)), cnst(val_int(3))})};
+	a[0] = (struct meta_arg){.kind = META_LIST, .n = 2, .items = rows};
+	ck_assert_int_eq(meta_infer(OPS_tensor, a, &u->base, &o), 0);
+	ck_assert_int_eq(o.t[0].dt, DT_INT64);
+	expect_shape(&o, 2, (int64_t[]){2, 2}, (int[]){-1, -1});
+	ck_assert(is_spec(u, 0));
+	/* a tensor of more than one element is the kernel's error */
+	items[1] = tnsr(1, (int64_t[]){3}, (int[]){-1});
+	a[0] = l;
+	ck_assert_int_eq(meta_infer(OPS_tensor, a, &u->base, &o), -1);
+	ck_assert_str_eq(tj_error_peek(), "only one element tensors can be converted to Python scalars");
+}
+END_TEST
+
 /* ---- the tracer's graphs: every node's rule gives what the trace recorded ----
  * Programs compiled with dynamic shapes; for each op node of each graph,
  * the rule on the node's arguments (with no context: a finished graph has
@@ -1134,6 +1189,8 @@ static Suite *ops_meta_suite(void)
 	tcase_add_test(tc, test_sym_broadcast);
 	tcase_add_test(tc, test_sym_reshape);
 	tcase_add_test(tc, test_sym_ops);
+	tcase_add_test(tc, test_sym_sizes_taken);
+	tcase_add_test(tc, test_tensor_of_tensors);
 	tcase_add_loop_test(tc, test_tracer_graphs, 0, (int)(sizeof graph_bodies / sizeof *graph_bodies));
 	suite_add_tcase(s, tc);
 	return s;
