@@ -9,9 +9,9 @@
 
 #include "builtin.h"
 #include "code.h"
+#include "dtype.h"
 #include "error.h"
 #include "hash.h"
-#include "tensor.h"
 #include "value.h"
 #include "util.h"
 #include "vm.h"
@@ -160,7 +160,7 @@ static void obj_free_now(value v)
 		code_free(val_code(v));
 		break;
 	case VAL_TENSOR:
-		tensor_free(val_as_tensor(v));
+		vm_tensor_hooks->free((struct tensor *)v.o);
 		break;
 	case VAL_OBJECT: {
 		struct object *o = (struct object *)v.o;
@@ -933,7 +933,7 @@ void val_repr(value v, struct strbuf *out)
 		sb_printf(out, "<code object %s>", val_code(v)->name);
 		break;
 	case VAL_TENSOR:
-		tensor_format(val_as_tensor(v), out);
+		vm_tensor_hooks->repr((const struct tensor *)v.o, out);
 		break;
 	case VAL_OBJECT: {
 		struct object *o = (struct object *)v.o;

@@ -15,6 +15,7 @@
 #include "error.h"
 #include "frame_eval.h"
 #include "ops_meta.h"
+#include "prelude.h"
 #include "runtime.h"
 #include "vm.h"
 
@@ -1031,7 +1032,7 @@ static void run_program(const char *text)
 	struct runtime *rt = runtime_new(&rc);
 	ck_assert_ptr_nonnull(rt);
 	compile_log_listen(rt->log, &listener);
-	struct vm *vm = vm_new();
+	struct vm *vm = prelude_vm_new();
 	vm_set_runtime(vm, rt);
 	struct source *src = source_from_string("prog.tj", text, strlen(text));
 	struct src_loc loc;
