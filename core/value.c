@@ -228,10 +228,8 @@ value str_intern(const char *s, size_t len)
 	if (interned.n * 2 >= interned.cap) {
 		size_t ncap = interned.cap ? interned.cap * 2 : 256;
 		struct str **ns = calloc(ncap, sizeof(*ns));
-		if (!ns) {
-			fputs("tjit: out of memory\n", stderr);
-			abort();
-		}
+		if (!ns)
+			util_oom(); /* as every value constructor (xmalloc): see doc/internals.md */
 		for (size_t i = 0; i < interned.cap; i++) {
 			struct str *e = interned.slots[i];
 			if (!e)
@@ -503,10 +501,8 @@ static void gc_add(struct gc_graph *g, value v)
 		free(g->slots);
 		g->nslots = g->nslots ? g->nslots * 4 : 64;
 		g->slots = calloc(g->nslots, sizeof(size_t));
-		if (!g->slots) {
-			fputs("tjit: out of memory\n", stderr);
-			abort();
-		}
+		if (!g->slots)
+			util_oom();
 		for (size_t i = 0; i < g->n; i++)
 			g->slots[gc_find(g, g->nodes[i].o)] = i + 1;
 	}

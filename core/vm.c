@@ -657,13 +657,12 @@ struct frame *vm_push_frame(struct vm *vm, struct code *c, struct func *fn)
 static void tb_add(struct vm *vm, struct frame *f)
 {
 	if (vm->ntb == vm->tb_cap) {
-		vm->tb_cap = vm->tb_cap ? vm->tb_cap * 2 : 16;
-		struct tb_entry *n = realloc(vm->tb, sizeof(*n) * (size_t)vm->tb_cap);
-		if (!n) {
-			fputs("tjit: out of memory\n", stderr);
-			abort();
-		}
+		int cap = vm->tb_cap ? vm->tb_cap * 2 : 16;
+		struct tb_entry *n = realloc(vm->tb, sizeof(*n) * (size_t)cap);
+		if (!n)
+			return; /* the error still unwinds, with a shorter traceback */
 		vm->tb = n;
+		vm->tb_cap = cap;
 	}
 	f->code->hdr.rc++;
 	vm->tb[vm->ntb].code = f->code;
