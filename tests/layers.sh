@@ -29,26 +29,11 @@ compile_api_classify
 compile_api_op_disallowed
 '
 
-# Until core/ is split into folders, the layer of each file by its name
-# (without the extension). A file in a folder named in core/LAYERS is in
-# that layer whatever this says.
-FLAT='
-base: error util strbuf hash breaks arena
-lang: value builtin args lexer ast parser code opcodes compiler vm builtins dtype
-tensor: tensor tensor_impl tensor_pointwise tensor_reduce tensor_linalg tensor_shape
-tensor: tensor_print tensor_ext random blas ops ops_install autograd
-trace: graph guards tracer frame_eval compile_log backend compile_ctx runtime ops_meta
-trace: trace_impl trace_builtins trace_guards trace_interp trace_ops trace_plan trace_shapes trace_vars
-stages: backend_eager backend_testing backends
-api: compile_api explain prelude run
-'
-
 syms=$(mktemp "${TMPDIR:-/tmp}/layers.XXXXXX") || exit 99
 trap 'rm -f "$syms"' EXIT
-# (objects in the layers' folders; those at core/'s top level only when
-# there are none there, since an in-tree build keeps them after a move)
+# (objects in the layers' folders only: an in-tree build keeps stale ones
+# at core/'s top level from before the move)
 objs=$(cd "$build" 2>/dev/null && find core -mindepth 2 -name '*.o' 2>/dev/null | sort)
-[ -n "$objs" ] || objs=$(cd "$build" 2>/dev/null && find core -maxdepth 1 -name '*.o' 2>/dev/null | sort)
 if [ -n "$objs" ]; then
 	(cd "$build" && nm -A -g $objs) >"$syms" 2>/dev/null || { echo "layers.sh: nm failed" >&2; exit 99; }
 else
@@ -57,19 +42,16 @@ fi
 
 cd "$top" || exit 99
 find core -type f \( -name '*.c' -o -name '*.h' -o -name '*.def' \) | sort |
-awk -v layers_file=core/LAYERS -v syms="$syms" -v known="$(echo "$KNOWN_UP" | tr '\n' ';')" \
-	-v flat="$(echo "$FLAT" | tr '\n' ';')" '
+awk -v layers_file=core/LAYERS -v syms="$syms" -v known="$(echo "$KNOWN_UP" | tr '\n' ';')" '
 function base(p) { sub(/.*\//, "", p); return p }
 function stem(p) { p = base(p); sub(/\.[^.]*$/, "", p); return p }
 function dir(p) { if (p !~ /\//) return ""; sub(/\/[^\/]*$/, "", p); return p }
-# the layer of a file: the folder of core/ it sits in, else its row in FLAT
+# the layer of a file: the folder of core/ it sits in
 function layer_of(p,   d) {
 	d = dir(p)
 	sub(/^core\/?/, "", d)
 	sub(/\/.*/, "", d)
-	if (d in rank)
-		return d
-	return (d == "" && (stem(p) in flat_layer)) ? flat_layer[stem(p)] : ""
+	return (d in rank) ? d : ""
 }
 function fail(msg) { print "FAIL: " msg; failed++ }
 BEGIN {
@@ -85,12 +67,6 @@ BEGIN {
 	for (i = 1; i <= nk; i++)
 		if (kl[i] != "")
 			known_up[kl[i]] = 1
-	nr = split(flat, rows, ";")
-	for (i = 1; i <= nr; i++) {
-		nw = split(rows[i], w, " ")
-		for (j = 2; j <= nw; j++)
-			flat_layer[w[j]] = substr(w[1], 1, length(w[1]) - 1)
-	}
 }
 { files[++nf] = $0 }
 END {

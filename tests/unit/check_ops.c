@@ -1,5 +1,5 @@
-/* check_ops.c - tensor operations as tj values see them (core/ops.c,
- * core/args.c): the op table, argument parsing, tensor() inference,
+/* check_ops.c - tensor operations as tj values see them (core/tensor/ops.c,
+ * core/lang/args.c): the op table, argument parsing, tensor() inference,
  * creation functions, attributes and methods, operators with Python
  * scalars and type promotion, indexing, conversions.
  */

@@ -1,5 +1,5 @@
 /* check_ops_meta.c - the op table's columns and the shape rules
- * (core/ops_meta.c): every op has each column filled; for every op with a
+ * (core/trace/ops_meta.c): every op has each column filled; for every op with a
  * rule, the rule's dtype and shape equal what the eager kernel returns,
  * and its message equals the kernel's for bad arguments; and the symbols
  * of dynamic shapes go where the tracer has always put them.
