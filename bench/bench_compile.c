@@ -22,6 +22,7 @@
 #include "compile_log.h"
 #include "compiler.h"
 #include "frame_eval.h"
+#include "prelude.h"
 #include "runtime.h"
 #include "vm.h"
 
@@ -103,7 +104,7 @@ int main(int argc, char **argv)
 	}
 	struct runtime_config rc = {COMPILE_SWITCHES_INIT, {0, stderr, NULL}, {INJECT_NONE, INJECT_COMPILE_ERROR}};
 	struct runtime *rt = runtime_new(&rc);
-	struct vm *vm = vm_new();
+	struct vm *vm = prelude_vm_new();
 	if (!rt)
 		return 2;
 	vm_set_runtime(vm, rt);

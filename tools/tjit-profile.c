@@ -3,7 +3,7 @@
  * frames ran eagerly and where compile time went; report any past run of
  * the database, or compare two (doc/profile.md).
  *
- * A thin main: running is core/run.c, reading the database db/query.c,
+ * A thin main: running is core/api/run.c, reading the database db/query.c,
  * the report and the diff tools/lib/profile.c, the command line
  * tools/lib/cli.c.
  *

@@ -123,7 +123,7 @@ static int finish_stdout(int status)
 	return util_finish_stdout("tjit", status);
 }
 
-/* ---- run and explain: core/run.c ---- */
+/* ---- run and explain: core/api/run.c ---- */
 
 static int run_command(const char *cmd, int argc, char **argv, bool explain)
 {

@@ -14,7 +14,7 @@
 
 #include "util.h"
 
-/* LANGUAGE.md section 7's short dtype names, as core/graph.c prints them */
+/* LANGUAGE.md section 7's short dtype names, as core/trace/graph.c prints them */
 static const char *dtype_short(const char *dtype)
 {
 	static const char *const names[][2] = {

@@ -10,7 +10,7 @@
  *   graph -> DOT, SVG, ...     viz/render.c
  *
  * viz/ serves the tools only, so it dies on an allocation failure as they
- * do (core/util.h); cgraph itself gives no other choice.
+ * do (core/base/util.h); cgraph itself gives no other choice.
  */
 #ifndef TJ_VIZ_IMPL_H
 #define TJ_VIZ_IMPL_H

@@ -1,4 +1,4 @@
-/* check_autograd.c - the autograd tape (core/autograd.c).
+/* check_autograd.c - the autograd tape (core/tensor/autograd.c).
  *
  * Every backward rule is checked against central finite differences in
  * float64: for an op f and random inputs, loss = sum(f(inputs) * W) with

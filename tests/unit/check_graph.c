@@ -10,6 +10,7 @@
 #include "backend.h"
 #include "graph.h"
 #include "ops.h"
+#include "prelude.h"
 #include "vm.h"
 
 static struct source *toy;
@@ -210,7 +211,7 @@ END_TEST
 
 START_TEST(test_interpret)
 {
-	struct vm *vm = vm_new();
+	struct vm *vm = prelude_vm_new();
 	struct graph *g = toy_graph();
 	tensor *a = tensor_arange(-2, 8, 1, DT_FLOAT32);
 	value out;
@@ -294,7 +295,7 @@ END_TEST
 /* a symbolic size argument takes its value from the input that binds it */
 START_TEST(test_interpret_symbolic_size)
 {
-	struct vm *vm = vm_new();
+	struct vm *vm = prelude_vm_new();
 	struct graph *g = graph_new("f", "0/1", toy, 1, STAGE_CAPTURED);
 	struct gnode in;
 	memset(&in, 0, sizeof in);
@@ -354,7 +355,7 @@ END_TEST
 
 START_TEST(test_testing_backends)
 {
-	struct vm *vm = vm_new();
+	struct vm *vm = prelude_vm_new();
 	struct graph *g = graph_new("r", "0/0", toy, 1, STAGE_CAPTURED);
 	int x = add_input(g, "x", "L['x']", 3);
 	struct garg r1[1] = {node_arg(x)};

@@ -8,6 +8,7 @@
 
 #include "backend.h"
 #include "guards.h"
+#include "prelude.h"
 #include "vm.h"
 
 static struct vm *vm;
@@ -18,7 +19,7 @@ static struct frame frame;
 
 static void setup(void)
 {
-	vm = vm_new();
+	vm = prelude_vm_new();
 	memset(&code, 0, sizeof code);
 	code.name = "f";
 	code.nlocals = 4;

@@ -1,5 +1,5 @@
-/* check_ops.c - tensor operations as tj values see them (core/ops.c,
- * core/args.c): the op table, argument parsing, tensor() inference,
+/* check_ops.c - tensor operations as tj values see them (core/tensor/ops.c,
+ * core/lang/args.c): the op table, argument parsing, tensor() inference,
  * creation functions, attributes and methods, operators with Python
  * scalars and type promotion, indexing, conversions.
  */
@@ -13,6 +13,7 @@
 #include "error.h"
 #include "ops.h"
 #include "ops_test_util.h"
+#include "vm.h"
 
 /* ---- values that live until the end of a test ---- */
 
@@ -650,6 +651,22 @@ START_TEST(test_outputs_are_new)
 }
 END_TEST
 
+/* the first tensor installs the VAL_TENSOR hooks: a tensor value prints,
+ * adds and frees without a VM or any set-up (each test is a fresh process) */
+START_TEST(test_tensor_value_without_vm)
+{
+	value v = val_tensor(tensor_zeros(DT_FLOAT32, 1, (int64_t[]){2}));
+	ck_assert_ptr_nonnull(vm_tensor_hooks);
+	value w = vm_binary(VB_ADD, v, val_int(1));
+	struct strbuf sb = STRBUF_INIT;
+	val_repr(w, &sb);
+	ck_assert_str_eq(sb.buf, "tensor([1.0000, 1.0000])");
+	sb_release(&sb);
+	val_decref(w);
+	val_decref(v);
+}
+END_TEST
+
 static Suite *ops_suite(void)
 {
 	Suite *s = suite_create("ops");
@@ -657,6 +674,7 @@ static Suite *ops_suite(void)
 	tcase_add_checked_fixture(tc, setup, teardown);
 	tcase_add_test(tc, test_table);
 	tcase_add_test(tc, test_signature);
+	tcase_add_test(tc, test_tensor_value_without_vm);
 	tcase_add_test(tc, test_normalize);
 	tcase_add_test(tc, test_args_parse);
 	tcase_add_test(tc, test_op_arg_errors);

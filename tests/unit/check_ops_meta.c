@@ -1,5 +1,5 @@
 /* check_ops_meta.c - the op table's columns and the shape rules
- * (core/ops_meta.c): every op has each column filled; for every op with a
+ * (core/trace/ops_meta.c): every op has each column filled; for every op with a
  * rule, the rule's dtype and shape equal what the eager kernel returns,
  * and its message equals the kernel's for bad arguments; and the symbols
  * of dynamic shapes go where the tracer has always put them.
@@ -15,6 +15,7 @@
 #include "error.h"
 #include "frame_eval.h"
 #include "ops_meta.h"
+#include "prelude.h"
 #include "runtime.h"
 #include "vm.h"
 
@@ -1086,7 +1087,7 @@ static void run_program(const char *text)
 	struct runtime *rt = runtime_new(&rc);
 	ck_assert_ptr_nonnull(rt);
 	compile_log_listen(rt->log, &listener);
-	struct vm *vm = vm_new();
+	struct vm *vm = prelude_vm_new();
 	vm_set_runtime(vm, rt);
 	struct source *src = source_from_string("prog.tj", text, strlen(text));
 	struct src_loc loc;

@@ -10,6 +10,7 @@
 #include "compile_log.h"
 #include "compiler.h"
 #include "frame_eval.h"
+#include "prelude.h"
 #include "runtime.h"
 #include "tracer.h"
 #include "vm.h"
@@ -87,7 +88,7 @@ static void setup(void)
 	rt = runtime_new(&rc);
 	ck_assert_ptr_nonnull(rt);
 	compile_log_listen(rt->log, &listener);
-	vm = vm_new();
+	vm = prelude_vm_new();
 	vm_set_runtime(vm, rt);
 }
 
@@ -145,7 +146,7 @@ static void same_as_eager(const char *text)
 	char *eager = repr_of_global("r");
 	rt->sw.disabled = false;
 	vm_free(vm);
-	vm = vm_new();
+	vm = prelude_vm_new();
 	vm_set_runtime(vm, rt);
 	ck_assert_msg(run(text) == 0, "compiled: %s", vm_error_message(vm));
 	char *compiled = repr_of_global("r");

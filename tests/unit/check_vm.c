@@ -9,6 +9,7 @@
 #include <unistd.h>
 
 #include "compiler.h"
+#include "prelude.h"
 #include "vm.h"
 
 static struct vm *vm;
@@ -17,7 +18,7 @@ static struct code *code;
 
 static void setup(void)
 {
-	vm = vm_new();
+	vm = prelude_vm_new();
 	src = NULL;
 	code = NULL;
 }
@@ -649,6 +650,32 @@ START_TEST(test_reentrant_builtin)
 }
 END_TEST
 
+/* vm_new gives the language's names only; each layer above adds its own
+ * (prelude_install), so the fixture's VM has them all */
+START_TEST(test_layers_install_their_names)
+{
+	struct vm *full = vm;
+	vm = vm_new();
+	char *got = global_repr("r = (len([1, 2]), float32, int('3'))\n", "r");
+	ck_assert_str_eq(got, "(2, float32, 3)");
+	free(got);
+	ck_assert_int_lt(run("zeros(2)\n"), 0);
+	ck_assert_str_eq(vm_error_message(vm), "name 'zeros' is not defined");
+	vm_error_clear(vm);
+	ck_assert_int_lt(run("compile\n"), 0);
+	ck_assert_str_eq(vm_error_message(vm), "name 'compile' is not defined");
+	vm_error_clear(vm);
+	prelude_install(vm);
+	got = global_repr("r = (zeros(2), type(compile))\n", "r");
+	ck_assert_str_eq(got, "(tensor([0.0000, 0.0000]), <class 'builtin_function_or_method'>)");
+	free(got);
+	vm_free(vm);
+	vm = full;
+	ck_assert(!val_is_err(vm_get_global(vm, "__name__")));
+	ck_assert_int_eq(run("r = zeros(1)\ncompile\n"), 0);
+}
+END_TEST
+
 static Suite *vm_suite(void)
 {
 	Suite *s = suite_create("vm");
@@ -672,6 +699,7 @@ static Suite *vm_suite(void)
 	tcase_add_test(tc, test_run_frame_at_pc);
 	tcase_add_test(tc, test_step);
 	tcase_add_test(tc, test_reentrant_builtin);
+	tcase_add_test(tc, test_layers_install_their_names);
 	suite_add_tcase(s, tc);
 	return s;
 }

@@ -37,7 +37,7 @@ struct profile_place {         /* one frame of a user stack */
 
 struct profile_break {
 	char *code, *category, *message;
-	const char *hint;           /* from core/breaks.def; NULL for an unknown code */
+	const char *hint;           /* from core/base/breaks.def; NULL for an unknown code */
 	struct profile_place at;    /* the breaking instruction (innermost frame) */
 	int col;
 	int nstack;                 /* the user stack, outermost first ([nstack-1] is at) */

@@ -1,6 +1,6 @@
 #!/bin/sh
 # tests/e2e/docs/break_doc.sh - doc/graph-breaks.md is what
-# `tjit --list-break-codes` prints from core/breaks.def: fails when the
+# `tjit --list-break-codes` prints from core/base/breaks.def: fails when the
 # table changed and the page was not regenerated (`make update-break-doc`).
 # Environment: TJIT (default ./tjit), TJ_SRCDIR (the top source folder;
 # default: three levels above this script).

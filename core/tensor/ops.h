@@ -22,6 +22,15 @@
  * are NOT here (the VM defines dtype names). NULL-terminated. */
 extern const struct builtin_def ops_functions[];
 
+/* ---- ops_install.c: the tensor layer plugged into the language ----
+ * ops_install_hooks installs the table behind VAL_TENSOR (vm_tensor_hooks,
+ * vm.h) for the whole process; tensor.c calls it when it makes its first
+ * tensor, so that no tensor value ever meets an empty table. ops_install
+ * defines ops_functions[] as builtins of vm (except the names the language
+ * already defines). */
+void ops_install_hooks(void);
+void ops_install(struct vm *vm);
+
 /* a + b etc. when at least one side is a tensor (the other may be an int,
  * float, bool or tensor; anything else: "unsupported operand type(s) for +:
  * 'Tensor' and 'str'"). */

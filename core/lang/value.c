@@ -9,9 +9,9 @@
 
 #include "builtin.h"
 #include "code.h"
+#include "dtype.h"
 #include "error.h"
 #include "hash.h"
-#include "tensor.h"
 #include "value.h"
 #include "util.h"
 #include "vm.h"
@@ -160,7 +160,7 @@ static void obj_free_now(value v)
 		code_free(val_code(v));
 		break;
 	case VAL_TENSOR:
-		tensor_free(val_as_tensor(v));
+		vm_tensor_hooks->free((struct tensor *)v.o);
 		break;
 	case VAL_OBJECT: {
 		struct object *o = (struct object *)v.o;
@@ -228,10 +228,8 @@ value str_intern(const char *s, size_t len)
 	if (interned.n * 2 >= interned.cap) {
 		size_t ncap = interned.cap ? interned.cap * 2 : 256;
 		struct str **ns = calloc(ncap, sizeof(*ns));
-		if (!ns) {
-			fputs("tjit: out of memory\n", stderr);
-			abort();
-		}
+		if (!ns)
+			util_oom(); /* as every value constructor (xmalloc): see doc/internals.md */
 		for (size_t i = 0; i < interned.cap; i++) {
 			struct str *e = interned.slots[i];
 			if (!e)
@@ -503,10 +501,8 @@ static void gc_add(struct gc_graph *g, value v)
 		free(g->slots);
 		g->nslots = g->nslots ? g->nslots * 4 : 64;
 		g->slots = calloc(g->nslots, sizeof(size_t));
-		if (!g->slots) {
-			fputs("tjit: out of memory\n", stderr);
-			abort();
-		}
+		if (!g->slots)
+			util_oom();
 		for (size_t i = 0; i < g->n; i++)
 			g->slots[gc_find(g, g->nodes[i].o)] = i + 1;
 	}
@@ -933,7 +929,7 @@ void val_repr(value v, struct strbuf *out)
 		sb_printf(out, "<code object %s>", val_code(v)->name);
 		break;
 	case VAL_TENSOR:
-		tensor_format(val_as_tensor(v), out);
+		vm_tensor_hooks->repr((const struct tensor *)v.o, out);
 		break;
 	case VAL_OBJECT: {
 		struct object *o = (struct object *)v.o;

@@ -1,4 +1,4 @@
-/* breaks.h - the graph-break codes of core/breaks.def as a table: the
+/* breaks.h - the graph-break codes of core/base/breaks.def as a table: the
  * compile log, explain and the profiler's report read their rows; the
  * tracer expands the enum from the same file (tracer.h). Base layer: no
  * VM, so that the tools' library can link it alone. */

@@ -457,7 +457,7 @@ static void pass_guards(struct job *j)
 	record_guards(&j->rec, j->tr->guards);
 }
 
-/* graph_verify(g) (core/graph.c) after every pass that makes or changes
+/* graph_verify(g) (core/trace/graph.c) after every pass that makes or changes
  * a graph: in debug and test builds (doc/building.md) a broken graph stops
  * the program there, naming the pass (graph_check); otherwise nothing. */
 static int verify(struct job *j, const struct graph *g, const char *after)

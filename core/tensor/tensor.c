@@ -17,7 +17,9 @@
 #include <string.h>
 #include <unistd.h>
 
+#include "ops.h"
 #include "tensor_impl.h"
+#include "vm.h"
 
 void (*tensor_grad_fn_release)(struct ag_node *node);
 
@@ -230,6 +232,10 @@ void shape_contig_strides(int ndim, const int64_t *shape, int64_t *strides)
 
 static tensor *header_new(dtype dt, int ndim, const int64_t *shape)
 {
+	/* a tensor is a tj value from birth: the VM reaches it through the
+	 * tensor layer's hooks, installed here with the first tensor */
+	if (__builtin_expect(!vm_tensor_hooks, 0))
+		ops_install_hooks();
 	tensor *t = calloc(1, sizeof *t);
 	if (!t) {
 		tj_error_set("out of memory");

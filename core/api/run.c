@@ -15,6 +15,7 @@
 #include "backend.h"
 #include "explain.h"
 #include "frame_eval.h"
+#include "prelude.h"
 #include "runtime.h"
 #include "util.h"
 #include "vm.h"
@@ -194,7 +195,7 @@ int run_program(const struct run_options *o, struct run_result *res)
 	struct code *code = src && rt ? compile_program(src, &status) : NULL;
 	if (code) {
 		struct explain_program *ex = o->explain ? explain_program_begin(rt->log) : NULL;
-		struct vm *vm = vm_new();
+		struct vm *vm = prelude_vm_new();
 		vm_set_runtime(vm, rt);
 		value r = vm_run_module(vm, code);
 		if (val_is_err(r)) {

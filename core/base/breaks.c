@@ -50,7 +50,7 @@ void breaks_doc(struct strbuf *out)
 {
 	sb_puts(out, "# Graph-break codes\n"
 		     "\n"
-		     "<!-- Generated from core/breaks.def by `tjit --list-break-codes`: do not\n"
+		     "<!-- Generated from core/base/breaks.def by `tjit --list-break-codes`: do not\n"
 		     "     edit; run `make update-break-doc` after changing breaks.def. -->\n"
 		     "\n"
 		     "Every graph break that tjit makes has a stable code. The code is in the\n"

@@ -4,7 +4,7 @@
  * registers and has inline fast paths for ints, floats, range loops, list
  * indexing and calls of user functions; everything else goes through the
  * Python-semantics helpers below it (vm_binary, vm_compare, ...), which
- * hand tensors to ops.h.
+ * hand tensors to the table the tensor layer installs (vm_tensor_hooks).
  */
 #define _GNU_SOURCE
 #include <math.h>
@@ -13,8 +13,7 @@
 #include <string.h>
 #include <sys/mman.h>
 
-#include "ops.h"
-#include "tensor.h"
+#include "dtype.h"
 #include "util.h"
 #include "vm.h"
 
@@ -658,13 +657,12 @@ struct frame *vm_push_frame(struct vm *vm, struct code *c, struct func *fn)
 static void tb_add(struct vm *vm, struct frame *f)
 {
 	if (vm->ntb == vm->tb_cap) {
-		vm->tb_cap = vm->tb_cap ? vm->tb_cap * 2 : 16;
-		struct tb_entry *n = realloc(vm->tb, sizeof(*n) * (size_t)vm->tb_cap);
-		if (!n) {
-			fputs("tjit: out of memory\n", stderr);
-			abort();
-		}
+		int cap = vm->tb_cap ? vm->tb_cap * 2 : 16;
+		struct tb_entry *n = realloc(vm->tb, sizeof(*n) * (size_t)cap);
+		if (!n)
+			return; /* the error still unwinds, with a shorter traceback */
 		vm->tb = n;
+		vm->tb_cap = cap;
 	}
 	f->code->hdr.rc++;
 	vm->tb[vm->ntb].code = f->code;
@@ -1882,11 +1880,18 @@ static value seq_concat(value a, value b)
 	return r;
 }
 
+const struct vm_tensor_hooks *vm_tensor_hooks;
+
+void vm_set_tensor_hooks(const struct vm_tensor_hooks *hooks)
+{
+	vm_tensor_hooks = hooks;
+}
+
 value vm_binary(enum vm_binop op, value a, value b)
 {
 	if (a.tag == VAL_TENSOR || b.tag == VAL_TENSOR || op == VB_MATMUL) {
 		if (a.tag == VAL_TENSOR || b.tag == VAL_TENSOR)
-			return ops_binary(op, a, b);
+			return vm_tensor_hooks->binary(op, a, b);
 		goto unsupported;
 	}
 	if (is_intlike(a) && is_intlike(b)) {
@@ -1973,7 +1978,7 @@ value vm_unary_neg(value a)
 	case VAL_FLOAT:
 		return val_float(-a.f);
 	case VAL_TENSOR:
-		return ops_unary_neg(a);
+		return vm_tensor_hooks->neg(a);
 	default:
 		return vm_raise("bad operand type for unary -: '%s'", val_type_name(a));
 	}
@@ -1990,7 +1995,7 @@ int vm_truth(value v, bool *out)
 	case VAL_LIST: *out = val_list(v)->len != 0; return 0;
 	case VAL_TUPLE: *out = val_tuple(v)->len != 0; return 0;
 	case VAL_RANGE: *out = val_range(v)->len != 0; return 0;
-	case VAL_TENSOR: return ops_truth(v, out);
+	case VAL_TENSOR: return vm_tensor_hooks->truth(v, out);
 	case VAL_ERR: tj_error_set("truth of an error value"); return -1;
 	default: *out = true; return 0;
 	}
@@ -2153,7 +2158,7 @@ value vm_compare(enum vm_cmpop op, value a, value b)
 		break;
 	}
 	if (a.tag == VAL_TENSOR || b.tag == VAL_TENSOR)
-		return ops_compare(op, a, b);
+		return vm_tensor_hooks->compare(op, a, b);
 	if (is_number(a) && is_number(b))
 		return val_bool(cmp_result(op, num_cmp(a, b)));
 	if (op == VC_EQ || op == VC_NE) {
@@ -2182,7 +2187,7 @@ value vm_getattr(struct vm *vm, value obj, struct str *name)
 {
 	switch ((value_tag)obj.tag) {
 	case VAL_TENSOR:
-		return ops_getattr(obj, name);
+		return vm_tensor_hooks->getattr(obj, name);
 	case VAL_OBJECT: {
 		struct object *o = (struct object *)obj.o;
 		if (o->type->getattr) {
@@ -2302,7 +2307,7 @@ value vm_subscript(value obj, value idx)
 {
 	switch ((value_tag)obj.tag) {
 	case VAL_TENSOR:
-		return ops_subscript(obj, idx);
+		return vm_tensor_hooks->subscript(obj, idx);
 	case VAL_LIST:
 	case VAL_TUPLE: {
 		bool is_list = obj.tag == VAL_LIST;
@@ -2475,14 +2480,8 @@ value vm_get_iter(value v)
 		it = iter_new(ITER_STR, v);
 		val_iter(it)->n = (int64_t)val_str(v)->len;
 		return it;
-	case VAL_TENSOR: {
-		tensor *t = val_as_tensor(v);
-		if (t->ndim == 0)
-			return vm_raise("iteration over a 0-d tensor");
-		it = iter_new(ITER_TENSOR, v);
-		val_iter(it)->n = t->shape[0];
-		return it;
-	}
+	case VAL_TENSOR:
+		return vm_tensor_hooks->iter(v);
 	case VAL_ITER:
 		val_incref(v);
 		return v;
@@ -2553,7 +2552,7 @@ int vm_iter_next(value itv, value *out)
 	case ITER_TENSOR: {
 		if (it->i >= it->n)
 			return 0;
-		value r = ops_subscript(it->seq, val_int(it->i));
+		value r = vm_tensor_hooks->subscript(it->seq, val_int(it->i));
 		if (val_is_err(r))
 			return -1;
 		it->i++;
@@ -2655,14 +2654,7 @@ int64_t vm_len(value v)
 	case VAL_LIST: return (int64_t)val_list(v)->len;
 	case VAL_TUPLE: return (int64_t)val_tuple(v)->len;
 	case VAL_RANGE: return val_range(v)->len;
-	case VAL_TENSOR: {
-		tensor *t = val_as_tensor(v);
-		if (t->ndim == 0) {
-			tj_error_set("len() of a 0-d tensor");
-			return -1;
-		}
-		return t->shape[0];
-	}
+	case VAL_TENSOR: return vm_tensor_hooks->len(v);
 	default:
 		tj_error_set("object of type '%s' has no len()", val_type_name(v));
 		return -1;

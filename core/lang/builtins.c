@@ -1,6 +1,8 @@
-/* builtins.c - the Python builtins of tj (print, len, range, int, ...),
- * the list and str methods, and the registration of the tensor functions
- * of ops.h as builtins. */
+/* builtins.c - the Python builtins of tj (print, len, range, int, ...) and
+ * the list and str methods: the language's own names. On a tensor argument
+ * (int(t), abs(t), max(t), ...) they call the table the tensor layer
+ * installs (vm_tensor_hooks); the tensor functions themselves are its
+ * builtins (ops_install). */
 #define _GNU_SOURCE
 #include <ctype.h>
 #include <errno.h>
@@ -9,9 +11,7 @@
 #include <string.h>
 #include <time.h>
 
-#include "frame_eval.h"
-#include "ops.h"
-#include "tensor.h"
+#include "dtype.h"
 #include "vm.h"
 
 /* ---- argument helpers ---- */
@@ -90,14 +90,6 @@ static value no_args(const char *fname, int nargs, value kwnames)
 }
 
 /* the ops function of a name (sum, max, ...), found once */
-static builtin_fn ops_fn(const char *name)
-{
-	for (const struct builtin_def *d = ops_functions; d->name; d++)
-		if (strcmp(d->name, name) == 0)
-			return d->fn;
-	return NULL;
-}
-
 static bool first_is_tensor(const value *args, int nargs, value kwnames)
 {
 	return nargs - nkw_of(kwnames) > 0 && args[0].tag == VAL_TENSOR;
@@ -297,14 +289,6 @@ static value b_zip(struct vm *vm, const value *args, int nargs, value kwnames)
 
 /* ---- conversions: int float bool str list tuple ---- */
 
-/* int(t) and float(t): PyTorch's message differs from t.item()'s. */
-static value tensor_to_python_scalar(value x)
-{
-	if (val_as_tensor(x)->numel != 1)
-		return vm_raise("only one element tensors can be converted to Python scalars");
-	return ops_item(x);
-}
-
 static value int_from_double(double d)
 {
 	if (isnan(d))
@@ -423,7 +407,7 @@ static value b_int(struct vm *vm, const value *args, int nargs, value kwnames)
 	case VAL_FLOAT: return int_from_double(x.f);
 	case VAL_STR: return int_from_str(val_str(x), 10);
 	case VAL_TENSOR: {
-		value item = tensor_to_python_scalar(x);
+		value item = vm_tensor_hooks->scalar(x);
 		if (val_is_err(item))
 			return item;
 		if (item.tag == VAL_FLOAT)
@@ -506,7 +490,7 @@ static value b_float(struct vm *vm, const value *args, int nargs, value kwnames)
 	case VAL_BOOL: return val_float(x.b);
 	case VAL_STR: return float_from_str(val_str(x));
 	case VAL_TENSOR: {
-		value item = tensor_to_python_scalar(x);
+		value item = vm_tensor_hooks->scalar(x);
 		if (val_is_err(item))
 			return item;
 		if (item.tag == VAL_INT)
@@ -599,17 +583,13 @@ static value b_tuple(struct vm *vm, const value *args, int nargs, value kwnames)
 
 /* ---- abs, round, sum, min, max ---- */
 
-/* the tensor function sum of ops_functions[] (abs round max min are not
- * there: ops.h gives ops_builtin_* for them) */
-static builtin_fn ops_sum;
-
 static value b_abs(struct vm *vm, const value *args, int nargs, value kwnames)
 {
 	(void)vm;
 	if (val_is_err(exactly_one("abs", nargs, kwnames)))
 		return val_err();
 	if (args[0].tag == VAL_TENSOR)
-		return ops_builtin_abs(args[0]);
+		return vm_tensor_hooks->abs(args[0]);
 	value x = args[0];
 	switch (x.tag) {
 	case VAL_INT:
@@ -704,7 +684,7 @@ static value b_round(struct vm *vm, const value *args, int nargs, value kwnames)
 		return val_int(r);
 	}
 	if (x.tag == VAL_TENSOR) {
-		return ops_builtin_round(x, val_int(has_nd ? nd : 0));
+		return vm_tensor_hooks->round(x, val_int(has_nd ? nd : 0));
 	}
 	if (x.tag == VAL_FLOAT) {
 		if (!has_nd)
@@ -716,8 +696,8 @@ static value b_round(struct vm *vm, const value *args, int nargs, value kwnames)
 
 static value b_sum(struct vm *vm, const value *args, int nargs, value kwnames)
 {
-	if (first_is_tensor(args, nargs, kwnames) && ops_sum)
-		return ops_sum(vm, args, nargs, kwnames);
+	if (first_is_tensor(args, nargs, kwnames))
+		return vm_tensor_hooks->sum(vm, args, nargs, kwnames);
 	static const char *const kws[] = {"iterable", "start", NULL};
 	value kv[2] = {val_err(), val_int(0)};
 	int npos = take_kw("sum", args, nargs, kwnames, kws, kv);
@@ -843,14 +823,14 @@ static value minmax(struct vm *vm, const char *fname, bool is_max, const value *
 static value b_max(struct vm *vm, const value *args, int nargs, value kwnames)
 {
 	if (first_is_tensor(args, nargs, kwnames))
-		return ops_builtin_max(vm, args, nargs, kwnames);
+		return vm_tensor_hooks->max(vm, args, nargs, kwnames);
 	return minmax(vm, "max", true, args, nargs, kwnames);
 }
 
 static value b_min(struct vm *vm, const value *args, int nargs, value kwnames)
 {
 	if (first_is_tensor(args, nargs, kwnames))
-		return ops_builtin_min(vm, args, nargs, kwnames);
+		return vm_tensor_hooks->min(vm, args, nargs, kwnames);
 	return minmax(vm, "min", false, args, nargs, kwnames);
 }
 
@@ -1535,11 +1515,6 @@ static const struct builtin_def python_builtins[] = {
 
 void builtins_install(struct vm *vm)
 {
-	static bool looked_up;
-	if (!looked_up) {
-		ops_sum = ops_fn("sum");
-		looked_up = true;
-	}
 	for (const struct builtin_def *d = python_builtins; d->name; d++) {
 		value b = builtin_new(d->name, d->fn);
 		vm_set_builtin(vm, d->name, b);
@@ -1558,15 +1533,4 @@ void builtins_install(struct vm *vm)
 	vm_set_builtin(vm, "float32", val_dtype(DT_FLOAT32));
 	vm_set_builtin(vm, "float64", val_dtype(DT_FLOAT64));
 	vm_set_builtin(vm, "int64", val_dtype(DT_INT64));
-	for (const struct builtin_def *d = ops_functions; d->name; d++) {
-		value name = str_from_cstr(d->name);
-		bool taken = !val_is_err(vm_lookup_name(vm, val_str(name)));
-		val_decref(name);
-		if (taken)
-			continue;
-		value b = builtin_new(d->name, d->fn);
-		vm_set_builtin(vm, d->name, b);
-		val_decref(b);
-	}
-	compile_api_install(vm); /* compile, disable, explain, ... (frame_eval.h) */
 }

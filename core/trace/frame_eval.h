@@ -59,7 +59,7 @@ void frame_eval_skip_next(struct runtime *rt, struct code *code);
 
 /* compile_api.c: installs compile, disable, disallow_in_graph,
  * allow_in_graph, graph_break, reset, freeze, is_compiling and explain as
- * builtins of vm (builtins_install calls it). */
+ * builtins of vm (prelude_install calls it). */
 void compile_api_install(struct vm *vm);
 
 #endif

@@ -66,7 +66,9 @@ struct frame {
 struct vm;
 
 /* ---- life cycle ---- */
-struct vm *vm_new(void);     /* with the builtins and __name__ == "__main__" */
+/* A VM with the language's builtins (builtins_install) and __name__ ==
+ * "__main__"; prelude_vm_new (prelude.h) adds the names of every layer. */
+struct vm *vm_new(void);
 void vm_free(struct vm *vm);
 
 /* Runs a module code object; its globals stay in the VM. Returns None or
@@ -159,7 +161,41 @@ int vm_iter_next(value it, value *out);           /* 1: *out set (new ref), 0: e
 value vm_sequence_to_list(value v);               /* list(v) */
 int64_t vm_len(value v);                          /* len(v), -1 after an error */
 
-/* ---- builtins.c ---- */
+/* ---- the tensor extension ----
+ * The language knows VAL_TENSOR as a tag and struct tensor as a name: what
+ * a tensor does is in this table, which the tensor layer fills and installs
+ * (ops_install_hooks, ops.h) when it makes its first tensor, so that the VM
+ * calls up into no layer above its own and no tensor meets an empty table. Each slot keeps the convention
+ * of the function that calls it: free (obj_free), repr (val_repr), binary
+ * (vm_binary, a tensor on either side), compare, neg, truth, getattr,
+ * subscript (x[i], and each step of iterating a tensor), iter (iter(t)),
+ * len (len(t)), scalar (int(t) and float(t): the number in a one-element
+ * tensor), abs and round (the builtins on a tensor, round's ndigits as an
+ * int), sum, max and min (the builtins when the first argument is a tensor). */
+struct tensor;
+struct vm_tensor_hooks {
+	void (*free)(struct tensor *t);
+	void (*repr)(const struct tensor *t, struct strbuf *out);
+	value (*binary)(enum vm_binop op, value a, value b);
+	value (*compare)(enum vm_cmpop op, value a, value b);
+	value (*neg)(value a);
+	int (*truth)(value v, bool *out);
+	value (*getattr)(value self, struct str *name);
+	value (*subscript)(value self, value index);
+	value (*iter)(value self);
+	int64_t (*len)(value self);
+	value (*scalar)(value self);
+	value (*abs)(value self);
+	value (*round)(value self, value ndigits);
+	builtin_fn sum, max, min;
+};
+/* NULL until the tensor layer installs its table (no tensor exists then) */
+extern const struct vm_tensor_hooks *vm_tensor_hooks;
+void vm_set_tensor_hooks(const struct vm_tensor_hooks *hooks);
+
+/* ---- builtins.c: the language's own builtins ---- */
+/* print len range int ... sorted, the type names and the dtype names; the
+ * layers above add theirs (ops_install, prelude_install) */
 void builtins_install(struct vm *vm);            /* called by vm_new */
 /* list and str methods, bound to self; val_err() with no error pending when none */
 value builtins_method(struct vm *vm, value self, struct str *name);

@@ -11,7 +11,7 @@
 
 /* ---- the arena ---- */
 
-/* n zeroed bytes in the attempt's arena (core/arena.h) */
+/* n zeroed bytes in the attempt's arena (core/base/arena.h) */
 void *trace_alloc(struct tstate *st, size_t n)
 {
 	void *p = arena_alloc(&st->arena, n);
