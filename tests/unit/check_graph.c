@@ -139,6 +139,23 @@ START_TEST(test_fresh_names)
 }
 END_TEST
 
+/* Enough names to regrow the name table many times: each one must come
+ * back as asked (under ASan, a name read from a slot of the table before
+ * it grew is a use after free). */
+START_TEST(test_fresh_names_many)
+{
+	struct graph *g = graph_new("f", "0/0", NULL, 1, STAGE_CAPTURED);
+	for (int i = 0; i < 3000; i++) {
+		char base[32], want[40];
+		snprintf(base, sizeof base, "v%d", i);
+		ck_assert_str_eq(graph_fresh_name(g, base), base);
+		snprintf(want, sizeof want, "%s_1", base);
+		ck_assert_str_eq(graph_fresh_name(g, base), want);
+	}
+	graph_free(g);
+}
+END_TEST
+
 START_TEST(test_types_and_args)
 {
 	struct gnode n;
@@ -736,6 +753,7 @@ static Suite *graph_suite(void)
 	tcase_add_checked_fixture(tc, setup, teardown);
 	tcase_add_test(tc, test_print_language_section_7);
 	tcase_add_test(tc, test_fresh_names);
+	tcase_add_test(tc, test_fresh_names_many);
 	tcase_add_test(tc, test_types_and_args);
 	tcase_add_test(tc, test_copy_and_truncate);
 	tcase_add_test(tc, test_interpret);
