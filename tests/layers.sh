@@ -10,7 +10,7 @@
 #
 # With the core library built (its objects in TJ_BUILDDIR/core), it also
 # fails when an object calls or reads a symbol defined in a layer above
-# its own, except the known ones listed in KNOWN_UP below.
+# its own.
 #
 # Environment: TJ_SRCDIR (the top source folder; default: the folder above
 # this script), TJ_BUILDDIR (default: the current folder).
@@ -19,15 +19,6 @@ self=$(cd "$(dirname "$0")" && pwd)/$(basename "$0")
 top=${TJ_SRCDIR:-$(cd "$(dirname "$0")/.." && pwd)}
 build=${TJ_BUILDDIR:-.}
 [ -f "$top/core/LAYERS" ] || { echo "layers.sh: no core/LAYERS under $top (set TJ_SRCDIR)" >&2; exit 99; }
-
-# Symbols of an upper layer that the layers below still use, known and
-# not fixed yet: each is a debt to pay, not a pattern to follow. The tracer
-# asks the compile API which builtins are compile, disable, ... and which
-# ops disallow_in_graph took out.
-KNOWN_UP='
-compile_api_classify
-compile_api_op_disallowed
-'
 
 syms=$(mktemp "${TMPDIR:-/tmp}/layers.XXXXXX") || exit 99
 trap 'rm -f "$syms"' EXIT
@@ -42,7 +33,7 @@ fi
 
 cd "$top" || exit 99
 find core -type f \( -name '*.c' -o -name '*.h' -o -name '*.def' \) | sort |
-awk -v layers_file=core/LAYERS -v syms="$syms" -v known="$(echo "$KNOWN_UP" | tr '\n' ';')" '
+awk -v layers_file=core/LAYERS -v syms="$syms" '
 function base(p) { sub(/.*\//, "", p); return p }
 function stem(p) { p = base(p); sub(/\.[^.]*$/, "", p); return p }
 function dir(p) { if (p !~ /\//) return ""; sub(/\/[^\/]*$/, "", p); return p }
@@ -63,10 +54,6 @@ BEGIN {
 			rank[line] = n++
 	}
 	if (n == 0) { print "layers.sh: no layers in " layers_file; exit 99 }
-	nk = split(known, kl, ";")
-	for (i = 1; i <= nk; i++)
-		if (kl[i] != "")
-			known_up[kl[i]] = 1
 }
 { files[++nf] = $0 }
 END {
@@ -134,7 +121,7 @@ END {
 			continue
 		fl = layer[by_stem[u[1]]]; dl = layer[by_stem[def[u[2]]]]
 		ncalls++
-		if (rank[dl] <= rank[fl] || (u[2] in known_up))
+		if (rank[dl] <= rank[fl])
 			continue
 		fail(by_stem[u[1]] ": uses " u[2] " of " by_stem[def[u[2]]] ", layer " dl ", above its layer " fl)
 	}
