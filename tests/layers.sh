@@ -134,7 +134,8 @@ END {
 ' || exit
 
 # The check must be able to fail: a tree of two layers where the lower one
-# includes a header of the upper one.
+# includes a header of the upper one and, when a C compiler is at hand
+# ($CC, else cc), calls a function of it.
 [ -n "${TJ_LAYERS_SELF_TEST:-}" ] && exit 0
 tree=$(mktemp -d "${TMPDIR:-/tmp}/layers.XXXXXX") || exit 99
 trap 'rm -f "$syms"; rm -rf "$tree"' EXIT
@@ -142,8 +143,22 @@ mkdir -p "$tree/core/low" "$tree/core/high"
 printf 'low\nhigh\n' >"$tree/core/LAYERS"
 printf '#include "high.h"\n' >"$tree/core/low/low.h"
 : >"$tree/core/high/high.h"
+printf 'void high_fn(void);\nvoid low_fn(void) { high_fn(); }\n' >"$tree/core/low/low.c"
+printf 'void high_fn(void) {}\n' >"$tree/core/high/high.c"
+calls=
+if (cd "$tree" && ${CC:-cc} -c -o core/low/low.o core/low/low.c &&
+	${CC:-cc} -c -o core/high/high.o core/high/high.c) >/dev/null 2>&1; then
+	calls=1
+else
+	echo "layers.sh: no C compiler: the self-test checks includes only"
+fi
 got=$(TJ_LAYERS_SELF_TEST=1 TJ_SRCDIR="$tree" TJ_BUILDDIR="$tree" sh "$self")
 case $got in
 *"FAIL: core/low/low.h:1: includes high.h of layer high, above its layer low"*) ;;
 *) echo "FAIL: an include up the layers went unnoticed: $got"; exit 1 ;;
+esac
+[ -z "$calls" ] && exit 0
+case $got in
+*"FAIL: core/low/low.c: uses high_fn of core/high/high.c, layer high, above its layer low"*) ;;
+*) echo "FAIL: a call up the layers went unnoticed: $got"; exit 1 ;;
 esac

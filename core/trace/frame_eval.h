@@ -3,7 +3,7 @@
  * cache limit, frozen functions, running artifacts and resuming frames
  * after graph breaks.
  *
- * A compiled function's call (compile_api.c) installs the evaluator as the
+ * A compiled function's call (compiled_fn.c) installs the evaluator as the
  * VM's eval-frame hook for the dynamic extent of the call; every user
  * function call in that extent, at any depth, then comes here. Each call
  * looks its frame up in the cache of the VM's runtime (runtime.h): the
