@@ -4,7 +4,8 @@
  * compiled function, the disabled and allowed wrappers, the decorators)
  * live in the trace layer (compiled_fn.c), where the tracer sees them;
  * each builtin here carries its kind for the tracer (trace_kind). */
-#include <stdlib.h>
+#include "compile_api.h"
+
 #include <string.h>
 
 #include "backend.h"

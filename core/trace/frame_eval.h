@@ -57,9 +57,4 @@ bool frame_eval_is_tracing(void);
  * evaluator runs in the VM (its callees are still compiled); NULL clears. */
 void frame_eval_skip_next(struct runtime *rt, struct code *code);
 
-/* compile_api.c: installs compile, disable, disallow_in_graph,
- * allow_in_graph, graph_break, reset, freeze, is_compiling and explain as
- * builtins of vm (prelude_install calls it). */
-void compile_api_install(struct vm *vm);
-
 #endif
