@@ -1,192 +1,20 @@
 /* compile_api.c - the builtins that control compiling (LANGUAGE.md §5):
  * compile, disable, disallow_in_graph, allow_in_graph, graph_break,
- * reset, freeze, is_compiling and explain, and the objects they make: the
- * compiled function, the disabled and allowed wrappers, and the
- * decorators that compile(...) and disable(...) return when called
- * without a function. */
-#include <stdlib.h>
+ * reset, freeze, is_compiling and explain. The objects they make (the
+ * compiled function, the disabled and allowed wrappers, the decorators)
+ * live in the trace layer (compiled_fn.c), where the tracer sees them;
+ * each builtin here carries its kind for the tracer (trace_kind). */
+#include "compile_api.h"
+
 #include <string.h>
 
 #include "backend.h"
+#include "compiled_fn.h"
 #include "explain.h"
 #include "frame_eval.h"
 #include "ops.h"
 #include "runtime.h"
-#include "tracer.h"
 #include "vm.h"
-
-/* ---- the objects ---- */
-
-enum wrap_kind {
-	WRAP_COMPILED,      /* compile(f): runs f under the frame evaluator */
-	WRAP_DISABLED,      /* disable(f): f and its callees run eagerly */
-	WRAP_DISABLED_FRAME,/* disable(f, recursive=False): only f's frame runs eagerly */
-	WRAP_ALLOWED,       /* allow_in_graph(f): one opaque node in graphs */
-	WRAP_COMPILE_DECO,  /* compile(backend=...): applied to a function, compiles it */
-	WRAP_DISABLE_DECO,  /* disable(recursive=...): applied to a function, disables it */
-};
-
-struct wrapped {
-	struct object hdr;
-	enum wrap_kind kind;
-	value fn;                   /* owned; None for the decorators */
-	struct compile_config cfg;  /* COMPILED, COMPILE_DECO */
-	bool recursive;             /* DISABLE_DECO */
-};
-
-static const struct obj_type compiled_type, disabled_type, allowed_type, decorator_type;
-
-static const char *fn_name(value fn)
-{
-	if (fn.tag == VAL_FUNC)
-		return val_func(fn)->code->name;
-	if (fn.tag == VAL_BUILTIN)
-		return ((struct builtin *)fn.o)->name;
-	if (fn.tag == VAL_OBJECT && ((struct object *)fn.o)->type == &compiled_type)
-		return fn_name(((struct wrapped *)fn.o)->fn);
-	return val_type_name(fn);
-}
-
-static void wrapped_free(struct obj *o)
-{
-	struct wrapped *w = (struct wrapped *)o;
-	val_decref(w->fn);
-	free(w);
-}
-
-static void wrapped_repr(struct obj *o, struct strbuf *out)
-{
-	struct wrapped *w = (struct wrapped *)o;
-	switch (w->kind) {
-	case WRAP_COMPILED: /* as the function itself, as PyTorch's wrapper prints */
-	case WRAP_DISABLED:
-	case WRAP_DISABLED_FRAME:
-	case WRAP_ALLOWED:
-		val_repr(w->fn, out);
-		break;
-	case WRAP_COMPILE_DECO:
-		sb_puts(out, "<compile decorator>");
-		break;
-	case WRAP_DISABLE_DECO:
-		sb_puts(out, "<disable decorator>");
-		break;
-	}
-}
-
-static value wrapped_getattr(struct obj *o, struct str *name)
-{
-	struct wrapped *w = (struct wrapped *)o;
-	if (str_eq_cstr(name, "__name__") && w->fn.tag != VAL_NONE)
-		return str_from_cstr(fn_name(w->fn));
-	return val_err();
-}
-
-static value wrapped_new(const struct obj_type *type, enum wrap_kind kind, value fn)
-{
-	struct wrapped *w = calloc(1, sizeof *w);
-	if (!w)
-		return vm_raise("out of memory");
-	w->hdr.hdr.rc = 1;
-	w->hdr.type = type;
-	w->kind = kind;
-	val_incref(fn);
-	w->fn = fn;
-	return val_obj(VAL_OBJECT, w);
-}
-
-static value compiled_new(value fn, const struct compile_config *cfg)
-{
-	value r = wrapped_new(&compiled_type, WRAP_COMPILED, fn);
-	if (val_is_err(r))
-		return r;
-	struct wrapped *w = (struct wrapped *)r.o;
-	w->cfg = *cfg;
-	if (fn.tag == VAL_FUNC) {
-		w->cfg.owner_name = val_func(fn)->code->name;
-		w->cfg.owner_src = val_func(fn)->code->src;
-		w->cfg.owner_line = val_func(fn)->code->firstline;
-	} else if (fn.tag == VAL_OBJECT && ((struct object *)fn.o)->type == &compiled_type) {
-		struct wrapped *inner = (struct wrapped *)fn.o;
-		w->cfg.owner_name = inner->cfg.owner_name;
-		w->cfg.owner_src = inner->cfg.owner_src;
-		w->cfg.owner_line = inner->cfg.owner_line;
-	}
-	return r;
-}
-
-static value disable_apply(value fn, bool recursive);
-
-/* --eager: compile() and freeze() return their function unchanged */
-static bool compile_disabled(struct vm *vm)
-{
-	struct runtime *rt = vm_runtime(vm);
-	return rt && rt->sw.disabled;
-}
-
-static value wrapped_call(struct obj *o, struct vm *vm, const value *args, int nargs, value kwnames)
-{
-	struct wrapped *w = (struct wrapped *)o;
-	value self = val_obj(VAL_OBJECT, o);
-	val_incref(self); /* the call may drop the last other reference */
-	value r;
-	switch (w->kind) {
-	case WRAP_COMPILED:
-		r = frame_eval_call(vm, &w->cfg, w->fn, args, nargs, kwnames);
-		break;
-	case WRAP_DISABLED:
-	case WRAP_ALLOWED: {
-		void *ctx;
-		vm_eval_frame_fn hook = vm_get_eval_frame(vm, &ctx);
-		vm_set_eval_frame(vm, NULL, NULL);
-		r = vm_call(vm, w->fn, args, nargs, kwnames);
-		vm_set_eval_frame(vm, hook, ctx);
-		break;
-	}
-	case WRAP_DISABLED_FRAME: {
-		struct runtime *rt = vm_runtime(vm);
-		if (rt && w->fn.tag == VAL_FUNC)
-			frame_eval_skip_next(rt, val_func(w->fn)->code);
-		r = vm_call(vm, w->fn, args, nargs, kwnames);
-		if (rt)
-			frame_eval_skip_next(rt, NULL);
-		break;
-	}
-	case WRAP_COMPILE_DECO:
-		if (nargs != 1 || kwnames.tag == VAL_TUPLE) {
-			r = vm_raise("compile() decorator takes exactly one function");
-			break;
-		}
-		r = compile_disabled(vm) ? (val_incref(args[0]), args[0]) : compiled_new(args[0], &w->cfg);
-		break;
-	case WRAP_DISABLE_DECO:
-		if (nargs != 1 || kwnames.tag == VAL_TUPLE) {
-			r = vm_raise("disable() decorator takes exactly one function");
-			break;
-		}
-		r = disable_apply(args[0], w->recursive);
-		break;
-	default:
-		r = vm_raise("bad wrapper");
-	}
-	val_decref(self);
-	return r;
-}
-
-/* "function": type(compile(f)) is type(f) (builtins.c's type() maps objects so named) */
-static const struct obj_type compiled_type = {"function", wrapped_free, wrapped_repr, wrapped_getattr,
-					      wrapped_call};
-static const struct obj_type disabled_type = {"function", wrapped_free, wrapped_repr, wrapped_getattr,
-					      wrapped_call};
-static const struct obj_type allowed_type = {"function", wrapped_free, wrapped_repr, wrapped_getattr,
-					     wrapped_call};
-static const struct obj_type decorator_type = {"function", wrapped_free, wrapped_repr, wrapped_getattr,
-					       wrapped_call};
-
-static bool is_callable(value v)
-{
-	return v.tag == VAL_FUNC || v.tag == VAL_BUILTIN || v.tag == VAL_BOUND || v.tag == VAL_TYPE ||
-	       (v.tag == VAL_OBJECT && ((struct object *)v.o)->type->call);
-}
 
 /* ---- the builtins ---- */
 
@@ -217,29 +45,15 @@ static value b_compile(struct vm *vm, const value *args, int nargs, value kwname
 	if (!rt)
 		return vm_raise("compile(): no compile runtime in this VM");
 	runtime_apply_switches(rt, &cfg);
-	if (a[0].tag == VAL_NONE) {
-		value d = wrapped_new(&decorator_type, WRAP_COMPILE_DECO, val_none());
-		if (!val_is_err(d))
-			((struct wrapped *)d.o)->cfg = cfg;
-		return d;
-	}
-	if (!is_callable(a[0]))
+	if (a[0].tag == VAL_NONE)
+		return compiled_fn_compile_decorator(&cfg);
+	if (!compiled_fn_is_callable(a[0]))
 		return vm_raise("compile() expects a function, not %s", val_type_name(a[0]));
 	if (rt->sw.disabled) {
 		val_incref(a[0]);
 		return a[0];
 	}
-	return compiled_new(a[0], &cfg);
-}
-
-static value disable_apply(value fn, bool recursive)
-{
-	if (!is_callable(fn))
-		return vm_raise("disable() expects a function, not %s", val_type_name(fn));
-	/* disable(compile(f)) disables f itself, as in PyTorch */
-	while (fn.tag == VAL_OBJECT && ((struct object *)fn.o)->type == &compiled_type)
-		fn = ((struct wrapped *)fn.o)->fn;
-	return wrapped_new(&disabled_type, recursive ? WRAP_DISABLED : WRAP_DISABLED_FRAME, fn);
+	return compiled_fn_new(a[0], &cfg);
 }
 
 /* disable(fn=None, recursive=True) */
@@ -253,19 +67,9 @@ static value b_disable(struct vm *vm, const value *args, int nargs, value kwname
 	bool recursive;
 	if (arg_bool("disable", "recursive", a[1], &recursive) < 0)
 		return val_err();
-	if (a[0].tag == VAL_NONE) {
-		value d = wrapped_new(&decorator_type, WRAP_DISABLE_DECO, val_none());
-		if (!val_is_err(d))
-			((struct wrapped *)d.o)->recursive = recursive;
-		return d;
-	}
-	return disable_apply(a[0], recursive);
-}
-
-bool compile_api_op_disallowed(struct vm *vm, int op)
-{
-	struct runtime *rt = vm_runtime(vm);
-	return rt && op >= 0 && op < OPS_COUNT && rt->disallowed[op];
+	if (a[0].tag == VAL_NONE)
+		return compiled_fn_disable_decorator(recursive);
+	return compiled_fn_disable(a[0], recursive);
 }
 
 /* disallow_in_graph / allow_in_graph: op out of graphs, or back in */
@@ -274,7 +78,7 @@ static value set_disallowed(struct vm *vm, int op, bool on, const char *fn)
 	struct runtime *rt = vm_runtime(vm);
 	if (!rt)
 		return vm_raise("%s(): no compile runtime in this VM", fn);
-	rt->disallowed[op] = on;
+	runtime_set_op_disallowed(rt, op, on);
 	return val_none();
 }
 
@@ -321,7 +125,7 @@ static value b_allow_in_graph(struct vm *vm, const value *args, int nargs, value
 	}
 	if (args[0].tag != VAL_FUNC)
 		return vm_raise("allow_in_graph() expects a function, not %s", val_type_name(args[0]));
-	return wrapped_new(&allowed_type, WRAP_ALLOWED, args[0]);
+	return compiled_fn_allow(args[0]);
 }
 
 static value b_graph_break(struct vm *vm, const value *args, int nargs, value kwnames)
@@ -403,17 +207,14 @@ static value b_freeze(struct vm *vm, const value *args, int nargs, value kwnames
 	if (nargs != 1 || nkw_of(kwnames))
 		return vm_raise("freeze() takes exactly one argument (%d given)", nargs);
 	value cf = args[0];
-	if (compile_disabled(vm) && cf.tag != VAL_OBJECT) {
+	if (compiled_fn_eager(vm) && cf.tag != VAL_OBJECT) {
 		val_incref(cf);
 		return cf;
 	}
-	if (cf.tag != VAL_OBJECT || ((struct object *)cf.o)->type != &compiled_type)
+	value inner;
+	if (compiled_fn_classify(cf, &inner) != API_COMPILED)
 		return vm_raise("freeze() expects a compiled function, not %s", val_type_name(cf));
-	struct wrapped *w = (struct wrapped *)cf.o;
-	value r = compiled_new(w->fn, &w->cfg);
-	if (!val_is_err(r))
-		((struct wrapped *)r.o)->cfg.frozen = true;
-	return r;
+	return compiled_fn_freeze(cf);
 }
 
 static value b_is_compiling(struct vm *vm, const value *args, int nargs, value kwnames)
@@ -426,61 +227,34 @@ static value b_is_compiling(struct vm *vm, const value *args, int nargs, value k
 	return val_bool(frame_eval_is_tracing());
 }
 
-static const struct builtin_def api_builtins[] = {
-	{"compile", b_compile},
-	{"disable", b_disable},
-	{"disallow_in_graph", b_disallow_in_graph},
-	{"allow_in_graph", b_allow_in_graph},
-	{"graph_break", b_graph_break},
-	{"reset", b_reset},
-	{"freeze", b_freeze},
-	{"is_compiling", b_is_compiling},
-	{"mark_dynamic", b_mark_dynamic},
-	{"mark_static", b_mark_static},
-	{"explain", explain_builtin},
-	{NULL, NULL},
+/* each with what the tracer does on a call (compiled_fn.h): is_compiling()
+ * is true, graph_break() breaks the graph, the others break it as a
+ * control builtin */
+static const struct {
+	const char *name;
+	builtin_fn fn;
+	enum api_kind trace_kind;
+} api_builtins[] = {
+	{"compile", b_compile, API_CONTROL},
+	{"disable", b_disable, API_CONTROL},
+	{"disallow_in_graph", b_disallow_in_graph, API_CONTROL},
+	{"allow_in_graph", b_allow_in_graph, API_CONTROL},
+	{"graph_break", b_graph_break, API_GRAPH_BREAK},
+	{"reset", b_reset, API_CONTROL},
+	{"freeze", b_freeze, API_CONTROL},
+	{"is_compiling", b_is_compiling, API_IS_COMPILING},
+	{"mark_dynamic", b_mark_dynamic, API_CONTROL},
+	{"mark_static", b_mark_static, API_CONTROL},
+	{"explain", explain_builtin, API_CONTROL},
 };
 
 void compile_api_install(struct vm *vm)
 {
-	for (const struct builtin_def *d = api_builtins; d->name; d++) {
-		value b = builtin_new(d->name, d->fn);
-		vm_set_builtin(vm, d->name, b);
+	for (size_t i = 0; i < sizeof api_builtins / sizeof *api_builtins; i++) {
+		value b = builtin_new(api_builtins[i].name, api_builtins[i].fn);
+		if (!val_is_err(b))
+			((struct builtin *)b.o)->trace_kind = (int)api_builtins[i].trace_kind;
+		vm_set_builtin(vm, api_builtins[i].name, b);
 		val_decref(b);
 	}
-}
-
-enum api_kind compile_api_classify(value v, value *inner)
-{
-	*inner = val_none();
-	if (v.tag == VAL_BUILTIN) {
-		builtin_fn fn = ((struct builtin *)v.o)->fn;
-		if (fn == b_is_compiling)
-			return API_IS_COMPILING;
-		if (fn == b_graph_break)
-			return API_GRAPH_BREAK;
-		for (const struct builtin_def *d = api_builtins; d->name; d++)
-			if (d->fn == fn)
-				return API_CONTROL;
-		return API_NONE;
-	}
-	if (v.tag != VAL_OBJECT)
-		return API_NONE;
-	const struct obj_type *t = ((struct object *)v.o)->type;
-	struct wrapped *w = (struct wrapped *)v.o;
-	if (t == &compiled_type) {
-		*inner = w->fn;
-		return API_COMPILED;
-	}
-	if (t == &disabled_type) {
-		*inner = w->fn;
-		return API_DISABLED;
-	}
-	if (t == &allowed_type) {
-		*inner = w->fn;
-		return API_ALLOWED;
-	}
-	if (t == &decorator_type)
-		return API_CONTROL;
-	return API_NONE;
 }

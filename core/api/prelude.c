@@ -1,7 +1,7 @@
 /* prelude.c - a VM with the names of every layer (prelude.h). */
 #include "prelude.h"
 
-#include "frame_eval.h"
+#include "compile_api.h"
 #include "ops.h"
 #include "vm.h"
 

@@ -13,10 +13,15 @@
 struct vm;
 typedef value (*builtin_fn)(struct vm *vm, const value *args, int nargs, value kwnames);
 
+/* trace_kind: what the tracer does on a call of the builtin. The language
+ * only stores it: 0 (builtin_new's) is an ordinary builtin, the other
+ * values are the trace layer's (enum api_kind, compiled_fn.h), set by the
+ * layer that installs the builtin. */
 struct builtin {
 	struct obj hdr;
 	const char *name;   /* static string */
 	builtin_fn fn;
+	int trace_kind;
 };
 
 /* a builtin bound to self: calling it calls fn(self, args...) */

@@ -1417,7 +1417,7 @@ static value m_find(struct vm *vm, const value *args, int nargs, value kwnames)
 
 /* ---- method tables: static objects, never freed (their counts start high) ---- */
 
-#define METHOD(var, name, fn) static struct builtin var = {{1u << 30, 0}, name, fn}
+#define METHOD(var, name, fn) static struct builtin var = {{1u << 30, 0}, name, fn, 0}
 METHOD(mo_append, "list.append", m_append);
 METHOD(mo_pop, "list.pop", m_pop);
 METHOD(mo_extend, "list.extend", m_extend);

@@ -732,7 +732,7 @@ value val_type_of(value v)
 	if (t == VAL_OBJECT || t == VAL_ITER) {
 		const char *name = val_type_name(v);
 		if (strcmp(name, "function") == 0)
-			return val_type(VAL_FUNC); /* compiled and disabled functions (compile_api.c) */
+			return val_type(VAL_FUNC); /* compiled and disabled functions (compiled_fn.c) */
 		value r = val_type(VAL_OBJECT);
 		r.i = extra_type_tag(name);
 		return r;

@@ -3,7 +3,7 @@
  * cache limit, frozen functions, running artifacts and resuming frames
  * after graph breaks.
  *
- * A compiled function's call (compile_api.c) installs the evaluator as the
+ * A compiled function's call (compiled_fn.c) installs the evaluator as the
  * VM's eval-frame hook for the dynamic extent of the call; every user
  * function call in that extent, at any depth, then comes here. Each call
  * looks its frame up in the cache of the VM's runtime (runtime.h): the
@@ -56,10 +56,5 @@ bool frame_eval_is_tracing(void);
 /* disable(f, recursive=False): the next frame of code that enters the
  * evaluator runs in the VM (its callees are still compiled); NULL clears. */
 void frame_eval_skip_next(struct runtime *rt, struct code *code);
-
-/* compile_api.c: installs compile, disable, disallow_in_graph,
- * allow_in_graph, graph_break, reset, freeze, is_compiling and explain as
- * builtins of vm (prelude_install calls it). */
-void compile_api_install(struct vm *vm);
 
 #endif

@@ -45,3 +45,14 @@ void runtime_apply_switches(const struct runtime *rt, struct compile_config *cfg
 	if (rt->sw.fullgraph)
 		cfg->fullgraph = true;
 }
+
+void runtime_set_op_disallowed(struct runtime *rt, int op, bool on)
+{
+	if (op >= 0 && op < OPS_COUNT)
+		rt->disallowed[op] = on;
+}
+
+bool runtime_op_disallowed(const struct runtime *rt, int op)
+{
+	return rt && op >= 0 && op < OPS_COUNT && rt->disallowed[op];
+}

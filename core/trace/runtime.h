@@ -5,7 +5,7 @@
  * command line, the bug to inject, the compile log (its stream, its
  * database, its frame rows, its listeners), the frame caches with the next
  * frame index (frame_eval.c), and the ops taken out of graphs by
- * disallow_in_graph (compile_api.c). run_program makes one per program
+ * disallow_in_graph (runtime_op_disallowed). run_program makes one per program
  * and frees it after; a VM finds its runtime through vm_runtime(), so
  * that two programs run one after the other in one process share nothing
  * (compile ids restart at 0/0, no artifact of the first is reused). A VM
@@ -43,7 +43,7 @@ struct runtime {
 	struct inject_bug bug;
 	struct compile_log *log;
 	struct frame_eval *fe;      /* the frame caches (frame_eval.c) */
-	bool *disallowed;           /* by op: disallow_in_graph(op) was called (compile_api.c) */
+	bool *disallowed;           /* by op: disallow_in_graph(op) was called (runtime_set_op_disallowed) */
 };
 
 /* cfg NULL: the defaults, no log. NULL when out of memory. */
@@ -54,5 +54,11 @@ struct runtime *runtime_new(const struct runtime_config *cfg);
 void runtime_free(struct runtime *rt);
 /* the config a compile(f, ...) call gets once the switches apply */
 void runtime_apply_switches(const struct runtime *rt, struct compile_config *cfg);
+/* disallow_in_graph(op) (on) / allow_in_graph(op) (off): op is taken out
+ * of graphs, or goes back in. op an ops.def index. */
+void runtime_set_op_disallowed(struct runtime *rt, int op, bool on);
+/* op is out of graphs (the tracer breaks the graph before it); false for
+ * an op out of range or rt NULL (no runtime: nothing is compiled) */
+bool runtime_op_disallowed(const struct runtime *rt, int op);
 
 #endif

@@ -8,6 +8,7 @@
 #include <string.h>
 
 #include "builtin.h"
+#include "compiled_fn.h"
 #include "ops.h"
 #include "trace_impl.h"
 
@@ -270,7 +271,7 @@ struct var *py_call_builtin(struct tstate *st, struct var *fv, value fn, struct 
 	const char *name = b->name;
 
 	value inner;
-	switch (compile_api_classify(fn, &inner)) {
+	switch (compiled_fn_classify(fn, &inner)) {
 	case API_IS_COMPILING:
 		return var_const(st, val_bool(true));
 	case API_GRAPH_BREAK:

@@ -6,6 +6,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "compiled_fn.h"
 #include "ops.h"
 #include "trace_impl.h"
 
@@ -370,7 +371,7 @@ static struct var *call(struct tstate *st, struct var *callee, struct var **args
 			return py_call_type(st, fn, args, nargs, kwnames);
 		case VAL_OBJECT: {
 			value inner;
-			enum api_kind k = compile_api_classify(fn, &inner);
+			enum api_kind k = compiled_fn_classify(fn, &inner);
 			need_id(st, c->src, fn);
 			switch (k) {
 			case API_COMPILED:

@@ -11,6 +11,7 @@
 #include "autograd.h"
 #include "ops.h"
 #include "ops_meta.h"
+#include "runtime.h"
 #include "trace_impl.h"
 #include "util.h"
 
@@ -419,7 +420,7 @@ struct var *op_emit(struct tstate *st, int op, struct var **args)
 {
 	const struct ops_info *info = &ops_table[op];
 	int n = ops_nparams(op);
-	if (compile_api_op_disallowed(st->vm, op))
+	if (runtime_op_disallowed(vm_runtime(st->vm), op))
 		trace_graph_break(st, BRK_DISALLOWED_OP, "%s", info->name);
 	if (info->flags & OPF_OPAQUE)
 		trace_graph_break(st, BRK_EXTENSION, "%s", info->name);

@@ -170,18 +170,4 @@ int trace_rebuild(const struct trace_result *r, struct vm *vm, struct frame *f, 
 /* true while a trace runs (is_compiling()) */
 bool trace_active(void);
 
-/* ---- what the tracer needs to know about compile_api.c's objects ---- */
-enum api_kind {
-	API_NONE,
-	API_COMPILED,       /* a compiled function: *inner is the function it wraps */
-	API_DISABLED,       /* disable(f) / disable(f, recursive=False): *inner = f */
-	API_ALLOWED,        /* allow_in_graph(f): *inner = f */
-	API_IS_COMPILING,   /* the builtin is_compiling */
-	API_GRAPH_BREAK,    /* the builtin graph_break */
-	API_CONTROL,        /* compile, disable, reset, freeze, explain, allow_in_graph, ... */
-};
-enum api_kind compile_api_classify(value v, value *inner);
-/* disallow_in_graph(op) was called on op in the program vm runs */
-bool compile_api_op_disallowed(struct vm *vm, int op);
-
 #endif

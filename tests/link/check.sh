@@ -15,7 +15,7 @@ set -u
 nm=${NM:-nm}
 tjit=${TJIT:-./tjit}
 # the modules of core/libtjcore.a, by their prefixes
-core='vm|val|obj|str|tuple|list|func|bound|iter|range|slice|cell|tensor|strided|ops|blas|cblas|autograd|rng|trace|tracer|graph|guards|frame_eval|compile|compile_log|explain|backend|builtins|lexer|parser|ast|code|run_program|run_load'
+core='vm|val|obj|str|tuple|list|func|bound|iter|range|slice|cell|tensor|strided|ops|blas|cblas|autograd|rng|trace|tracer|graph|guards|frame_eval|compiled_fn|compile|compile_log|explain|backend|builtins|lexer|parser|ast|code|run_program|run_load'
 pattern="^($core)(_|\$)"
 
 symbols() { # the symbols a binary defines, one a line

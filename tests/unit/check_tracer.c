@@ -1,15 +1,18 @@
 /* check_tracer.c - the tracer and the frame evaluator on small programs
  * compiled from source and run by the VM: the graphs, guards and breaks
  * they make (collected from the compile log), the results (equal to eager
- * runs), recompiles, fullgraph, the control builtins, and programs that
- * must fall back to the VM without crashing. */
+ * runs), recompiles, fullgraph, the control builtins (and what the tracer
+ * sees in them: compiled_fn_classify, runtime_op_disallowed), and programs
+ * that must fall back to the VM without crashing. */
 #include <check.h>
 #include <stdlib.h>
 #include <string.h>
 
 #include "compile_log.h"
+#include "compiled_fn.h"
 #include "compiler.h"
 #include "frame_eval.h"
+#include "ops.h"
 #include "prelude.h"
 #include "runtime.h"
 #include "tracer.h"
@@ -590,6 +593,83 @@ START_TEST(test_eager_switch)
 }
 END_TEST
 
+/* what the tracer sees in the compile API's callables (compiled_fn.h) */
+static void ck_kind(const char *name, enum api_kind want, const char *inner_name)
+{
+	value inner = val_int(7);
+	enum api_kind got = compiled_fn_classify(vm_get_global(vm, name), &inner);
+	ck_assert_msg(got == want, "%s: kind %d, not %d", name, (int)got, (int)want);
+	if (!inner_name) {
+		ck_assert_msg(inner.tag == VAL_NONE, "%s: an inner function", name);
+		return;
+	}
+	value in = vm_get_global(vm, inner_name);
+	ck_assert_msg(inner.tag == in.tag && inner.o == in.o, "%s: its inner function is not %s", name, inner_name);
+}
+
+START_TEST(test_classify_callables)
+{
+	const char *text = "def f(x):\n"
+			   "    return x\n"
+			   "cf = compile(f)\n"
+			   "ccf = compile(cf)\n"
+			   "fr = freeze(cf)\n"
+			   "d = disable(f)\n"
+			   "dframe = disable(f, recursive=False)\n"
+			   "dcf = disable(ccf)\n"
+			   "a = allow_in_graph(f)\n"
+			   "cdeco = compile(backend='eager')\n"
+			   "ddeco = disable(recursive=False)\n"
+			   "ic = is_compiling\n"
+			   "gb = graph_break\n"
+			   "c = compile\n"
+			   "md = mark_dynamic\n"
+			   "ex = explain\n"
+			   "p = print\n"
+			   "z = zeros\n"
+			   "n = 3\n";
+	ck_assert_msg(run(text) == 0, "%s", vm_error_message(vm));
+	ck_kind("cf", API_COMPILED, "f");
+	ck_kind("ccf", API_COMPILED, "cf");
+	ck_kind("fr", API_COMPILED, "f");
+	ck_kind("d", API_DISABLED, "f");
+	ck_kind("dframe", API_DISABLED, "f");
+	ck_kind("dcf", API_DISABLED, "f"); /* disable(compile(f)) disables f */
+	ck_kind("a", API_ALLOWED, "f");
+	ck_kind("cdeco", API_CONTROL, NULL);
+	ck_kind("ddeco", API_CONTROL, NULL);
+	ck_kind("ic", API_IS_COMPILING, NULL);
+	ck_kind("gb", API_GRAPH_BREAK, NULL);
+	ck_kind("c", API_CONTROL, NULL);
+	ck_kind("md", API_CONTROL, NULL);
+	ck_kind("ex", API_CONTROL, NULL);
+	ck_kind("f", API_NONE, NULL);
+	ck_kind("p", API_NONE, NULL);
+	ck_kind("z", API_NONE, NULL);
+	ck_kind("n", API_NONE, NULL);
+}
+END_TEST
+
+/* disallow_in_graph / allow_in_graph write the runtime's table that the
+ * tracer reads (runtime_op_disallowed) */
+START_TEST(test_ops_disallowed)
+{
+	ck_assert(!runtime_op_disallowed(rt, OPS_relu));
+	ck_assert_int_eq(run("disallow_in_graph(relu)\n"), 0);
+	ck_assert(runtime_op_disallowed(rt, OPS_relu));
+	ck_assert(!runtime_op_disallowed(rt, OPS_abs));
+	ck_assert_int_eq(run("allow_in_graph(relu)\n"), 0);
+	ck_assert(!runtime_op_disallowed(rt, OPS_relu));
+	runtime_set_op_disallowed(rt, OPS_abs, true);
+	ck_assert(runtime_op_disallowed(rt, OPS_abs));
+	/* out of range, or no runtime: nothing is out of graphs */
+	runtime_set_op_disallowed(rt, OPS_COUNT, true);
+	ck_assert(!runtime_op_disallowed(rt, OPS_COUNT));
+	ck_assert(!runtime_op_disallowed(rt, -1));
+	ck_assert(!runtime_op_disallowed(NULL, OPS_abs));
+}
+END_TEST
+
 static Suite *tracer_suite(void)
 {
 	Suite *s = suite_create("tracer");
@@ -609,6 +689,8 @@ static Suite *tracer_suite(void)
 	tcase_add_test(tc, test_side_effects_replayed);
 	tcase_add_test(tc, test_control_api);
 	tcase_add_test(tc, test_eager_switch);
+	tcase_add_test(tc, test_classify_callables);
+	tcase_add_test(tc, test_ops_disallowed);
 	suite_add_tcase(s, tc);
 	return s;
 }
