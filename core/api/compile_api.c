@@ -8,7 +8,7 @@
 
 #include <string.h>
 
-#include "backend.h"
+#include "backends.h"
 #include "compiled_fn.h"
 #include "explain.h"
 #include "frame_eval.h"

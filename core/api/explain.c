@@ -12,7 +12,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "backend.h"
+#include "backends.h"
 #include "builtin.h"
 #include "compile_log.h"
 #include "frame_eval.h"

@@ -12,7 +12,7 @@
 #include "compiler.h"
 #include "db.h"
 #include "error.h"
-#include "backend.h"
+#include "backends.h"
 #include "explain.h"
 #include "frame_eval.h"
 #include "prelude.h"

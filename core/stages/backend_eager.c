@@ -1,6 +1,6 @@
 /* backend_eager.c - the `eager` backend: the captured graph is its own
  * artifact and runs node by node on the eager kernels (graph_interpret). */
-#include "backend.h"
+#include "backends.h"
 
 void *backend_eager_compile(struct compile_ctx *cc, const struct graph *g)
 {

@@ -2,7 +2,7 @@
  * name that compile(backend=...) and --backend give. */
 #include <string.h>
 
-#include "backend.h"
+#include "backends.h"
 
 static const struct backend eager = {
 	"eager", backend_eager_compile, backend_eager_run, backend_eager_release, true,

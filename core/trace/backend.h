@@ -45,22 +45,7 @@ struct backend {
 	bool rerun_on_error;
 };
 
-/* ---- the table (backends.c) ---- */
-/* The backend named name, or NULL after tj_error_set("unknown backend 'x'
- * (valid: eager, aot_eager, ...)"). */
-const struct backend *backend_find(const char *name);
-const struct backend *backend_default(void);   /* eager */
-/* the valid names, comma-separated */
-void backend_names(struct strbuf *out);
-
-/* ---- eager (backend_eager.c): the graph is its own artifact ---- */
-void *backend_eager_compile(struct compile_ctx *cc, const struct graph *g);
-int backend_eager_run(void *compiled, struct vm *vm, tensor *const *inputs, value *outputs);
-void backend_eager_release(void *compiled);
-
-/* ---- testing only (backend_testing.c): failures wherever relu appears ---- */
-extern const struct backend backend_testing_relu_compile_error;
-extern const struct backend backend_testing_relu_runtime_error;
-extern const struct backend backend_testing_relu_accuracy_error;
+/* The table of backends and the backends themselves are the stages
+ * layer's (core/stages/backends.h). */
 
 #endif

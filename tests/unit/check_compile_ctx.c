@@ -9,7 +9,7 @@
 #include <string.h>
 #include <time.h>
 
-#include "backend.h"
+#include "backends.h"
 #include "compile_ctx.h"
 #include "compile_log.h"
 #include "graph.h"

@@ -7,7 +7,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "backend.h"
+#include "backends.h"
 #include "graph.h"
 #include "ops.h"
 #include "prelude.h"

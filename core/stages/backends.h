@@ -1,0 +1,30 @@
+/* backends.h - the stages: the table of every backend by name
+ * (backends.c), the `eager` backend (backend_eager.c) and the testing-only
+ * backends that inject failures for the minifier (backend_testing.c).
+ * The interface they implement is the trace layer's backend.h; whoever
+ * picks a backend by name (the api layer: compile(), --backend) asks here.
+ */
+#ifndef TJ_BACKENDS_H
+#define TJ_BACKENDS_H
+
+#include "backend.h"
+
+/* ---- the table (backends.c) ---- */
+/* The backend named name, or NULL after tj_error_set("unknown backend 'x'
+ * (valid: eager, aot_eager, ...)"). */
+const struct backend *backend_find(const char *name);
+const struct backend *backend_default(void);   /* eager */
+/* the valid names, comma-separated */
+void backend_names(struct strbuf *out);
+
+/* ---- eager (backend_eager.c): the graph is its own artifact ---- */
+void *backend_eager_compile(struct compile_ctx *cc, const struct graph *g);
+int backend_eager_run(void *compiled, struct vm *vm, tensor *const *inputs, value *outputs);
+void backend_eager_release(void *compiled);
+
+/* ---- testing only (backend_testing.c): failures wherever relu appears ---- */
+extern const struct backend backend_testing_relu_compile_error;
+extern const struct backend backend_testing_relu_runtime_error;
+extern const struct backend backend_testing_relu_accuracy_error;
+
+#endif
