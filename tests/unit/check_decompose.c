@@ -11,6 +11,7 @@
 #include <string.h>
 
 #include "aot_decompose.h"
+#include "compile_ctx.h"
 #include "compile_log.h"
 #include "compiler.h"
 #include "error.h"
@@ -374,7 +375,14 @@ END_TEST
 START_TEST(test_golden_softmax)
 {
 	struct graph *g = one_graph("    return softmax(x, 1)\n", "ones(2, 3)", "False");
-	ck_assert_int_eq(aot_decompose(g, NULL), 0);
+	/* in a compile, the pass is its phase "decompose" */
+	struct compile_ctx cc;
+	compile_ctx_init(&cc, NULL, NULL, NULL, "0/0");
+	ck_assert_int_eq(aot_decompose(g, &cc), 0);
+	ck_assert_int_eq(cc.nphases, 1);
+	ck_assert_str_eq(cc.phases[0].name, "decompose");
+	ck_assert_int_eq(cc.open, -1);
+	compile_ctx_release(&cc);
 	struct strbuf out = STRBUF_INIT;
 	graph_print(g, &out);
 	ck_assert_str_eq(out.buf, "graph 0/0 f (prog.tj:1) · 5 ops\n"
