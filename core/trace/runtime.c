@@ -1,13 +1,28 @@
 /* runtime.c - the compiling state of one program run (runtime.h). */
 #include "runtime.h"
 
+#include <malloc.h>
 #include <stdlib.h>
 
 #include "frame_eval.h"
 #include "ops.h"
 
+/* Every compile makes and frees its arenas (a trace attempt's, each
+ * graph's: a few hundred KiB for a large function). With glibc's default
+ * trim threshold (128 KiB) each free gave the top of the heap back to the
+ * kernel and the next compile faulted it in again: a 200-op compile took
+ * 20% longer. Keeping up to 16 MiB of freed memory in the process avoids
+ * that; memory is still reused, never leaked. */
+static void keep_freed_memory(void)
+{
+#ifdef M_TRIM_THRESHOLD
+	mallopt(M_TRIM_THRESHOLD, 16 << 20);
+#endif
+}
+
 struct runtime *runtime_new(const struct runtime_config *cfg)
 {
+	keep_freed_memory();
 	struct runtime *rt = calloc(1, sizeof *rt);
 	if (!rt)
 		return NULL;
