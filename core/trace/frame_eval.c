@@ -428,16 +428,19 @@ static void job_begin(struct job *j, struct vm *vm, struct frame *f, struct eval
 }
 
 /* the bytecode to a graph, guards and a plan (tracer.h); the tracer times
- * its two parts itself */
-static void pass_trace(struct job *j)
+ * its two parts itself. -1 when out of memory. */
+static int pass_trace(struct job *j)
 {
 	const char *d = j->cfg->dynamic;
 	int dyn = !d || strcmp(d, "None") == 0 ? DYN_AUTO : strcmp(d, "True") == 0 ? DYN_ALWAYS : DYN_NEVER;
 	struct trace_config tc = {j->cfg->backend, j->cfg->fullgraph, dyn, &j->k->dyn, j->rt->log};
 	j->tr = trace_frame(j->vm, j->f, &tc, j->id);
+	if (!j->tr)
+		return -1;
 	compile_ctx_phase_add(&j->cc, "trace", j->tr->trace_ms);
 	if (j->tr->end != TRACE_FULLGRAPH)
 		compile_ctx_phase_add(&j->cc, "guards", j->tr->guard_ms);
+	return 0;
 }
 
 /* The compile's record: its id, the guard failures that caused it. */
@@ -563,7 +566,10 @@ static enum outcome compile_frame(struct vm *vm, struct frame *f, struct eval_ct
 {
 	struct job j;
 	job_begin(&j, vm, f, ctx, k);
-	pass_trace(&j);                         /* dynamic, as it goes */
+	if (pass_trace(&j) < 0) {               /* dynamic, as it goes */
+		compile_ctx_release(&j.cc);
+		return RUN_EAGER;               /* out of memory: this call in the VM */
+	}
 	if (j.tr->end == TRACE_FULLGRAPH)
 		return fail_fullgraph(&j);      /* recompiles */
 	if (j.tr->end == TRACE_FAILED ||
