@@ -1174,14 +1174,19 @@ static void bind_syms(const struct graph *g, tensor *const *inputs, int64_t *sym
 int graph_interpret(struct vm *vm, const struct graph *g, tensor *const *inputs, value *outputs)
 {
 	value small[32];
-	value *vals = g->nnodes <= 32 ? small : xmalloc(sizeof(value) * (size_t)g->nnodes);
+	value *vals = g->nnodes <= 32 ? small : util_malloc(sizeof(value) * (size_t)g->nnodes);
 	int64_t symsmall[16];
 	int64_t *symval = NULL;
-	if (g->nsyms > 0) {
-		symval = g->nsyms <= 16 ? symsmall : xmalloc(sizeof(int64_t) * (size_t)g->nsyms);
-		bind_syms(g, inputs, symval);
-	}
 	int nin = 0, done = 0, rc = 0;
+	if (g->nsyms > 0)
+		symval = g->nsyms <= 16 ? symsmall : util_malloc(sizeof(int64_t) * (size_t)g->nsyms);
+	if (!vals || (g->nsyms > 0 && !symval)) {
+		tj_error_set("out of memory");
+		rc = -1;
+		goto cleanup;
+	}
+	if (symval)
+		bind_syms(g, inputs, symval);
 	for (; done < g->nnodes; done++) {
 		const struct gnode *n = &g->nodes[done];
 		value r;
@@ -1218,6 +1223,7 @@ int graph_interpret(struct vm *vm, const struct graph *g, tensor *const *inputs,
 		}
 	for (int i = 0; i < done; i++)
 		val_decref(vals[i]);
+cleanup:
 	if (vals != small)
 		free(vals);
 	if (symval != symsmall)
