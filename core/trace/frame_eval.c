@@ -407,19 +407,20 @@ static value raise_in_frame(struct vm *vm, struct frame *f, uint32_t pc)
 	return val_err();
 }
 
-/* "Unsupported: <reason>", exactly LANGUAGE.md section 5's words (malloc'd);
- * the break's code and hint are in the logs and the database */
+/* "Unsupported: <reason>", exactly LANGUAGE.md section 5's words (malloc'd;
+ * NULL when out of memory); the break's code and hint are in the logs and
+ * the database */
 static char *unsupported_message(const struct trace_break *b)
 {
 	struct strbuf sb = STRBUF_INIT;
 	sb_printf(&sb, "Unsupported: %s", b->message);
-	return sb.buf ? sb.buf : xdup_or_empty("");
+	return sb.buf ? sb.buf : util_dup_or_empty("");
 }
 
 static value raise_unsupported(struct vm *vm, struct frame *f, const struct trace_break *b)
 {
 	char *msg = unsupported_message(b);
-	tj_error_set("%s", msg);
+	tj_error_set("%s", msg ? msg : "Unsupported");
 	free(msg);
 	for (int i = b->nstack - 1; i >= 1; i--)
 		vm_error_at(vm, b->codes[i], b->pcs[i]);

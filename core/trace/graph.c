@@ -148,11 +148,12 @@ char *graph_fresh_name(struct graph *g, const char *base_in)
 	if (!taken)
 		goto cleanup;
 	taken->used = true;
-	base = names_slot(g->mem, b.buf); /* the table may have grown */
+	char *key = taken->key; /* in the arena: it stays where it is */
+	base = names_slot(g->mem, b.buf); /* the table may have grown, moving taken */
 	if (!base)
 		goto cleanup;
 	base->count = (int)num;
-	name = taken->key;
+	name = key;
 cleanup:
 	sb_release(&b);
 	sb_release(&cand);

@@ -537,12 +537,12 @@ static void replay_effects(const struct trace_result *r, struct vm *vm, struct f
 			break;
 		}
 		case EF_LIST: {
+			/* the old items set aside as they are: no copy to make */
 			struct list *l = val_list(target);
 			size_t oldn = l->len;
-			value *olditems = xmalloc(sizeof(value) * (oldn ? oldn : 1));
-			if (oldn)
-				memcpy(olditems, l->items, sizeof(value) * oldn);
-			l->len = 0;
+			value *olditems = l->items;
+			l->items = NULL;
+			l->len = l->cap = 0;
 			for (int j = 0; j < e->n; j++)
 				list_append(l, vals[k + j]);
 			for (size_t j = 0; j < oldn; j++)
