@@ -9,6 +9,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "arena.h"
 #include "compiler.h"
 #include "frame_eval.h"
 #include "prelude.h"
@@ -66,39 +67,60 @@ static char *run_failing_at(const char *text, long n, bool *hit)
 /* ops, an inlined call, a loop unrolled, a list mutated from outside, a
  * global, a data-dependent branch (a graph break), a recompile on a new
  * shape and a cache hit */
-static const char *prog = "def helper(x, k):\n"
-			  "    return x * k + 1\n"
-			  "log = []\n"
-			  "scale = 3\n"
-			  "@compile\n"
-			  "def f(x, n):\n"
-			  "    global scale\n"
-			  "    y = helper(x, 2)\n"
-			  "    log.append(n)\n"
-			  "    for i in range(3):\n"
-			  "        y = y + x.sum() * i\n"
-			  "    if y.sum() > 100:\n"
-			  "        y = y - scale\n"
-			  "    scale = scale + 1\n"
-			  "    ys = [y, x.exp()]\n"
-			  "    return ys[0] * 2 + ys[1], len(log)\n"
-			  "a = f(ones(4), 1)\n"
-			  "b = f(ones(5) * 10, 2)\n"
-			  "c = f(ones(4), 3)\n"
-			  "r = [a, b, c, log, scale]\n";
+static const char prog[] = "def helper(x, k):\n"
+			   "    return x * k + 1\n"
+			   "log = []\n"
+			   "scale = 3\n"
+			   "@compile\n"
+			   "def f(x, n):\n"
+			   "    global scale\n"
+			   "    y = helper(x, 2)\n"
+			   "    log.append(n)\n"
+			   "    for i in range(3):\n"
+			   "        y = y + x.sum() * i\n"
+			   "    if y.sum() > 100:\n"
+			   "        y = y - scale\n"
+			   "    scale = scale + 1\n"
+			   "    ys = [y, x.exp()]\n"
+			   "    return ys[0] * 2 + ys[1], len(log)\n"
+			   "a = f(ones(4), 1)\n"
+			   "b = f(ones(5) * 10, 2)\n"
+			   "c = f(ones(4), 3)\n"
+			   "r = [a, b, c, log, scale]\n";
+
+/* a break inside an inlined call (the trace restarts, breaking at the
+ * call), a list from outside changed, recompiles on new sizes until they
+ * are symbolic */
+static const char prog_restart[] = "def inner(x):\n"
+				   "    y = x * 3\n"
+				   "    if y.sum() > 0:\n"
+				   "        y = y + 1\n"
+				   "    return y * 2\n"
+				   "acc = [0.0]\n"
+				   "@compile\n"
+				   "def g(x, acc):\n"
+				   "    acc.append(x.sum())\n"
+				   "    acc[0] = acc[0] + 1\n"
+				   "    return inner(x - 1) + x.exp().sum(), len(acc)\n"
+				   "for n in range(2, 6):\n"
+				   "    out = g(ones(n), acc)\n"
+				   "r = [out, acc]\n";
+
+static const char *const progs[] = {prog, prog_restart};
 
 START_TEST(test_every_allocation_fails_in_turn)
 {
+	const char *text = progs[_i];
 	bool hit;
 	rt->sw.disabled = true;
-	char *eager = run_failing_at(prog, 0, &hit);
+	char *eager = run_failing_at(text, 0, &hit);
 	rt->sw.disabled = false;
-	char *compiled = run_failing_at(prog, 0, &hit);
+	char *compiled = run_failing_at(text, 0, &hit);
 	ck_assert_str_eq(compiled, eager);
 	free(compiled);
 	long n = 1;
 	for (;; n++) {
-		char *got = run_failing_at(prog, n, &hit);
+		char *got = run_failing_at(text, n, &hit);
 		ck_assert_msg(strcmp(got, eager) == 0, "failing at %ld: %s, eager %s", n, got, eager);
 		free(got);
 		if (!hit)
@@ -124,6 +146,12 @@ START_TEST(test_fail_alloc_after)
 	ck_assert_str_eq(s, "x");
 	free(s);
 	free(a);
+	/* an arena's chunks are counted: a trace's blocks come from them */
+	struct arena ar = ARENA_INIT;
+	util_fail_alloc_after(1);
+	ck_assert_ptr_null(arena_alloc(&ar, 16));
+	ck_assert_ptr_nonnull(arena_alloc(&ar, 16));
+	arena_free(&ar);
 	util_fail_alloc_after(0);
 	ck_assert(!util_fail_alloc_pending());
 }
@@ -136,7 +164,7 @@ static Suite *trace_oom_suite(void)
 	tcase_add_checked_fixture(tc, setup, teardown);
 	tcase_set_timeout(tc, 300);
 	tcase_add_test(tc, test_fail_alloc_after);
-	tcase_add_test(tc, test_every_allocation_fails_in_turn);
+	tcase_add_loop_test(tc, test_every_allocation_fails_in_turn, 0, (int)(sizeof progs / sizeof progs[0]));
 	suite_add_tcase(s, tc);
 	return s;
 }
