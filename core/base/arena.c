@@ -1,6 +1,8 @@
 /* arena.c - the bump allocator of arena.h */
 #include "arena.h"
 
+#include "util.h"
+
 #include <stdlib.h>
 #include <string.h>
 
@@ -17,7 +19,7 @@ static struct arena_chunk *chunk_new(size_t size)
 {
 	if (size > (size_t)-1 - sizeof(struct arena_chunk))
 		return NULL;
-	struct arena_chunk *c = malloc(sizeof *c + size);
+	struct arena_chunk *c = util_malloc(sizeof *c + size);  /* counted */
 	if (c) {
 		c->used = 0;
 		c->size = size;

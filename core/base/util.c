@@ -4,6 +4,33 @@
 
 #include <time.h>
 
+long util_alloc_countdown;
+
+bool util_alloc_fail_now(void)
+{
+	return --util_alloc_countdown == 0;
+}
+
+void util_fail_alloc_after(long n)
+{
+	util_alloc_countdown = n > 0 ? n : 0;
+}
+
+bool util_fail_alloc_pending(void)
+{
+	return util_alloc_countdown > 0;
+}
+
+#ifdef TJIT_DEBUG
+/* TJIT_FAIL_ALLOC=n in the environment of a debug build */
+__attribute__((constructor)) static void util_fail_alloc_from_env(void)
+{
+	const char *s = getenv("TJIT_FAIL_ALLOC");
+	if (s && *s)
+		util_fail_alloc_after(strtol(s, NULL, 10));
+}
+#endif
+
 char *xvasprintf(const char *fmt, va_list ap)
 {
 	char *s = NULL;

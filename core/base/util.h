@@ -4,8 +4,14 @@
  * xmalloc, xcalloc, xrealloc, xstrdup, xstrndup, xdup_or_empty and
  * xasprintf never fail: out of memory, they print "tjit: out of memory"
  * and abort (fine in tools; library code returns a status instead). A size
- * of 0 is taken as 1. grow_array and util_dup_or_empty are the fallible
- * ones. */
+ * of 0 is taken as 1. grow_array and util_dup_or_empty are fallible, and
+ * so are util_malloc, util_calloc, util_realloc and util_strdup: NULL when
+ * out of memory, for library code that returns a status or aborts a trace.
+ *
+ * Fault injection (Lua's ltests.h): the fallible helpers above that say
+ * "counted", and arena_alloc through them, count their calls; after
+ * util_fail_alloc_after(n) the nth counted call from then on fails, once.
+ * A test sets it; a -DTJIT_DEBUG build also reads TJIT_FAIL_ALLOC=n. */
 #ifndef TJ_UTIL_H
 #define TJ_UTIL_H
 
@@ -43,6 +49,50 @@ static inline void *xrealloc(void *p, size_t n)
 	if (!p)
 		util_oom();
 	return p;
+}
+
+/* 0: no failure pending; else counted allocations left until the one
+ * that fails (util.c) */
+extern long util_alloc_countdown;
+bool util_alloc_fail_now(void);
+
+/* true when this counted allocation is the one that must fail */
+static inline bool util_alloc_injected(void)
+{
+	return __builtin_expect(util_alloc_countdown != 0, 0) && util_alloc_fail_now();
+}
+
+/* the nth counted allocation from now fails (n <= 0: none) */
+void util_fail_alloc_after(long n);
+/* true while the failure set by util_fail_alloc_after has not happened yet */
+bool util_fail_alloc_pending(void);
+
+/* malloc, counted; NULL when out of memory. A size of 0 is taken as 1. */
+static inline void *util_malloc(size_t n)
+{
+	return util_alloc_injected() ? NULL : malloc(n ? n : 1);
+}
+
+/* calloc, counted; NULL when out of memory */
+static inline void *util_calloc(size_t n, size_t size)
+{
+	return util_alloc_injected() ? NULL : calloc(n ? n : 1, size ? size : 1);
+}
+
+/* realloc, counted; NULL (and p untouched) when out of memory */
+static inline void *util_realloc(void *p, size_t n)
+{
+	return util_alloc_injected() ? NULL : realloc(p, n ? n : 1);
+}
+
+/* strdup, counted; NULL when out of memory or when s is NULL */
+static inline char *util_strdup(const char *s)
+{
+	if (!s)
+		return NULL;
+	size_t n = strlen(s) + 1;
+	char *d = util_malloc(n);
+	return d ? memcpy(d, s, n) : NULL;
 }
 
 /* NULL for NULL */

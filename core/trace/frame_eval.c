@@ -111,6 +111,7 @@ static size_t key_hash(const struct code *code, int pc)
 	return (size_t)h;
 }
 
+/* the key of (code, pc), made on a miss; NULL when out of memory */
 static struct fkey *cache_find(struct cache *c, struct code *code, int pc)
 {
 	if (c->nbuckets) {
@@ -120,7 +121,9 @@ static struct fkey *cache_find(struct cache *c, struct code *code, int pc)
 	}
 	if (c->n + 1 > c->nbuckets) {
 		size_t nb = c->nbuckets ? c->nbuckets * 2 : 64;
-		struct fkey **b = xcalloc(nb, sizeof *b);
+		struct fkey **b = util_calloc(nb, sizeof *b);
+		if (!b)
+			return NULL;
 		for (size_t i = 0; i < c->nbuckets; i++) {
 			for (struct fkey *k = c->buckets[i], *next; k; k = next) {
 				next = k->next;
@@ -133,7 +136,9 @@ static struct fkey *cache_find(struct cache *c, struct code *code, int pc)
 		c->buckets = b;
 		c->nbuckets = nb;
 	}
-	struct fkey *k = xcalloc(1, sizeof *k);
+	struct fkey *k = util_calloc(1, sizeof *k);
+	if (!k)
+		return NULL;
 	code->hdr.rc++;
 	k->code = code;
 	k->pc = pc;
@@ -230,7 +235,17 @@ static void free_retired(struct runtime *rt)
 void frame_eval_reset(struct runtime *rt)
 {
 	struct frame_eval *fe = rt->fe;
-	struct cache *c = xcalloc(1, sizeof *c);
+	struct cache *c = util_calloc(1, sizeof *c);
+	if (!c) {
+		/* no room to retire it: freed now, unless frames use it (then
+		 * it stays, its entries still guarded) */
+		if (fe->running == 0) {
+			cache_free(rt->log, &fe->main);
+			memset(&fe->main, 0, sizeof fe->main);
+			free_retired(rt);
+		}
+		return;
+	}
 	*c = fe->main;
 	memset(&fe->main, 0, sizeof fe->main);
 	c->next_retired = fe->retired;
@@ -297,27 +312,34 @@ static void record_failures(struct compile_record *rec, struct fkey *k, struct v
 {
 	if (!k->nentries)
 		return;
-	rec->failures = xcalloc((size_t)k->nentries, sizeof *rec->failures);
-	for (int i = k->nentries - 1; i >= 0; i--) {
+	/* out of memory, the record (a log) goes without them */
+	rec->failures = util_calloc((size_t)k->nentries, sizeof *rec->failures);
+	for (int i = k->nentries - 1; rec->failures && i >= 0; i--) {
 		struct entry *e = k->entries[i];
 		int g = guards_check(e->tr->guards, vm, f, backend);
 		if (g < 0)
 			continue;
+		char *id = util_strdup(e->compile_id);
+		if (!id)
+			continue;
 		struct failure_record *fr = &rec->failures[rec->nfailures++];
-		fr->failed_compile = xdup_or_empty(e->compile_id);
+		fr->failed_compile = id;
 		guards_failure(e->tr->guards, g, backend, &fr->guard_text, &fr->value_seen);
 	}
 }
 
 static void record_guards(struct compile_record *rec, const struct guard_set *gs)
 {
+	/* out of memory, the record (a log) goes without them */
+	rec->guards = util_calloc((size_t)gs->nguards, sizeof *rec->guards);
+	if (!rec->guards)
+		return;
 	rec->nguards = gs->nguards;
-	rec->guards = xcalloc((size_t)gs->nguards, sizeof *rec->guards);
 	for (int i = 0; i < gs->nguards; i++) {
 		const struct guard *g = &gs->guards[i];
 		struct guard_record *r = &rec->guards[i];
 		r->kind = guards_kind_name((enum guard_kind)g->kind);
-		r->text = xdup_or_empty(g->text);
+		r->text = util_dup_or_empty(g->text); /* NULL is "" to the log */
 		r->src = g->src;
 		r->line = g->line;
 		r->col = g->col;
@@ -325,14 +347,23 @@ static void record_guards(struct compile_record *rec, const struct guard_set *gs
 	}
 }
 
+/* NULL when out of memory (the record, a log, goes without it) */
 static struct break_record *break_record_of(const struct trace_break *b, int pc)
 {
-	struct break_record *r = xcalloc(1, sizeof *r);
+	struct break_record *r = util_calloc(1, sizeof *r);
+	struct user_frame *stack = util_calloc((size_t)b->nstack, sizeof *r->stack);
+	char *message = util_dup_or_empty(b->message);
+	if (!r || !stack || !message) {
+		free(r);
+		free(stack);
+		free(message);
+		return NULL;
+	}
 	r->code = b->code;
-	r->message = xdup_or_empty(b->message);
+	r->message = message;
 	r->pc = pc;
 	r->nstack = b->nstack;
-	r->stack = xcalloc((size_t)b->nstack, sizeof *r->stack);
+	r->stack = stack;
 	memcpy(r->stack, b->stack, sizeof *r->stack * (size_t)b->nstack);
 	return r;
 }
@@ -376,19 +407,20 @@ static value raise_in_frame(struct vm *vm, struct frame *f, uint32_t pc)
 	return val_err();
 }
 
-/* "Unsupported: <reason>", exactly LANGUAGE.md section 5's words (malloc'd);
- * the break's code and hint are in the logs and the database */
+/* "Unsupported: <reason>", exactly LANGUAGE.md section 5's words (malloc'd;
+ * NULL when out of memory); the break's code and hint are in the logs and
+ * the database */
 static char *unsupported_message(const struct trace_break *b)
 {
 	struct strbuf sb = STRBUF_INIT;
 	sb_printf(&sb, "Unsupported: %s", b->message);
-	return sb.buf ? sb.buf : xdup_or_empty("");
+	return sb.buf ? sb.buf : util_dup_or_empty("");
 }
 
 static value raise_unsupported(struct vm *vm, struct frame *f, const struct trace_break *b)
 {
 	char *msg = unsupported_message(b);
-	tj_error_set("%s", msg);
+	tj_error_set("%s", msg ? msg : "Unsupported");
 	free(msg);
 	for (int i = b->nstack - 1; i >= 1; i--)
 		vm_error_at(vm, b->codes[i], b->pcs[i]);
@@ -428,16 +460,19 @@ static void job_begin(struct job *j, struct vm *vm, struct frame *f, struct eval
 }
 
 /* the bytecode to a graph, guards and a plan (tracer.h); the tracer times
- * its two parts itself */
-static void pass_trace(struct job *j)
+ * its two parts itself. -1 when out of memory. */
+static int pass_trace(struct job *j)
 {
 	const char *d = j->cfg->dynamic;
 	int dyn = !d || strcmp(d, "None") == 0 ? DYN_AUTO : strcmp(d, "True") == 0 ? DYN_ALWAYS : DYN_NEVER;
 	struct trace_config tc = {j->cfg->backend, j->cfg->fullgraph, dyn, &j->k->dyn, j->rt->log};
 	j->tr = trace_frame(j->vm, j->f, &tc, j->id);
+	if (!j->tr)
+		return -1;
 	compile_ctx_phase_add(&j->cc, "trace", j->tr->trace_ms);
 	if (j->tr->end != TRACE_FULLGRAPH)
 		compile_ctx_phase_add(&j->cc, "guards", j->tr->guard_ms);
+	return 0;
 }
 
 /* The compile's record: its id, the guard failures that caused it. */
@@ -507,7 +542,7 @@ static enum outcome fail_backend(struct job *j)
 {
 	char *msg = tj_error_take();
 	j->rec.outcome = "error";
-	j->rec.error = xdup_or_empty(msg ? msg : "backend compile failed");
+	j->rec.error = util_strdup(msg ? msg : "backend compile failed");
 	record_finish(j->rt, &j->rec, &j->cc);
 	tj_error_set("%s", msg ? msg : "backend compile failed");
 	free(msg);
@@ -516,10 +551,31 @@ static enum outcome fail_backend(struct job *j)
 	return RAISED;
 }
 
-/* the cache entry of the trace (the backend's artifact comes next) */
-static void make_entry(struct job *j)
+/* out of memory after the trace: logged as a compile that failed, and the
+ * frame runs in the VM (a later call may compile it again) */
+static enum outcome fail_oom(struct job *j)
 {
-	struct entry *e = xcalloc(1, sizeof *e);
+	j->rec.outcome = "error";
+	j->rec.error = util_strdup("out of memory");
+	record_finish(j->rt, &j->rec, &j->cc);
+	if (j->e)
+		entry_free(j->e); /* and its trace */
+	else
+		trace_result_free(j->tr);
+	return RUN_EAGER;
+}
+
+/* the cache entry of the trace (the backend's artifact comes next); -1
+ * when out of memory */
+static int make_entry(struct job *j)
+{
+	char *id = util_strdup(j->rec.compile_id);
+	struct entry *e = util_calloc(1, sizeof *e);
+	if (!id || !e) {
+		free(id);
+		free(e);
+		return -1;
+	}
 	e->tr = j->tr;
 	e->backend = j->cfg->backend;
 	e->compile_index = j->rec.compile_index;
@@ -530,23 +586,24 @@ static void make_entry(struct job *j)
 		e->hit_brk.pc = j->tr->pc;
 	}
 	free(j->tr->graph->compile_id);
-	j->tr->graph->compile_id = xdup_or_empty(j->rec.compile_id);
+	j->tr->graph->compile_id = id;
 	j->e = e;
+	return 0;
 }
 
 /* logs the compile and adds its entry to the frame's */
 static enum outcome install(struct job *j, struct entry **out)
 {
 	struct fkey *k = j->k;
-	record_finish(j->rt, &j->rec, &j->cc);
 	if (k->nentries == k->cap) {
-		k->cap = k->cap ? k->cap * 2 : 4;
-		k->entries = realloc(k->entries, sizeof *k->entries * (size_t)k->cap);
-		if (!k->entries) {
-			fputs("tjit: out of memory\n", stderr);
-			abort();
-		}
+		int cap = k->cap ? k->cap * 2 : 4;
+		struct entry **entries = util_realloc(k->entries, sizeof *k->entries * (size_t)cap);
+		if (!entries)
+			return fail_oom(j);
+		k->entries = entries;
+		k->cap = cap;
 	}
+	record_finish(j->rt, &j->rec, &j->cc);
 	k->entries[k->nentries++] = j->e;
 	flush_counts(j->rt->log, k);
 	*out = j->e;
@@ -563,7 +620,10 @@ static enum outcome compile_frame(struct vm *vm, struct frame *f, struct eval_ct
 {
 	struct job j;
 	job_begin(&j, vm, f, ctx, k);
-	pass_trace(&j);                         /* dynamic, as it goes */
+	if (pass_trace(&j) < 0) {               /* dynamic, as it goes */
+		compile_ctx_release(&j.cc);
+		return RUN_EAGER;               /* out of memory: this call in the VM */
+	}
 	if (j.tr->end == TRACE_FULLGRAPH)
 		return fail_fullgraph(&j);      /* recompiles */
 	if (j.tr->end == TRACE_FAILED ||
@@ -572,7 +632,8 @@ static enum outcome compile_frame(struct vm *vm, struct frame *f, struct eval_ct
 	pass_record(&j);                        /* recompiles, graph_breaks */
 	verify(&j, j.tr->graph, "trace");
 	pass_guards(&j);                        /* guards */
-	make_entry(&j);
+	if (make_entry(&j) < 0)
+		return fail_oom(&j);
 	/* graph cleanups go here, each followed by verify() */
 	if (graph_op_count(j.tr->graph) == 0)
 		return install(&j, out);
@@ -620,9 +681,13 @@ static int run_entry(struct vm *vm, struct frame *f, struct entry *e, value *res
 	struct guard_set *gs = tr->guards;
 	tensor *small_in[MAX_INPUTS_ON_STACK];
 	value small_out[MAX_OUTPUTS_ON_STACK];
-	tensor **in = tr->ninputs <= MAX_INPUTS_ON_STACK ? small_in : xcalloc((size_t)tr->ninputs, sizeof *in);
-	value *out = g->noutputs <= MAX_OUTPUTS_ON_STACK ? small_out : xcalloc((size_t)g->noutputs, sizeof *out);
+	tensor **in = tr->ninputs <= MAX_INPUTS_ON_STACK ? small_in : util_calloc((size_t)tr->ninputs, sizeof *in);
+	value *out = g->noutputs <= MAX_OUTPUTS_ON_STACK ? small_out : util_calloc((size_t)g->noutputs, sizeof *out);
 	int rc = 0;
+	if (!in || !out) {
+		rc = 2; /* nothing ran: the frame runs in the VM */
+		goto out;
+	}
 	uint64_t seed, offset;
 	rng_get_state(&seed, &offset);
 	if (e->compiled) {
@@ -677,6 +742,8 @@ static value eval_frame(struct vm *vm, struct frame *f, void *p)
 		/* disable(f, recursive=False) */
 		fe->skip_next = NULL;
 		struct fkey *k = cache_find(ctx->cache, f->code, (int)f->pc);
+		if (!k)
+			return vm_run_frame(vm, f); /* out of memory: eagerly */
 		k->calls++;
 		k->eager_calls++;
 		k->eager_reason = "disabled";
@@ -684,6 +751,8 @@ static value eval_frame(struct vm *vm, struct frame *f, void *p)
 	}
 	for (;;) {
 		struct fkey *k = cache_find(ctx->cache, f->code, (int)f->pc);
+		if (!k)
+			return vm_run_frame(vm, f); /* out of memory: eagerly */
 		k->calls++;
 		if (k->skip)
 			return vm_run_frame(vm, f);
@@ -794,7 +863,9 @@ value frame_eval_call_private(struct vm *vm, value callee, const value *args, in
 		cfg.owner_src = val_func(callee)->code->src;
 		cfg.owner_line = val_func(callee)->code->firstline;
 	}
-	struct cache *priv = xcalloc(1, sizeof *priv);
+	struct cache *priv = util_calloc(1, sizeof *priv);
+	if (!priv)
+		return vm_raise("out of memory");
 	struct cache *saved = rt->fe->current;
 	rt->fe->current = priv;
 	struct eval_ctx ctx = {&cfg, priv, rt};

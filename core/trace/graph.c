@@ -162,20 +162,22 @@ cleanup:
 
 /* ---- building ---- */
 
-static __attribute__((noreturn)) void out_of_memory(void)
-{
-	fputs("tjit: out of memory\n", stderr);
-	abort();
-}
-
 struct graph *graph_new(const char *name, const char *compile_id, const struct source *src, int line,
 			enum graph_stage stage)
 {
-	struct graph *g = calloc(1, sizeof *g);
-	if (!g || !(g->mem = calloc(1, sizeof *g->mem)))
-		out_of_memory();
-	g->name = xstrdup(name ? name : "?");
-	g->compile_id = xstrdup(compile_id ? compile_id : "");
+	struct graph *g = util_calloc(1, sizeof *g);
+	if (!g)
+		return NULL;
+	g->mem = util_calloc(1, sizeof *g->mem);
+	g->name = util_strdup(name ? name : "?");
+	g->compile_id = util_strdup(compile_id ? compile_id : "");
+	if (!g->mem || !g->name || !g->compile_id) {
+		if (g->mem)
+			graph_free(g);
+		else
+			free(g->name), free(g->compile_id), free(g);
+		return NULL;
+	}
 	g->src = src;
 	g->line = line;
 	g->stage = stage;
@@ -248,41 +250,61 @@ static int grow(struct graph *g)
 	return 0;
 }
 
-/* a malloc'd block moved into the arena (NULL for no bytes) */
-static void *adopt(struct graph *g, void *p, size_t size)
+/* a copy of a[0..n)'s trees in g's arena (NULL for none); -1 when out of
+ * memory. The originals stay as they are. */
+static int gargs_copy(struct graph *g, struct garg **out, const struct garg *a, int n)
 {
-	void *d = NULL;
-	if (size && !(d = arena_memdup(&g->mem->arena, p, size)))
-		out_of_memory();
-	free(p);
-	return d;
+	*out = NULL;
+	if (!n)
+		return 0;
+	struct garg *c = arena_memdup(&g->mem->arena, a, sizeof *a * (size_t)n);
+	if (!c)
+		return -1;
+	for (int i = 0; i < n; i++)
+		if ((a[i].kind == GARG_LIST || a[i].kind == GARG_TUPLE) &&
+		    gargs_copy(g, &c[i].items, a[i].items, a[i].n) < 0)
+			return -1;
+	*out = c;
+	return 0;
 }
 
-static void garg_adopt(struct graph *g, struct garg *a)
+/* frees the malloc'd blocks of a node's arg trees */
+static void gargs_free(struct garg *a, int n)
 {
-	if (a->kind != GARG_LIST && a->kind != GARG_TUPLE)
-		return;
-	a->items = adopt(g, a->items, sizeof *a->items * (size_t)a->n);
-	for (int i = 0; i < a->n; i++)
-		garg_adopt(g, &a->items[i]);
+	for (int i = 0; a && i < n; i++)
+		if (a[i].kind == GARG_LIST || a[i].kind == GARG_TUPLE)
+			gargs_free(a[i].items, a[i].n);
+	free(a);
+}
+
+void graph_node_discard(struct gnode *n)
+{
+	node_release(n);
+	gargs_free(n->args, n->nargs);
+	free(n->stack);
+	free(n->source);
+	memset(n, 0, sizeof *n);
 }
 
 int graph_add(struct graph *g, struct gnode *n)
 {
-	if (grow(g) < 0)
-		out_of_memory();
-	struct gnode *d = &g->nodes[g->nnodes];
-	*d = *n;
-	d->args = adopt(g, n->args, sizeof *d->args * (size_t)n->nargs);
-	for (int i = 0; i < d->nargs; i++)
-		garg_adopt(g, &d->args[i]);
-	d->stack = adopt(g, n->stack, sizeof *d->stack * (size_t)n->nstack);
-	if (n->source) {
-		d->source = arena_strdup(&g->mem->arena, n->source);
-		if (!d->source)
-			out_of_memory();
-		free(n->source);
+	struct gnode d = *n;
+	int rc = grow(g);
+	if (rc == 0)
+		rc = gargs_copy(g, &d.args, n->args, n->nargs);
+	d.stack = NULL;
+	if (rc == 0 && n->nstack && !(d.stack = arena_memdup(&g->mem->arena, n->stack, sizeof *d.stack * (size_t)n->nstack)))
+		rc = -1;
+	if (rc == 0 && n->source && !(d.source = arena_strdup(&g->mem->arena, n->source)))
+		rc = -1;
+	if (rc < 0) {
+		graph_node_discard(n);
+		return -1;
 	}
+	gargs_free(n->args, n->nargs);
+	free(n->stack);
+	free(n->source);
+	g->nodes[g->nnodes] = d;
 	return g->nnodes++;
 }
 
@@ -295,15 +317,20 @@ static void garg_remap(struct garg *a, const int *to)
 			garg_remap(&a->items[i], to);
 }
 
-void graph_hoist_inputs(struct graph *g)
+int graph_hoist_inputs(struct graph *g)
 {
 	/* in place, the inputs (few) set aside: a second array of every
 	 * node would be the biggest block of a compile */
 	size_t nin = 0;
 	for (int i = 0; i < g->nnodes; i++)
 		nin += g->nodes[i].kind == GN_INPUT;
-	int *to = xmalloc(sizeof(int) * (g->nnodes > 0 ? (size_t)g->nnodes : 1));
-	struct gnode *inputs = xmalloc(sizeof *inputs * (nin ? nin : 1));
+	int *to = util_malloc(sizeof(int) * (g->nnodes > 0 ? (size_t)g->nnodes : 1));
+	struct gnode *inputs = util_malloc(sizeof *inputs * (nin ? nin : 1));
+	if (!to || !inputs) {
+		free(to);
+		free(inputs);
+		return -1;
+	}
 	int k = 0;
 	for (int i = 0; i < g->nnodes; i++)
 		if (g->nodes[i].kind == GN_INPUT) {
@@ -327,6 +354,7 @@ void graph_hoist_inputs(struct graph *g)
 		g->outputs[i] = to[g->outputs[i]];
 	free(inputs);
 	free(to);
+	return 0;
 }
 
 void graph_truncate(struct graph *g, int n)
@@ -390,6 +418,8 @@ static int copy_node(struct graph *c, const struct gnode *n)
 struct graph *graph_copy(const struct graph *g)
 {
 	struct graph *c = graph_new(g->name, g->compile_id, g->src, g->line, g->stage);
+	if (!c)
+		return NULL;
 	for (int i = 0; i < g->nnodes; i++)
 		if (copy_node(c, &g->nodes[i]) < 0)
 			goto fail;
@@ -1145,14 +1175,19 @@ static void bind_syms(const struct graph *g, tensor *const *inputs, int64_t *sym
 int graph_interpret(struct vm *vm, const struct graph *g, tensor *const *inputs, value *outputs)
 {
 	value small[32];
-	value *vals = g->nnodes <= 32 ? small : xmalloc(sizeof(value) * (size_t)g->nnodes);
+	value *vals = g->nnodes <= 32 ? small : util_malloc(sizeof(value) * (size_t)g->nnodes);
 	int64_t symsmall[16];
 	int64_t *symval = NULL;
-	if (g->nsyms > 0) {
-		symval = g->nsyms <= 16 ? symsmall : xmalloc(sizeof(int64_t) * (size_t)g->nsyms);
-		bind_syms(g, inputs, symval);
-	}
 	int nin = 0, done = 0, rc = 0;
+	if (g->nsyms > 0)
+		symval = g->nsyms <= 16 ? symsmall : util_malloc(sizeof(int64_t) * (size_t)g->nsyms);
+	if (!vals || (g->nsyms > 0 && !symval)) {
+		tj_error_set("out of memory");
+		rc = -1;
+		goto cleanup;
+	}
+	if (symval)
+		bind_syms(g, inputs, symval);
 	for (; done < g->nnodes; done++) {
 		const struct gnode *n = &g->nodes[done];
 		value r;
@@ -1189,6 +1224,7 @@ int graph_interpret(struct vm *vm, const struct graph *g, tensor *const *inputs,
 		}
 	for (int i = 0; i < done; i++)
 		val_decref(vals[i]);
+cleanup:
 	if (vals != small)
 		free(vals);
 	if (symval != symsmall)

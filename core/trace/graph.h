@@ -113,7 +113,7 @@ struct graph {
 	struct graph_mem *mem;  /* graph.c: the arena and the names in use */
 };
 
-/* A new empty graph; dies when out of memory, as the tracer expects. */
+/* A new empty graph; NULL when out of memory. */
 struct graph *graph_new(const char *name, const char *compile_id, const struct source *src,
 			int line, enum graph_stage stage);
 /* Drops the constants' and callees' references and frees the arena. */
@@ -130,13 +130,17 @@ char *graph_fresh_name(struct graph *g, const char *base);
  * from graph_fresh_name; n->args (and the items of list args), n->source
  * and n->stack are malloc'd blocks that the graph takes: it moves them
  * into its arena and frees them. The constants' and the callee's
- * references pass to the graph. Dies when out of memory. */
+ * references pass to the graph. -1 when out of memory: n's blocks and
+ * references are released all the same (graph_node_discard). */
 int graph_add(struct graph *g, struct gnode *n);
+/* Releases what a node not added holds, as graph_add would take it; n is
+ * zeroed. */
+void graph_node_discard(struct gnode *n);
 /* Moves the inputs before every other node, keeping the order of each
  * part (an input is made where the trace first reads it; a listing, like an
  * FX graph's placeholders, shows them all first). Node indexes change:
- * only for a finished graph. */
-void graph_hoist_inputs(struct graph *g);
+ * only for a finished graph. -1 (g unchanged) when out of memory. */
+int graph_hoist_inputs(struct graph *g);
 /* Drops nodes from index n on (a failed inlined call rolls back). */
 void graph_truncate(struct graph *g, int n);
 int graph_op_count(const struct graph *g);  /* GN_OP and GN_CALL nodes */

@@ -12,12 +12,21 @@
 
 struct guard_set *guards_new(void)
 {
-	struct guard_set *gs = calloc(1, sizeof *gs);
-	if (!gs) {
-		fputs("tjit: out of memory\n", stderr);
-		abort();
-	}
-	return gs;
+	return util_calloc(1, sizeof(struct guard_set));
+}
+
+/* grow_array, counted (util.h): false when out of memory */
+static bool grow_counted(void **items, int *cap, int need, size_t size)
+{
+	if (need <= *cap)
+		return true;
+	int ncap = *cap ? *cap * 2 : 8;
+	void *p = util_realloc(*items, (size_t)ncap * size);
+	if (!p)
+		return false;
+	*items = p;
+	*cap = ncap;
+	return true;
 }
 
 static void guard_release(struct guard *g)
@@ -58,10 +67,8 @@ int guards_source(struct guard_set *gs, enum source_kind kind, int parent, int i
 			return i;
 		}
 	}
-	if (gs->nsources == gs->srccap) {
-		gs->srccap = gs->srccap ? gs->srccap * 2 : 8;
-		gs->sources = xrealloc(gs->sources, sizeof *gs->sources * (size_t)gs->srccap);
-	}
+	if (!grow_counted((void **)&gs->sources, &gs->srccap, gs->nsources + 1, sizeof *gs->sources))
+		return -1;
 	struct guard_source *s = &gs->sources[gs->nsources];
 	memset(s, 0, sizeof *s);
 	s->kind = (uint8_t)kind;
@@ -229,9 +236,9 @@ static char *guard_text(const struct guard_set *gs, const struct guard *g)
 
 int guards_add(struct guard_set *gs, const struct guard *g)
 {
-	if (gs->nguards == gs->cap) {
-		gs->cap = gs->cap ? gs->cap * 2 : 8;
-		gs->guards = xrealloc(gs->guards, sizeof *gs->guards * (size_t)gs->cap);
+	if (!grow_counted((void **)&gs->guards, &gs->cap, gs->nguards + 1, sizeof *gs->guards)) {
+		val_decref(g->expect);
+		return -1;
 	}
 	struct guard *d = &gs->guards[gs->nguards];
 	*d = *g;
@@ -252,16 +259,14 @@ void guards_truncate(struct guard_set *gs, int n)
 		guard_release(&gs->guards[--gs->nguards]);
 }
 
-void guards_finish(struct guard_set *gs)
+int guards_finish(struct guard_set *gs)
 {
 	free(gs->scratch);
 	free(gs->checks);
-	gs->scratch = calloc((size_t)(gs->nsources ? gs->nsources : 1), sizeof(value));
-	gs->checks = calloc((size_t)(gs->nguards ? gs->nguards : 1), sizeof *gs->checks);
-	if (!gs->scratch || !gs->checks) {
-		fputs("tjit: out of memory\n", stderr);
-		abort();
-	}
+	gs->scratch = util_calloc((size_t)(gs->nsources ? gs->nsources : 1), sizeof(value));
+	gs->checks = util_calloc((size_t)(gs->nguards ? gs->nguards : 1), sizeof *gs->checks);
+	if (!gs->scratch || !gs->checks)
+		return -1;
 	gs->nchecks = 0;
 	for (int i = 0; i < gs->nguards; i++) {
 		const struct guard *g = &gs->guards[i];
@@ -287,6 +292,7 @@ void guards_finish(struct guard_set *gs)
 		else if (g->kind == GK_REQUIRES_GRAD)
 			c->rg = (int8_t)(g->n != 0);
 	}
+	return 0;
 }
 
 /* ---- checking ---- */

@@ -106,17 +106,19 @@ struct guard_set {
 	struct guard_check *checks; /* made by guards_finish */
 };
 
+/* NULL when out of memory */
 struct guard_set *guards_new(void);
 void guards_free(struct guard_set *gs);
 
 /* The source of that kind (an existing one when it was made before).
  * text_base is the local's or global's name (the index is used for
- * items and closures). */
+ * items and closures). -1 when out of memory. */
 int guards_source(struct guard_set *gs, enum source_kind kind, int parent, int index, const char *name);
 const char *guards_source_text(const struct guard_set *gs, int source);
 
 /* Appends a guard; the set takes ownership of g->expect (a reference) and
- * makes g->text from the facts. Returns its index. */
+ * makes g->text from the facts. Returns its index; -1 when out of memory
+ * (g->expect released). */
 int guards_add(struct guard_set *gs, const struct guard *g);
 /* Makes guard i's text again from its facts (after they changed). */
 void guards_retext(struct guard_set *gs, int i);
@@ -125,8 +127,9 @@ void guards_truncate(struct guard_set *gs, int n);
 /* The record kind: "type", "equals", "length", "tensor", "id", "backend". */
 const char *guards_kind_name(enum guard_kind k);
 
-/* Ready to check: the scratch array and the compiled checks. */
-void guards_finish(struct guard_set *gs);
+/* Ready to check: the scratch array and the compiled checks. -1 when out
+ * of memory. */
+int guards_finish(struct guard_set *gs);
 
 /* Resolves every source of frame f into gs->scratch (borrowed values;
  * VAL_ERR for one that does not resolve). */

@@ -19,9 +19,7 @@ static uint8_t *guard_bits(struct tstate *st, int src)
 {
 	if (src >= st->nguarded) {
 		int n = src + 16;
-		st->guarded = realloc(st->guarded, (size_t)n);
-		if (!st->guarded)
-			util_oom();
+		st->guarded = trace_realloc(st, st->guarded, (size_t)n);
 		memset(st->guarded + st->nguarded, 0, (size_t)(n - st->nguarded));
 		st->nguarded = n;
 	}
@@ -38,7 +36,8 @@ void need_guard(struct tstate *st, struct guard *g)
 		g->col = l.col;
 		g->function = fr->code->name;
 	}
-	guards_add(st->gs, g);
+	if (guards_add(st->gs, g) < 0)
+		trace_oom(st);
 }
 
 void need_type(struct tstate *st, int src, value v)

@@ -169,6 +169,8 @@ struct tstate {
 	int ninsns;
 	bool has_call;
 	struct exjob *jobs, *jobs_tail; /* examples not made yet, in the order of their ops */
+	struct gnode node;        /* the node being built (trace_node_add), whose blocks
+				   and references go with the attempt should it end first */
 	/* symbolic sizes (doc/tracer.md, "Dynamic shapes") */
 	struct tsym *syms;
 	int nsyms, symcap;
@@ -215,10 +217,21 @@ __attribute__((noreturn)) void trace_graph_break(struct tstate *st, int code, co
 	__attribute__((format(printf, 3, 4)));
 void trace_break_if_forced(struct tstate *st, int pc);
 __attribute__((noreturn)) void trace_split(struct tstate *st);
+/* a failed allocation: the trace fails with "out of memory" */
+__attribute__((noreturn)) void trace_oom(struct tstate *st);
 
 /* ---- trace_vars.c: the arena, variables, realizing inputs ---- */
 
 void *trace_alloc(struct tstate *st, size_t n);  /* zeroed, in the attempt's arena */
+/* util_calloc / util_realloc / util_strdup, or trace_oom: for blocks that
+ * outlive the attempt or that it frees itself (nothing may jump between) */
+void *trace_calloc(struct tstate *st, size_t n, size_t size);
+void *trace_realloc(struct tstate *st, void *p, size_t n);
+char *trace_strdup(struct tstate *st, const char *s);
+/* the source of guards_source (core/trace/guards.h), or trace_oom */
+int trace_source(struct tstate *st, enum source_kind kind, int parent, int index, const char *name);
+/* the graph node being built (st->node), added to the graph: its index */
+int trace_node_add(struct tstate *st);
 value trace_hold(struct tstate *st, value v);    /* the trace owns this reference */
 value trace_keep(struct tstate *st, value v);    /* ... a new reference to v */
 struct var *var_new(struct tstate *st, enum vkind k);

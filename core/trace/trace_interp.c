@@ -266,7 +266,7 @@ static struct cellrec *real_cellrec(struct tstate *st, value cell, int fsrc, int
 	value content = val_cell(cell)->v;
 	struct var *cv = NULL;
 	if (!val_is_err(content))
-		cv = var_lazy(st, content, fsrc >= 0 ? guards_source(st->gs, SRC_CLOSURE, fsrc, i, NULL) : -1);
+		cv = var_lazy(st, content, fsrc >= 0 ? trace_source(st, SRC_CLOSURE, fsrc, i, NULL) : -1);
 	struct cellrec *c = cellrec_new(st, cv);
 	c->real = trace_keep(st, cell);
 	return c;
@@ -481,6 +481,16 @@ static struct cellrec *frame_cell(struct tstate *st, struct tframe *fr, int i)
 	return fr->cells[i];
 }
 
+/* room for one more global in the overlay */
+static void globals_room(struct tstate *st)
+{
+	if (st->nglobals == st->globcap) {
+		int cap = st->globcap ? st->globcap * 2 : 16;
+		st->globals = trace_realloc(st, st->globals, sizeof *st->globals * (size_t)cap);
+		st->globcap = cap;
+	}
+}
+
 static struct var *load_global(struct tstate *st, struct str *name)
 {
 	for (int i = 0; i < st->nglobals; i++)
@@ -489,13 +499,8 @@ static struct var *load_global(struct tstate *st, struct str *name)
 	value v = vm_lookup_name(st->vm, name);
 	if (val_is_err(v))
 		trace_fail(st, "name '%s' is not defined", name->data);
-	struct var *r = var_lazy(st, v, guards_source(st->gs, SRC_GLOBAL, -1, -1, name->data));
-	if (st->nglobals == st->globcap) {
-		st->globcap = st->globcap ? st->globcap * 2 : 16;
-		st->globals = realloc(st->globals, sizeof *st->globals * (size_t)st->globcap);
-		if (!st->globals)
-			util_oom();
-	}
+	struct var *r = var_lazy(st, v, trace_source(st, SRC_GLOBAL, -1, -1, name->data));
+	globals_room(st);
 	st->globals[st->nglobals++] = (struct overlay){name, r, false};
 	return r;
 }
@@ -509,12 +514,7 @@ static void store_global(struct tstate *st, struct str *name, struct var *v)
 			return;
 		}
 	}
-	if (st->nglobals == st->globcap) {
-		st->globcap = st->globcap ? st->globcap * 2 : 16;
-		st->globals = realloc(st->globals, sizeof *st->globals * (size_t)st->globcap);
-		if (!st->globals)
-			util_oom();
-	}
+	globals_room(st);
 	st->globals[st->nglobals++] = (struct overlay){name, v, true};
 }
 

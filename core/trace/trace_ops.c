@@ -79,6 +79,15 @@ static void node_stack(struct tstate *st, struct gnode *n)
 	n->nstack = trace_user_stack(st, &n->stack, NULL, NULL);
 }
 
+/* a fresh name in the graph (its arena keeps it) */
+static char *fresh_name(struct tstate *st, const char *base)
+{
+	char *name = graph_fresh_name(st->g, base);
+	if (!name)
+		trace_oom(st);
+	return name;
+}
+
 static void check_graph_size(struct tstate *st)
 {
 	if (st->g->nnodes >= TRACE_MAX_NODES)
@@ -97,22 +106,23 @@ static int tnode(struct tstate *st, struct var *t)
 		return -1;
 	check_graph_size(st);
 	need_tensor(st, t->src, t->ex, t->syms);
-	struct gnode n;
-	memset(&n, 0, sizeof n);
-	n.kind = GN_INPUT;
 	const char *text = guards_source_text(st->gs, t->src);
 	char *base = input_base_name(text);
-	n.name = graph_fresh_name(st->g, base);
+	char *name = graph_fresh_name(st->g, base);
 	free(base);
-	n.source = xstrdup(text);
+	if (!name)
+		trace_oom(st);
+	struct gnode *n = &st->node;
+	n->kind = GN_INPUT;
+	n->name = name;
+	n->source = trace_strdup(st, text);
 	struct meta_tensor m = meta_of(t->ex, t->syms);
-	set_meta(&n, &m, t->rg);
-	t->node = graph_add(st->g, &n);
+	set_meta(n, &m, t->rg);
+	t->node = trace_node_add(st);
 	if (st->ninsrc == st->insrc_cap) {
-		st->insrc_cap = st->insrc_cap ? st->insrc_cap * 2 : 8;
-		st->insrc = realloc(st->insrc, sizeof(int) * (size_t)st->insrc_cap);
-		if (!st->insrc)
-			util_oom();
+		int cap = st->insrc_cap ? st->insrc_cap * 2 : 8;
+		st->insrc = trace_realloc(st, st->insrc, sizeof(int) * (size_t)cap);
+		st->insrc_cap = cap;
 	}
 	st->insrc[st->ninsrc++] = t->src;
 	return t->node;
@@ -175,17 +185,31 @@ static void mkgarg(struct tstate *st, struct var *v, struct garg *out, const cha
 	trace_graph_break(st, BRK_UNSUPPORTED, "a %s as an argument of %s", var_kind_name(st, v), opname);
 }
 
-/* the graph's own copy of an argument */
-static void garg_dup(const struct garg *a, struct garg *out)
+/* the graph's own copy of an argument, in a node being built (st->node:
+ * what it has so far goes with the attempt) */
+static void garg_dup(struct tstate *st, const struct garg *a, struct garg *out)
 {
 	*out = *a;
 	if (a->kind == GARG_CONST) {
 		val_incref(a->constant);
 	} else if (a->kind == GARG_LIST || a->kind == GARG_TUPLE) {
-		out->items = xcalloc((size_t)a->n, sizeof *out->items);
+		out->n = 0;
+		out->items = NULL;
+		out->items = trace_calloc(st, (size_t)a->n, sizeof *out->items);
+		out->n = a->n;
 		for (int i = 0; i < a->n; i++)
-			garg_dup(&a->items[i], &out->items[i]);
+			garg_dup(st, &a->items[i], &out->items[i]);
 	}
+}
+
+/* st->node's args: copies of made[0..n) */
+static void node_args(struct tstate *st, const struct garg *made, int n)
+{
+	struct gnode *node = &st->node;
+	node->args = trace_calloc(st, (size_t)(n ? n : 1), sizeof *node->args);
+	node->nargs = n;
+	for (int i = 0; i < n; i++)
+		garg_dup(st, &made[i], &node->args[i]);
 }
 
 static bool any_rg(struct tstate *st, struct var *v, int depth)
@@ -436,7 +460,7 @@ struct var *op_emit(struct tstate *st, int op, struct var **args)
 		if (t->src < 0)
 			return var_const(st, val_none());
 		tensor *g = t->ex->grad;
-		int src = guards_source(st->gs, SRC_GRAD, t->src, 0, NULL);
+		int src = trace_source(st, SRC_GRAD, t->src, 0, NULL);
 		value gv = g ? val_tensor(g) : val_none();
 		struct var *r = var_wrap(st, gv, src, 0);
 		if (!g)
@@ -492,22 +516,19 @@ struct var *op_emit(struct tstate *st, int op, struct var **args)
 		examples_upto(st, job);
 	for (int k = 0; k < mo.n; k++)
 		exs[k] = now ? job->ex[k] : meta_header(st, &mo.t[k]);
-	struct gnode node;
-	memset(&node, 0, sizeof node);
-	node.kind = GN_OP;
-	node.op = op;
-	node.nargs = n;
-	node.args = xcalloc((size_t)n, sizeof *node.args);
-	for (int i = 0; i < n; i++)
-		garg_dup(&made[i], &node.args[i]);
-	node_stack(st, &node);
-	node.name = graph_fresh_name(st->g, info->name);
 	bool diff = (info->flags & OPF_DIFF) && rg_in;
 	int *osyms = result_syms(st, &mo.t[0]);
+	char *name = fresh_name(st, info->name);
+	struct gnode *node = &st->node;
+	node->kind = GN_OP;
+	node->op = op;
+	node->name = name;
+	node_args(st, made, n);
+	node_stack(st, node);
 	if (mo.n == 1) {
 		bool rg = exs[0]->requires_grad || (diff && dtype_is_float(mo.t[0].dt));
-		set_meta(&node, &mo.t[0], rg);
-		int idx = graph_add(st->g, &node);
+		set_meta(node, &mo.t[0], rg);
+		int idx = trace_node_add(st);
 		struct var *r = tensor_result(st, idx, exs[0], rg);
 		r->syms = osyms;
 		if (!now) {
@@ -516,23 +537,21 @@ struct var *op_emit(struct tstate *st, int op, struct var **args)
 		}
 		return r;
 	}
-	node.nouts = mo.n;
-	int idx = graph_add(st->g, &node);
+	node->nouts = mo.n;
+	int idx = trace_node_add(st);
 	struct var **items = trace_alloc(st, sizeof(struct var *) * (size_t)mo.n);
 	for (int k = 0; k < mo.n; k++) {
 		bool rg = k == 0 && diff && dtype_is_float(mo.t[k].dt);
-		struct gnode gi;
-		memset(&gi, 0, sizeof gi);
-		gi.kind = GN_GETITEM;
-		gi.index = k;
-		gi.nargs = 1;
-		gi.args = xcalloc(1, sizeof *gi.args);
-		gi.args[0].kind = GARG_NODE;
-		gi.args[0].node = idx;
-		gi.name = graph_fresh_name(st->g, "getitem");
-		node_stack(st, &gi);
-		set_meta(&gi, &mo.t[k], rg);
-		int gidx = graph_add(st->g, &gi);
+		char *giname = fresh_name(st, "getitem");
+		struct gnode *gi = &st->node;
+		gi->kind = GN_GETITEM;
+		gi->index = k;
+		gi->name = giname;
+		struct garg tuple = {.kind = GARG_NODE, .node = idx};
+		node_args(st, &tuple, 1);
+		node_stack(st, gi);
+		set_meta(gi, &mo.t[k], rg);
+		int gidx = trace_node_add(st);
 		items[k] = tensor_result(st, gidx, exs[k], rg);
 		items[k]->syms = osyms;
 		if (!now) {
@@ -629,25 +648,22 @@ struct var *op_call_allowed(struct tstate *st, value fn, struct var **args, int 
 	trace_hold(st, out);
 	if (out.tag != VAL_TENSOR)
 		trace_graph_break(st, BRK_ALLOWED_NONTENSOR, "%s", fname);
-	struct gnode node;
-	memset(&node, 0, sizeof node);
-	node.kind = GN_CALL;
-	node.callee = fn;
+	char *name = fresh_name(st, fname);
+	struct gnode *node = &st->node;
+	node->kind = GN_CALL;
+	node->callee = fn;
 	val_incref(fn);
-	node.nargs = nargs;
-	node.args = xcalloc((size_t)(nargs ? nargs : 1), sizeof *node.args);
-	for (int i = 0; i < nargs; i++)
-		garg_dup(&made[i], &node.args[i]);
-	node_stack(st, &node);
-	node.name = graph_fresh_name(st->g, fname);
+	node->name = name;
+	node_args(st, made, nargs);
+	node_stack(st, node);
 	tensor *t = val_as_tensor(out);
 	bool rg = t->requires_grad;
 	for (int i = 0; i < nargs; i++)
 		rg = rg || any_rg(st, args[i], 0);
 	rg = rg && dtype_is_float(t->dt);
 	struct meta_tensor m = meta_of(t, NULL);
-	set_meta(&node, &m, rg);
-	int idx = graph_add(st->g, &node);
+	set_meta(node, &m, rg);
+	int idx = trace_node_add(st);
 	st->has_call = true;
 	return tensor_result(st, idx, t, rg);
 }

@@ -23,9 +23,11 @@ struct planner {
 
 static void recipe_of(struct planner *p, struct var *v, struct recipe *r, int depth);
 
-static struct recipe *recipe_items(int n)
+/* n zeroed recipes, for a count set after (a plan cut short by a failed
+ * allocation is released as far as it got) */
+static struct recipe *recipe_items(struct planner *p, int n)
 {
-	return xcalloc((size_t)(n ? n : 1), sizeof(struct recipe));
+	return trace_calloc(p->st, (size_t)(n ? n : 1), sizeof(struct recipe));
 }
 
 static void recipe_const(struct recipe *r, value v)
@@ -49,8 +51,8 @@ static void cell_recipe(struct planner *p, struct cellrec *c, struct recipe *r, 
 		c->memo = p->nmemo++;
 		r->kind = RC_NEWCELL;
 		r->index = c->memo;
+		r->items = recipe_items(p, 1);
 		r->n = 1;
-		r->items = recipe_items(1);
 		recipe_of(p, c->content, &r->items[0], depth + 1);
 	}
 }
@@ -60,8 +62,8 @@ static void iter_recipe(struct planner *p, struct iterrec *it, struct recipe *r,
 {
 	r->kind = RC_ITER;
 	r->index = it->kind;
+	r->items = recipe_items(p, 1);
 	r->n = 1;
-	r->items = recipe_items(1);
 	r->a = it->i;
 	r->b = it->n;
 	r->c = it->step;
@@ -71,8 +73,8 @@ static void iter_recipe(struct planner *p, struct iterrec *it, struct recipe *r,
 		struct recipe *t = &r->items[0];
 		t->kind = RC_TUPLE;
 		t->v = val_none();
+		t->items = recipe_items(p, it->nsub);
 		t->n = it->nsub;
-		t->items = recipe_items(it->nsub);
 		for (int i = 0; i < it->nsub; i++)
 			recipe_of(p, it->subs[i], &t->items[i], depth + 1);
 	} else {
@@ -96,8 +98,8 @@ static void func_recipe(struct planner *p, struct var *v, struct recipe *r, int 
 	r->index = v->node;
 	r->v = v->v;
 	val_incref(r->v);
+	r->items = recipe_items(p, 2);
 	r->n = 2;
-	r->items = recipe_items(2);
 	if (v->defaults)
 		recipe_of(p, v->defaults, &r->items[0], depth + 1);
 	else
@@ -106,8 +108,8 @@ static void func_recipe(struct planner *p, struct var *v, struct recipe *r, int 
 		struct recipe *t = &r->items[1];
 		t->kind = RC_TUPLE;
 		t->v = val_none();
+		t->items = recipe_items(p, v->ncells);
 		t->n = v->ncells;
-		t->items = recipe_items(v->ncells);
 		for (int i = 0; i < v->ncells; i++)
 			cell_recipe(p, v->cells[i], &t->items[i], depth + 1);
 	} else {
@@ -180,8 +182,8 @@ static void recipe_of(struct planner *p, struct var *v, struct recipe *r, int de
 			rec->memo = p->nmemo++;
 			r->kind = RC_LIST;
 			r->index = rec->memo;
+			r->items = recipe_items(p, rec->n);
 			r->n = rec->n;
-			r->items = recipe_items(rec->n);
 			for (int i = 0; i < rec->n; i++)
 				recipe_of(p, rec->items[i], &r->items[i], depth + 1);
 		}
@@ -194,8 +196,8 @@ static void recipe_of(struct planner *p, struct var *v, struct recipe *r, int de
 			return;
 		}
 		r->kind = RC_TUPLE;
+		r->items = recipe_items(p, v->n);
 		r->n = v->n;
-		r->items = recipe_items(v->n);
 		for (int i = 0; i < v->n; i++)
 			recipe_of(p, v->items[i], &r->items[i], depth + 1);
 		return;
@@ -209,8 +211,8 @@ static void recipe_of(struct planner *p, struct var *v, struct recipe *r, int de
 			r->v = str_intern(ops_table[v->op].name, strlen(ops_table[v->op].name));
 		else
 			recipe_const(r, v->v), r->kind = RC_GETATTR;
+		r->items = recipe_items(p, 1);
 		r->n = 1;
-		r->items = recipe_items(1);
 		recipe_of(p, v->self, &r->items[0], depth + 1);
 		return;
 	case VK_NESTED:
@@ -263,7 +265,7 @@ static void effects_of(struct planner *p, struct trace_result *res)
 {
 	struct tstate *st = p->st;
 	int cap = st->nglobals + (st->f->code->ncellvars + st->f->code->nfreevars) + st->nrecs;
-	res->effects = xcalloc((size_t)(cap ? cap : 1), sizeof *res->effects);
+	res->effects = trace_calloc(st, (size_t)(cap ? cap : 1), sizeof *res->effects);
 	for (int i = 0; i < st->nglobals; i++) {
 		if (!st->globals[i].dirty)
 			continue;
@@ -301,8 +303,8 @@ static void effects_of(struct planner *p, struct trace_result *res)
 			} else {
 				recipe_const(&e->value, rec->obj);
 			}
+			e->items = recipe_items(p, rec->n - rec->orig_n);
 			e->n = rec->n - rec->orig_n;
-			e->items = recipe_items(e->n);
 			for (int k = 0; k < e->n; k++)
 				recipe_of(p, rec->items[rec->orig_n + k], &e->items[k], 1);
 			continue;
@@ -316,8 +318,8 @@ static void effects_of(struct planner *p, struct trace_result *res)
 		} else {
 			recipe_const(&e->value, rec->obj);
 		}
+		e->items = recipe_items(p, rec->n);
 		e->n = rec->n;
-		e->items = recipe_items(rec->n);
 		for (int k = 0; k < rec->n; k++)
 			recipe_of(p, rec->items[k], &e->items[k], 1);
 	}
@@ -347,21 +349,24 @@ void plan_make(struct tstate *st, struct trace_result *res)
 {
 	distinct_lists(st);
 	struct planner p = {st, NULL, 0, NULL, 0, false};
-	p.out_of_node = xmalloc(sizeof(int) * (size_t)(st->g->nnodes ? st->g->nnodes : 1));
+	p.out_of_node = trace_alloc(st, sizeof(int) * (size_t)(st->g->nnodes ? st->g->nnodes : 1));
 	for (int i = 0; i < st->g->nnodes; i++)
 		p.out_of_node[i] = -1;
-	p.outs = xmalloc(sizeof(int) * (size_t)(st->g->nnodes ? st->g->nnodes : 1));
+	/* the graph's from the start, so that it goes with the graph */
+	free(st->g->outputs);
+	st->g->noutputs = 0;
+	p.outs = st->g->outputs = trace_calloc(st, (size_t)(st->g->nnodes ? st->g->nnodes : 1), sizeof(int));
 	res->ret.v = val_none();
 	if (res->end == TRACE_RETURN) {
 		recipe_of(&p, st->ret, &res->ret, 0);
 	} else {
 		struct tframe *fr = st->root;
+		res->locals = recipe_items(&p, fr->code->nlocals);
 		res->nlocals = fr->code->nlocals;
-		res->locals = recipe_items(res->nlocals);
 		for (int i = 0; i < res->nlocals; i++)
 			recipe_of(&p, fr->locals[i], &res->locals[i], 0);
+		res->stack = recipe_items(&p, fr->sp);
 		res->nstack = fr->sp;
-		res->stack = recipe_items(fr->sp);
 		for (int i = 0; i < fr->sp; i++)
 			recipe_of(&p, fr->stack[i], &res->stack[i], 0);
 	}
@@ -369,11 +374,11 @@ void plan_make(struct tstate *st, struct trace_result *res)
 	res->nmemo = p.nmemo;
 	st->g->noutputs = p.nout;
 	st->g->outputs = p.outs;
-	graph_hoist_inputs(st->g);
-	free(p.out_of_node);
+	if (graph_hoist_inputs(st->g) < 0)
+		trace_oom(st);
 	if (p.too_deep) {
 		res->end = TRACE_FAILED;
-		st->error = xstrdup("a value nested too deep to rebuild");
+		st->error = util_strdup("a value nested too deep to rebuild");
 	}
 }
 
@@ -532,12 +537,12 @@ static void replay_effects(const struct trace_result *r, struct vm *vm, struct f
 			break;
 		}
 		case EF_LIST: {
+			/* the old items set aside as they are: no copy to make */
 			struct list *l = val_list(target);
 			size_t oldn = l->len;
-			value *olditems = xmalloc(sizeof(value) * (oldn ? oldn : 1));
-			if (oldn)
-				memcpy(olditems, l->items, sizeof(value) * oldn);
-			l->len = 0;
+			value *olditems = l->items;
+			l->items = NULL;
+			l->len = l->cap = 0;
 			for (int j = 0; j < e->n; j++)
 				list_append(l, vals[k + j]);
 			for (size_t j = 0; j < oldn; j++)
@@ -579,15 +584,24 @@ int trace_rebuild(const struct trace_result *r, struct vm *vm, struct frame *f, 
 	}
 general:;
 	value small_memo[8];
-	value *memo = r->nmemo <= 8 ? small_memo : xmalloc(sizeof(value) * (size_t)r->nmemo);
-	for (int i = 0; i < r->nmemo; i++)
-		memo[i] = val_err();
-	struct builder b = {vm, f, sources, outputs, memo};
+	value *memo = r->nmemo <= 8 ? small_memo : util_malloc(sizeof(value) * (size_t)r->nmemo);
 	int nvals = r->nlocals + r->nstack + 1;
 	for (int i = 0; i < r->neffects; i++)
 		nvals += 1 + r->effects[i].n;
 	value small[32];
-	value *vals = nvals <= 32 ? small : xmalloc(sizeof(value) * (size_t)nvals);
+	value *vals = nvals <= 32 ? small : util_malloc(sizeof(value) * (size_t)nvals);
+	if (!memo || !vals) {
+		/* nothing changed yet: the frame runs in the VM */
+		if (memo != small_memo)
+			free(memo);
+		if (vals != small)
+			free(vals);
+		tj_error_set("out of memory");
+		return -1;
+	}
+	for (int i = 0; i < r->nmemo; i++)
+		memo[i] = val_err();
+	struct builder b = {vm, f, sources, outputs, memo};
 	for (int i = 0; i < nvals; i++)
 		vals[i] = val_none();
 	int k = 0, rc = 0;

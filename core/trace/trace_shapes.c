@@ -114,12 +114,14 @@ int *sym_input(struct tstate *st, const tensor *t, int src)
 				r = &ds->recs[i];
 		if (!r) {
 			if (ds->n == ds->cap) {
-				ds->cap = ds->cap ? ds->cap * 2 : 4;
-				ds->recs = xrealloc(ds->recs, sizeof *ds->recs * (size_t)ds->cap);
+				int cap = ds->cap ? ds->cap * 2 : 4;
+				ds->recs = trace_realloc(st, ds->recs, sizeof *ds->recs * (size_t)cap);
+				ds->cap = cap;
 			}
+			char *source = trace_strdup(st, text);
 			r = &ds->recs[ds->n++];
 			memset(r, 0, sizeof *r);
-			r->source = xstrdup(text);
+			r->source = source;
 			r->ndim = t->ndim;
 			memcpy(r->shape, t->shape, sizeof(int64_t) * (size_t)t->ndim);
 		} else if (r->ndim != t->ndim) {
@@ -147,8 +149,9 @@ int *sym_input(struct tstate *st, const tensor *t, int src)
 				syms[k] = -1;
 		}
 		if (st->nsyms == st->symcap) {
-			st->symcap = st->symcap ? st->symcap * 2 : 16;
-			st->syms = xrealloc(st->syms, sizeof *st->syms * (size_t)st->symcap);
+			int cap = st->symcap ? st->symcap * 2 : 16;
+			st->syms = trace_realloc(st, st->syms, sizeof *st->syms * (size_t)cap);
+			st->symcap = cap;
 		}
 		int id = st->nsyms++;
 		struct tsym *y = &st->syms[id];
@@ -372,7 +375,7 @@ void sym_finish(struct tstate *st)
 	/* a symbolic size argument takes its value from an input's size when
 	 * the graph runs (tnode made the tensor it came from an input); one
 	 * that no input binds is specialized, to be safe */
-	bool *bound = xcalloc((size_t)st->nsyms, sizeof *bound);
+	bool *bound = trace_alloc(st, sizeof *bound * (size_t)st->nsyms);
 	for (int i = 0; i < g->nnodes; i++)
 		for (int d = 0; g->nodes[i].kind == GN_INPUT && d < g->nodes[i].ndim; d++)
 			if (g->nodes[i].shape[d].sym >= 0)
@@ -381,7 +384,6 @@ void sym_finish(struct tstate *st)
 		for (int i = 0; i < g->nnodes; i++)
 			for (int k = 0; k < g->nodes[i].nargs; k++)
 				garg_syms(st, &g->nodes[i].args[k], bound, pass, &maxsym);
-	free(bound);
 	for (int i = 0; i < g->nnodes; i++) {
 		struct gnode *n = &g->nodes[i];
 		for (int d = 0; d < n->ndim; d++) {
@@ -394,8 +396,8 @@ void sym_finish(struct tstate *st)
 		}
 	}
 	g->nsyms = maxsym + 1;
-	int *first_src = xmalloc(sizeof(int) * (size_t)st->nsyms);
-	int *first_dim = xmalloc(sizeof(int) * (size_t)st->nsyms);
+	int *first_src = trace_alloc(st, sizeof(int) * (size_t)st->nsyms);
+	int *first_dim = trace_alloc(st, sizeof(int) * (size_t)st->nsyms);
 	for (int i = 0; i < st->nsyms; i++)
 		first_src[i] = -1, first_dim[i] = 0;
 	int ng = st->gs->nguards;
@@ -432,12 +434,11 @@ void sym_finish(struct tstate *st)
 				dg.col = sg->col;
 				dg.function = sg->function;
 			}
-			guards_add(st->gs, &dg);
+			if (guards_add(st->gs, &dg) < 0)
+				trace_oom(st);
 			sg = &st->gs->guards[i]; /* guards_add may move the array */
 		}
 		if (changed)
 			guards_retext(st->gs, i);
 	}
-	free(first_src);
-	free(first_dim);
 }

@@ -16,8 +16,49 @@ void *trace_alloc(struct tstate *st, size_t n)
 {
 	void *p = arena_alloc(&st->arena, n);
 	if (!p)
-		util_oom();
+		trace_oom(st);
 	return p;
+}
+
+void *trace_calloc(struct tstate *st, size_t n, size_t size)
+{
+	void *p = util_calloc(n, size);
+	if (!p)
+		trace_oom(st);
+	return p;
+}
+
+void *trace_realloc(struct tstate *st, void *p, size_t n)
+{
+	void *q = util_realloc(p, n);
+	if (!q)
+		trace_oom(st);
+	return q;
+}
+
+char *trace_strdup(struct tstate *st, const char *s)
+{
+	char *d = util_strdup(s);
+	if (s && !d)
+		trace_oom(st);
+	return d;
+}
+
+int trace_source(struct tstate *st, enum source_kind kind, int parent, int index, const char *name)
+{
+	int src = guards_source(st->gs, kind, parent, index, name);
+	if (src < 0)
+		trace_oom(st);
+	return src;
+}
+
+int trace_node_add(struct tstate *st)
+{
+	int idx = graph_add(st->g, &st->node);
+	memset(&st->node, 0, sizeof st->node);
+	if (idx < 0)
+		trace_oom(st);
+	return idx;
 }
 
 value trace_hold(struct tstate *st, value v)
@@ -25,10 +66,14 @@ value trace_hold(struct tstate *st, value v)
 	if (v.tag < VAL_FIRST_HEAP)
 		return v;
 	if (st->nheld == st->heldcap) {
-		st->heldcap = st->heldcap ? st->heldcap * 2 : 256;
-		st->held = realloc(st->held, sizeof(value) * (size_t)st->heldcap);
-		if (!st->held)
-			util_oom();
+		int cap = st->heldcap ? st->heldcap * 2 : 256;
+		value *held = util_realloc(st->held, sizeof(value) * (size_t)cap);
+		if (!held) {
+			val_decref(v); /* the trace owned it */
+			trace_oom(st);
+		}
+		st->held = held;
+		st->heldcap = cap;
 	}
 	st->held[st->nheld++] = v;
 	return v;
@@ -93,10 +138,9 @@ static struct seqrec *seqrec_new(struct tstate *st, int n)
 	r->len_known = true;
 	r->memo = -1;
 	if (st->nrecs == st->reccap) {
-		st->reccap = st->reccap ? st->reccap * 2 : 16;
-		st->recs = realloc(st->recs, sizeof *st->recs * (size_t)st->reccap);
-		if (!st->recs)
-			util_oom();
+		int cap = st->reccap ? st->reccap * 2 : 16;
+		st->recs = trace_realloc(st, st->recs, sizeof *st->recs * (size_t)cap);
+		st->reccap = cap;
 	}
 	st->recs[st->nrecs++] = r;
 	return r;
@@ -130,9 +174,9 @@ struct var *var_list(struct tstate *st, int n, struct var **items)
 int var_source(struct tstate *st, struct var *v)
 {
 	if (v->src < 0 && v->psrc >= 0)
-		v->src = guards_source(st->gs, SRC_ITEM, v->psrc, v->pidx, NULL);
+		v->src = trace_source(st, SRC_ITEM, v->psrc, v->pidx, NULL);
 	if (v->src < 0 && v->skind >= 0)
-		v->src = guards_source(st->gs, (enum source_kind)v->skind, -1, v->sidx, v->sname);
+		v->src = trace_source(st, (enum source_kind)v->skind, -1, v->sidx, v->sname);
 	return v->src;
 }
 

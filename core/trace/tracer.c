@@ -10,6 +10,8 @@
  *
  * Memory: everything a trace attempt makes lives in its arena, and every
  * reference it takes is listed in `held`; both go in one call at the end.
+ * A failed allocation ends the trace like any failure (trace_oom): the
+ * frame runs in the VM.
  *
  * This file is the protected call and the ways out of it; the rest of the
  * tracer is in trace_*.c, one concern each (trace_impl.h, doc/tracer.md).
@@ -55,9 +57,15 @@ int trace_user_stack(struct tstate *st, struct user_frame **out, struct code ***
 	int n = 0;
 	for (struct tframe *fr = st->cur; fr; fr = fr->parent)
 		n++;
-	struct user_frame *uf = xcalloc((size_t)n, sizeof *uf);
-	struct code **cs = codes ? xcalloc((size_t)n, sizeof *cs) : NULL;
-	uint32_t *ps = pcs ? xcalloc((size_t)n, sizeof *ps) : NULL;
+	struct user_frame *uf = util_calloc((size_t)n, sizeof *uf);
+	struct code **cs = codes ? util_calloc((size_t)n, sizeof *cs) : NULL;
+	uint32_t *ps = pcs ? util_calloc((size_t)n, sizeof *ps) : NULL;
+	if (!uf || (codes && !cs) || (pcs && !ps)) {
+		free(uf);
+		free(cs);
+		free(ps);
+		trace_oom(st);
+	}
 	int i = n - 1;
 	for (struct tframe *fr = st->cur; fr; fr = fr->parent, i--) {
 		struct src_loc l = trace_loc(fr);
@@ -89,8 +97,17 @@ void trace_fail(struct tstate *st, const char *fmt, ...)
 		if (vasprintf(&msg, fmt, ap) < 0)
 			msg = NULL;
 		va_end(ap);
-		st->error = msg ? msg : xstrdup("trace failed");
+		st->error = msg ? msg : util_strdup("trace failed");
 	}
+	st->abort = ABORT_FAIL;
+	longjmp(st->jb, 1);
+}
+
+void trace_oom(struct tstate *st)
+{
+	/* NULL when even this fails: the trace still ends */
+	if (!st->error)
+		st->error = util_strdup("out of memory");
 	st->abort = ABORT_FAIL;
 	longjmp(st->jb, 1);
 }
@@ -101,11 +118,11 @@ void trace_fail_pending(struct tstate *st)
 	char *msg = tj_error_take();
 	if (vm_error_pending(st->vm)) {
 		if (!msg && vm_error_message(st->vm))
-			msg = xstrdup(vm_error_message(st->vm));
+			msg = util_strdup(vm_error_message(st->vm));
 		vm_error_clear(st->vm);
 	}
 	if (!st->error)
-		st->error = msg ? msg : xstrdup("error while tracing");
+		st->error = msg ? msg : util_strdup("error while tracing");
 	else
 		free(msg);
 	st->abort = ABORT_FAIL;
@@ -150,25 +167,36 @@ void trace_graph_break(struct tstate *st, int code, const char *fmt, ...)
 			what = NULL;
 		va_end(ap);
 	}
-	struct trace_break *b = xcalloc(1, sizeof *b);
+	struct trace_break *b = util_calloc(1, sizeof *b);
+	if (!b) {
+		free(what);
+		trace_oom(st);
+	}
 	b->code = code;
 	b->message = break_message(code, what);
 	free(what);
+	st->brk = b; /* freed with the attempt, should the stack fail */
 	b->nstack = trace_user_stack(st, &b->stack, &b->codes, &b->pcs);
-	st->brk = b;
 	st->abort = ABORT_BREAK;
 	longjmp(st->jb, 1);
 }
 
+/* a copy of b; NULL when out of memory */
 static struct trace_break *break_copy(const struct trace_break *b)
 {
-	struct trace_break *c = xcalloc(1, sizeof *c);
+	struct trace_break *c = util_calloc(1, sizeof *c);
+	if (!c)
+		return NULL;
 	c->code = b->code;
-	c->message = xstrdup(b->message);
+	c->message = util_strdup(b->message);
 	c->nstack = b->nstack;
-	c->stack = xcalloc((size_t)b->nstack, sizeof *c->stack);
-	c->codes = xcalloc((size_t)b->nstack, sizeof *c->codes);
-	c->pcs = xcalloc((size_t)b->nstack, sizeof *c->pcs);
+	c->stack = util_calloc((size_t)b->nstack, sizeof *c->stack);
+	c->codes = util_calloc((size_t)b->nstack, sizeof *c->codes);
+	c->pcs = util_calloc((size_t)b->nstack, sizeof *c->pcs);
+	if (!c->message || !c->stack || !c->codes || !c->pcs) {
+		trace_break_free(c);
+		return NULL;
+	}
 	memcpy(c->stack, b->stack, sizeof *c->stack * (size_t)b->nstack);
 	memcpy(c->codes, b->codes, sizeof *c->codes * (size_t)b->nstack);
 	memcpy(c->pcs, b->pcs, sizeof *c->pcs * (size_t)b->nstack);
@@ -182,6 +210,8 @@ void trace_break_if_forced(struct tstate *st, int pc)
 	for (int i = 0; i < st->nforced; i++) {
 		if (st->forced[i].pc == pc) {
 			st->brk = break_copy(st->forced[i].brk);
+			if (!st->brk)
+				trace_oom(st);
 			st->abort = ABORT_BREAK;
 			longjmp(st->jb, 1);
 		}
@@ -201,12 +231,13 @@ static void attempt_init(struct tstate *st)
 {
 	struct frame *f = st->f;
 	struct code *co = f->code;
-	st->g = graph_new(co->name, st->compile_id, co->src, co->firstline, STAGE_CAPTURED);
 	st->nsyms = 0;
 	st->jobs = st->jobs_tail = NULL;
+	st->g = graph_new(co->name, st->compile_id, co->src, co->firstline, STAGE_CAPTURED);
 	st->gs = guards_new();
 	struct guard bg = {.kind = GK_BACKEND, .source = -1, .expect = val_none(), .backend = st->cfg->backend};
-	guards_add(st->gs, &bg);
+	if (!st->g || !st->gs || guards_add(st->gs, &bg) < 0)
+		trace_oom(st);
 	struct tframe *root = trace_alloc(st, sizeof *root);
 	root->code = co;
 	root->locals = trace_alloc(st, sizeof(struct var *) * (size_t)(co->nlocals ? co->nlocals : 1));
@@ -276,6 +307,7 @@ static void attempt_release(struct tstate *st)
 	st->ret = NULL;
 	trace_break_free(st->brk);
 	st->brk = NULL;
+	graph_node_discard(&st->node);
 }
 
 /* the traced frame as it was at the start of the breaking instruction */
@@ -290,13 +322,95 @@ static void restore_root(struct tstate *st)
 	st->cur = root;
 }
 
+/* The attempts of a trace: again after a break inside an inlined call,
+ * breaking at that call. */
+static void trace_attempts(struct tstate *st, struct trace_result *res)
+{
+	for (;;) {
+		rng_set_state(st->rng_seed, st->rng_offset);
+		st->abort = ABORT_NONE;
+		if (setjmp(st->jb) == 0) {
+			attempt_init(st);
+			st->ret = interp_run_frame(st, st->root);
+			res->end = TRACE_RETURN;
+			return;
+		}
+		if (st->abort == ABORT_FAIL) {
+			res->end = TRACE_FAILED;
+			return;
+		}
+		if (st->abort == ABORT_SPLIT) {
+			restore_root(st);
+			res->end = TRACE_SPLIT;
+			res->pc = st->root->pc;
+			return;
+		}
+		/* a break */
+		if (st->cfg->fullgraph) {
+			res->end = TRACE_FULLGRAPH;
+			return;
+		}
+		if (st->cur == st->root) {
+			restore_root(st);
+			res->end = TRACE_BREAK;
+			res->pc = st->root->pc;
+			return;
+		}
+		if (st->nforced + 1 >= TRACE_MAX_RESTARTS) { /* one forced break per restart */
+			st->error = util_strdup("too many graph breaks inside inlined calls");
+			res->end = TRACE_FAILED;
+			return;
+		}
+		/* a break inside an inlined call: again, breaking at the call */
+		struct forced *forced = util_realloc(st->forced, sizeof *st->forced * (size_t)(st->nforced + 1));
+		if (!forced) {
+			st->error = util_strdup("out of memory");
+			res->end = TRACE_FAILED;
+			return;
+		}
+		st->forced = forced;
+		st->forced[st->nforced].pc = st->root->pc;
+		st->forced[st->nforced].brk = st->brk;
+		st->nforced++;
+		st->brk = NULL;
+		attempt_release(st);
+	}
+}
+
+/* The plan and the symbols of a trace that did not fail, protected in
+ * turn: a failed allocation here fails the trace. */
+static void attempt_finish(struct tstate *st, struct trace_result *res)
+{
+	if (setjmp(st->jb) != 0) {
+		res->end = TRACE_FAILED;
+		return;
+	}
+	if (res->end != TRACE_RETURN && res->end != TRACE_SPLIT) {
+		res->brk = st->brk;
+		st->brk = NULL;
+	}
+	if (res->end != TRACE_FULLGRAPH)
+		plan_make(st, res);
+	if (res->end != TRACE_FAILED && res->end != TRACE_FULLGRAPH) {
+		sym_finish(st);
+		if (guards_finish(st->gs) < 0)
+			trace_oom(st);
+	}
+}
+
+/* NULL when out of memory */
 struct trace_result *trace_frame(struct vm *vm, struct frame *f, const struct trace_config *cfg,
 				 const char *compile_id)
 {
-	struct trace_result *res = xcalloc(1, sizeof *res);
+	struct trace_result *res = util_calloc(1, sizeof *res);
+	struct tstate *st = util_calloc(1, sizeof *st);
+	if (!res || !st) {
+		free(res);
+		free(st);
+		return NULL;
+	}
 	res->ret.v = val_none();
 	double t0 = util_now_ms();
-	struct tstate *st = xcalloc(1, sizeof *st);
 	/* an attempt fills many small blocks: big chunks from the start */
 	st->arena = (struct arena)ARENA_INIT_SIZED(65536);
 	st->vm = vm;
@@ -305,77 +419,21 @@ struct trace_result *trace_frame(struct vm *vm, struct frame *f, const struct tr
 	st->compile_id = compile_id;
 	rng_get_state(&st->rng_seed, &st->rng_offset);
 	tracing++;
-	for (int attempt = 0;; attempt++) {
-		rng_set_state(st->rng_seed, st->rng_offset);
-		attempt_init(st);
-		st->abort = ABORT_NONE;
-		if (setjmp(st->jb) == 0) {
-			st->ret = interp_run_frame(st, st->root);
-			res->end = TRACE_RETURN;
-			break;
-		}
-		if (st->abort == ABORT_FAIL) {
-			res->end = TRACE_FAILED;
-			break;
-		}
-		if (st->abort == ABORT_SPLIT) {
-			restore_root(st);
-			res->end = TRACE_SPLIT;
-			res->pc = st->root->pc;
-			break;
-		}
-		/* a break */
-		if (cfg->fullgraph) {
-			res->end = TRACE_FULLGRAPH;
-			break;
-		}
-		if (st->cur == st->root) {
-			restore_root(st);
-			res->end = TRACE_BREAK;
-			res->pc = st->root->pc;
-			break;
-		}
-		if (attempt + 1 >= TRACE_MAX_RESTARTS) {
-			st->error = xstrdup("too many graph breaks inside inlined calls");
-			res->end = TRACE_FAILED;
-			break;
-		}
-		/* a break inside an inlined call: again, breaking at the call */
-		st->forced = realloc(st->forced, sizeof *st->forced * (size_t)(st->nforced + 1));
-		if (!st->forced)
-			util_oom();
-		st->forced[st->nforced].pc = st->root->pc;
-		st->forced[st->nforced].brk = st->brk;
-		st->nforced++;
-		st->brk = NULL;
-		attempt_release(st);
-	}
+	trace_attempts(st, res);
 	rng_set_state(st->rng_seed, st->rng_offset);
 	tracing--;
 	double t1 = util_now_ms();
 	res->trace_ms = t1 - t0;
+	if (res->end != TRACE_FAILED)
+		attempt_finish(st, res);
 	if (res->end == TRACE_FAILED) {
-		res->error = st->error ? st->error : xstrdup("trace failed");
+		res->error = st->error ? st->error : util_strdup("trace failed");
 		st->error = NULL;
-	} else {
-		if (res->end != TRACE_RETURN && res->end != TRACE_SPLIT) {
-			res->brk = st->brk;
-			st->brk = NULL;
-		}
-		if (res->end != TRACE_FULLGRAPH)
-			plan_make(st, res);
-		if (res->end == TRACE_FAILED) {
-			res->error = st->error;
-			st->error = NULL;
-		}
-	}
-	if (res->end != TRACE_FAILED && res->end != TRACE_FULLGRAPH) {
-		sym_finish(st);
+	} else if (res->end != TRACE_FULLGRAPH) {
 		res->graph = st->g;
 		st->g = NULL;
 		res->guards = st->gs;
 		st->gs = NULL;
-		guards_finish(res->guards);
 		res->ninputs = st->ninsrc;
 		res->input_sources = st->insrc;
 		st->insrc = NULL;

@@ -152,7 +152,8 @@ struct trace_result {
 };
 
 /* Traces frame f (the top VM frame, at f->pc, untouched) under cfg.
- * compile_id names the graph ("0/1"). Never fails to return a result. */
+ * compile_id names the graph ("0/1"). NULL when out of memory; a failed
+ * allocation while tracing ends it as TRACE_FAILED ("out of memory"). */
 struct trace_result *trace_frame(struct vm *vm, struct frame *f, const struct trace_config *cfg,
 				 const char *compile_id);
 void trace_result_free(struct trace_result *r);
