@@ -10,6 +10,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "program_test_util.h"
 #include "aot_decompose.h"
 #include "compile_ctx.h"
 #include "compile_log.h"
@@ -68,25 +69,16 @@ static int nsources;
 /* runs a program, keeping a copy of each graph it compiles */
 static void run_program(const char *text)
 {
-	struct runtime_config rc = {COMPILE_SWITCHES_INIT, {0, stderr, NULL}, {INJECT_NONE, INJECT_COMPILE_ERROR}};
-	struct runtime *rt = runtime_new(&rc);
-	ck_assert_ptr_nonnull(rt);
-	compile_log_listen(rt->log, &listener);
+	struct runtime *rt = test_runtime_new(&listener);
 	struct vm *pvm = prelude_vm_new();
 	vm_set_runtime(pvm, rt);
-	struct source *src = source_from_string("prog.tj", text, strlen(text));
-	struct src_loc loc;
-	char *msg = NULL;
-	struct code *code = compile_source(src, &loc, &msg);
-	ck_assert_msg(code != NULL, "compile error at %d:%d: %s", loc.line, loc.col, msg);
-	free(msg);
+	struct source *src;
+	struct code *code = test_compile(text, &src);
 	value r = vm_run_module(pvm, code);
 	ck_assert_msg(!val_is_err(r), "%s", tj_error_peek());
-	frame_eval_free(rt);
 	vm_free(pvm);
 	val_decref(val_obj(VAL_CODE, code));
-	compile_log_unlisten(rt->log, &listener);
-	runtime_free(rt);
+	test_runtime_free(rt, &listener);
 	/* the graphs' user stacks point into src: it goes with them */
 	ck_assert_int_lt(nsources, MAX_SOURCES);
 	sources[nsources++] = src;

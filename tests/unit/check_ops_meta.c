@@ -9,6 +9,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "program_test_util.h"
 #include "autograd.h"
 #include "compile_log.h"
 #include "compiler.h"
@@ -1083,26 +1084,17 @@ static struct compile_listener listener = {on_compile, NULL};
 
 static void run_program(const char *text)
 {
-	struct runtime_config rc = {COMPILE_SWITCHES_INIT, {0, stderr, NULL}, {INJECT_NONE, INJECT_COMPILE_ERROR}};
-	struct runtime *rt = runtime_new(&rc);
-	ck_assert_ptr_nonnull(rt);
-	compile_log_listen(rt->log, &listener);
+	struct runtime *rt = test_runtime_new(&listener);
 	struct vm *vm = prelude_vm_new();
 	vm_set_runtime(vm, rt);
-	struct source *src = source_from_string("prog.tj", text, strlen(text));
-	struct src_loc loc;
-	char *msg = NULL;
-	struct code *code = compile_source(src, &loc, &msg);
-	ck_assert_msg(code != NULL, "compile error at %d:%d: %s", loc.line, loc.col, msg);
-	free(msg);
+	struct source *src;
+	struct code *code = test_compile(text, &src);
 	value r = vm_run_module(vm, code);
 	ck_assert_msg(!val_is_err(r), "%s", tj_error_peek());
-	frame_eval_free(rt);
 	vm_free(vm);
 	val_decref(val_obj(VAL_CODE, code));
 	source_free(src);
-	compile_log_unlisten(rt->log, &listener);
-	runtime_free(rt);
+	test_runtime_free(rt, &listener);
 }
 
 /* f(x)'s bodies, run on x of shapes (n, 4, 5) for n = 3, 4, 6 with

@@ -9,6 +9,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "program_test_util.h"
 #include "arena.h"
 #include "compiler.h"
 #include "frame_eval.h"
@@ -21,16 +22,13 @@ static struct runtime *rt;
 
 static void setup(void)
 {
-	struct runtime_config rc = {COMPILE_SWITCHES_INIT, {0, stderr, NULL}, {INJECT_NONE, INJECT_COMPILE_ERROR}};
-	rt = runtime_new(&rc);
-	ck_assert_ptr_nonnull(rt);
+	rt = test_runtime_new(NULL);
 }
 
 static void teardown(void)
 {
 	util_fail_alloc_after(0);
-	frame_eval_free(rt);
-	runtime_free(rt);
+	test_runtime_free(rt, NULL);
 	rt = NULL;
 }
 
@@ -41,12 +39,8 @@ static char *run_failing_at(const char *text, long n, bool *hit)
 	frame_eval_reset(rt);
 	struct vm *vm = prelude_vm_new();
 	vm_set_runtime(vm, rt);
-	struct source *src = source_from_string("prog.tj", text, strlen(text));
-	struct src_loc loc;
-	char *msg = NULL;
-	struct code *code = compile_source(src, &loc, &msg);
-	ck_assert_msg(code != NULL, "compile error at %d:%d: %s", loc.line, loc.col, msg);
-	free(msg);
+	struct source *src;
+	struct code *code = test_compile(text, &src);
 	/* the program runs with the failure set: its compile does not */
 	util_fail_alloc_after(n);
 	value res = vm_run_module(vm, code);
