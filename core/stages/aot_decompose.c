@@ -624,13 +624,19 @@ fail:;
 
 int aot_decompose(struct graph *g, struct compile_ctx *cc)
 {
+	return aot_decompose_keeping(g, cc, NULL);
+}
+
+int aot_decompose_keeping(struct graph *g, struct compile_ctx *cc,
+			  bool (*keep)(const struct graph *g, const struct gnode *n))
+{
 	int phase = cc ? compile_ctx_phase_begin(cc, "decompose") : -1, rc = -1;
 	/* a row makes at most a few dozen nodes, composites among them, and
 	 * those make primitives only: this bound is never reached */
 	long budget = 64 + 64L * g->nnodes;
 	for (int i = 0; i < g->nnodes;) {
 		const struct gnode *n = &g->nodes[i];
-		if (n->kind != GN_OP || ops_table[n->op].stage != OPST_COMP) {
+		if (n->kind != GN_OP || ops_table[n->op].stage != OPST_COMP || (keep && keep(g, n))) {
 			i++;
 			continue;
 		}

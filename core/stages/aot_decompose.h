@@ -9,6 +9,7 @@
 #include <stdbool.h>
 
 struct compile_ctx;
+struct gnode;
 struct graph;
 
 /* Replaces each composite node of g by its primitive nodes, inserted where
@@ -22,6 +23,11 @@ struct graph;
  * decompose softmax at f.tj:3: ..."): g is then part-decomposed, so a
  * caller decomposes a copy it can drop. */
 int aot_decompose(struct graph *g, struct compile_ctx *cc);
+/* The same, leaving as they are the composites that keep(g, node) names
+ * (aot_eager keeps the ones that act on the eager autograd tape it runs
+ * on, until graph autodiff reads them: backend_aot.c). */
+int aot_decompose_keeping(struct graph *g, struct compile_ctx *cc,
+			  bool (*keep)(const struct graph *g, const struct gnode *n));
 
 /* decomp.def's row of op: whether it has one, and its formula (NULL) */
 bool aot_decomp_has(int op);

@@ -7,7 +7,7 @@
 #include "backends.h"
 #include "ops.h"
 
-static bool uses_relu(const struct graph *g)
+bool backend_uses_relu(const struct graph *g)
 {
 	for (int i = 0; i < g->nnodes; i++)
 		if (g->nodes[i].kind == GN_OP && g->nodes[i].op == OPS_relu)
@@ -18,7 +18,7 @@ static bool uses_relu(const struct graph *g)
 static void *relu_compile_error_compile(struct compile_ctx *cc, const struct graph *g)
 {
 	(void)cc;
-	if (uses_relu(g)) {
+	if (backend_uses_relu(g)) {
 		tj_error_set("relu_compile_error_TESTING_ONLY: ReluCompileError: the graph uses relu");
 		return NULL;
 	}
@@ -28,7 +28,7 @@ static void *relu_compile_error_compile(struct compile_ctx *cc, const struct gra
 static int relu_runtime_error_run(void *compiled, struct vm *vm, tensor *const *inputs, value *outputs)
 {
 	const struct graph *g = compiled;
-	if (uses_relu(g)) {
+	if (backend_uses_relu(g)) {
 		tj_error_set("relu_runtime_error_TESTING_ONLY: ReluRuntimeError: the graph uses relu");
 		return -1;
 	}
@@ -36,6 +36,27 @@ static int relu_runtime_error_run(void *compiled, struct vm *vm, tensor *const *
 }
 
 /* relu(x) becomes add(x, 1), as PyTorch's relu_accuracy_error_TESTING_ONLY does */
+int backend_relu_to_add(struct graph *g)
+{
+	for (int i = 0; i < g->nnodes; i++) {
+		struct gnode *n = &g->nodes[i];
+		if (n->kind != GN_OP || n->op != OPS_relu || n->nargs != 1)
+			continue;
+		struct garg *args = graph_alloc(g, sizeof *args * 2);
+		if (!args) {
+			tj_error_set("out of memory");
+			return -1;
+		}
+		args[0] = n->args[0];
+		args[1].kind = GARG_CONST;
+		args[1].constant = val_int(1);
+		n->args = args;
+		n->nargs = 2;
+		n->op = OPS_add;
+	}
+	return 0;
+}
+
 static void *relu_accuracy_error_compile(struct compile_ctx *cc, const struct graph *g)
 {
 	(void)cc;
@@ -44,22 +65,9 @@ static void *relu_accuracy_error_compile(struct compile_ctx *cc, const struct gr
 		tj_error_set("out of memory");
 		return NULL;
 	}
-	for (int i = 0; i < c->nnodes; i++) {
-		struct gnode *n = &c->nodes[i];
-		if (n->kind != GN_OP || n->op != OPS_relu || n->nargs != 1)
-			continue;
-		struct garg *args = graph_alloc(c, sizeof *args * 2);
-		if (!args) {
-			graph_free(c);
-			tj_error_set("out of memory");
-			return NULL;
-		}
-		args[0] = n->args[0];
-		args[1].kind = GARG_CONST;
-		args[1].constant = val_int(1);
-		n->args = args;
-		n->nargs = 2;
-		n->op = OPS_add;
+	if (backend_relu_to_add(c) < 0) {
+		graph_free(c);
+		return NULL;
 	}
 	graph_check(c, "relu_accuracy_error_TESTING_ONLY");
 	return c;

@@ -26,5 +26,13 @@ void backend_eager_release(void *compiled);
 extern const struct backend backend_testing_relu_compile_error;
 extern const struct backend backend_testing_relu_runtime_error;
 extern const struct backend backend_testing_relu_accuracy_error;
+/* the failures' triggers, shared with the stages' TJIT_INJECT_BUG: does g
+ * use relu; every relu(x) of g made add(x, 1) (0, or -1 after
+ * tj_error_set(): out of memory) */
+bool backend_uses_relu(const struct graph *g);
+int backend_relu_to_add(struct graph *g);
+
+/* ---- aot_eager (backend_aot.c): decomposed, run on the eager kernels ---- */
+extern const struct backend backend_aot_eager;
 
 #endif

@@ -3,7 +3,9 @@
  * graphs traced from tj programs through the real tracer, decomposed, hold
  * primitives only, pass graph_verify, keep each composite's source line on
  * the nodes it became, and compute what the captured graph computes (on
- * the example sizes and on other sizes of their symbols).
+ * the example sizes and on other sizes of their symbols). And the
+ * aot_eager backend built on the pass (core/stages/backend_aot.c): the
+ * forward graph it hands back and runs, its TJIT_INJECT_BUG failures.
  */
 #include <check.h>
 #include <math.h>
@@ -12,6 +14,7 @@
 
 #include "program_test_util.h"
 #include "aot_decompose.h"
+#include "backends.h"
 #include "compile_ctx.h"
 #include "compile_log.h"
 #include "compiler.h"
@@ -399,6 +402,128 @@ START_TEST(test_error_names_the_line)
 }
 END_TEST
 
+/* ---- the aot_eager backend ---- */
+
+/* the first op node of g that is op, or NULL */
+static const struct gnode *find_op(const struct graph *g, int op)
+{
+	for (int i = 0; i < g->nnodes; i++)
+		if (g->nodes[i].kind == GN_OP && g->nodes[i].op == op)
+			return &g->nodes[i];
+	return NULL;
+}
+
+/* compiles g with aot_eager under bug (stage aot when not INJECT_NONE) and
+ * runs it on the example inputs: the run's status, its first output in
+ * *out (a new reference), the compile's context in *cc (to release) */
+static int aot_eager_run(const struct graph *g, enum inject_stage stage, enum inject_kind kind,
+			 struct compile_ctx *cc, value *out)
+{
+	static struct inject_bug bug;
+	bug = (struct inject_bug){stage, kind};
+	compile_ctx_init(cc, NULL, &bug, NULL, "0/0");
+	void *a = backend_aot_eager.compile(cc, g);
+	if (!a)
+		return -2;
+	tensor *in[32];
+	int nin;
+	make_inputs(g, 0, in, &nin);
+	value outs[8];
+	ck_assert_int_le(g->noutputs, 8);
+	int rc = backend_aot_eager.run(a, vm, in, outs);
+	for (int i = 0; i < nin; i++)
+		tensor_decref(in[i]);
+	if (rc == 0) {
+		*out = outs[0];
+		for (int i = 1; i < g->noutputs; i++)
+			val_decref(outs[i]);
+	}
+	backend_aot_eager.release(a);
+	return rc;
+}
+
+/* the forward graph handed back: decomposed, stage aot_forward, timed as
+ * "decompose"; what runs computes what the captured graph does */
+START_TEST(test_aot_eager_forward)
+{
+	struct graph *g = one_graph("    return x.sigmoid().detach() + x.mean()\n", "ones(3)", "False");
+	struct compile_ctx cc;
+	value got, want;
+	ck_assert_int_eq(aot_eager_run(g, INJECT_NONE, INJECT_COMPILE_ERROR, &cc, &got), 0);
+	ck_assert_int_eq(cc.ngraphs, 1);
+	const struct graph *f = cc.graphs[0];
+	ck_assert_int_eq(f->stage, STAGE_AOT_FORWARD);
+	ck_assert_str_eq(f->compile_id, g->compile_id);
+	for (int i = 0; i < f->nnodes; i++)
+		ck_assert_msg(f->nodes[i].kind != GN_OP || ops_table[f->nodes[i].op].stage != OPST_COMP, "%s left",
+			      f->nodes[i].name);
+	ck_assert_int_eq(cc.nphases, 1);
+	ck_assert_str_eq(cc.phases[0].name, "decompose");
+	compile_ctx_release(&cc);
+	ck_assert_int_eq(run(g, 0, &want), 0);
+	char buf[128];
+	const char *d = differ(val_as_tensor(got), val_as_tensor(want), false, buf, sizeof buf);
+	ck_assert_msg(d == NULL, "%s", d);
+	val_decref(got);
+	val_decref(want);
+}
+END_TEST
+
+/* detach and requires_grad_ where a gradient is involved stay: the
+ * forward graph runs on the autograd tape, which needs them */
+START_TEST(test_aot_eager_keeps_detach)
+{
+	struct graph *g = one_graph("    return x.detach().sigmoid() * x\n", "ones(3, requires_grad=True)", "False");
+	struct compile_ctx cc;
+	value got;
+	ck_assert_int_eq(aot_eager_run(g, INJECT_NONE, INJECT_COMPILE_ERROR, &cc, &got), 0);
+	ck_assert_ptr_nonnull(find_op(cc.graphs[0], OPS_detach));
+	ck_assert_ptr_null(find_op(cc.graphs[0], OPS_sigmoid));
+	compile_ctx_release(&cc);
+	val_decref(got);
+	/* the pass itself keeps what it is asked to only */
+	struct graph *c = graph_copy(g);
+	ck_assert_int_eq(aot_decompose(c, NULL), 0);
+	ck_assert_ptr_null(find_op(c, OPS_detach));
+	graph_free(c);
+}
+END_TEST
+
+/* TJIT_INJECT_BUG=aot:<kind> on a graph with relu; inductor's is not aot's */
+START_TEST(test_aot_eager_inject)
+{
+	struct graph *g = one_graph("    return relu(x)\n", "ones(2)", "False");
+	struct compile_ctx cc;
+	value got;
+	ck_assert_int_eq(aot_eager_run(g, INJECT_AOT, INJECT_COMPILE_ERROR, &cc, &got), -2);
+	ck_assert_str_eq(tj_error_peek(),
+			 "aot_eager: AotCompileError: the graph uses relu (TJIT_INJECT_BUG=aot:compile_error)");
+	tj_error_clear();
+	compile_ctx_release(&cc);
+	ck_assert_int_eq(aot_eager_run(g, INJECT_AOT, INJECT_RUNTIME_ERROR, &cc, &got), -1);
+	ck_assert_str_eq(tj_error_peek(),
+			 "aot_eager: AotRuntimeError: the graph uses relu (TJIT_INJECT_BUG=aot:runtime_error)");
+	tj_error_clear();
+	compile_ctx_release(&cc);
+	/* relu(x) computed as x + 1: the handed-back graph shows it */
+	ck_assert_int_eq(aot_eager_run(g, INJECT_AOT, INJECT_ACCURACY, &cc, &got), 0);
+	ck_assert_ptr_null(find_op(cc.graphs[0], OPS_relu));
+	ck_assert_ptr_nonnull(find_op(cc.graphs[0], OPS_add));
+	tensor *in[32];
+	int nin;
+	make_inputs(g, 0, in, &nin);
+	const tensor *a = val_as_tensor(got);
+	for (int64_t k = 0; k < a->numel; k++)
+		ck_assert_double_eq(elem(a, k), (float)(elem(in[0], k) + 1));
+	tensor_decref(in[0]);
+	val_decref(got);
+	compile_ctx_release(&cc);
+	ck_assert_int_eq(aot_eager_run(g, INJECT_INDUCTOR, INJECT_COMPILE_ERROR, &cc, &got), 0);
+	val_decref(got);
+	compile_ctx_release(&cc);
+}
+END_TEST
+
 static Suite *decompose_suite(void)
 {
 	Suite *s = suite_create("decompose");
@@ -415,6 +540,9 @@ static Suite *decompose_suite(void)
 	tcase_add_test(tc, test_requires_grad_);
 	tcase_add_test(tc, test_golden_softmax);
 	tcase_add_test(tc, test_error_names_the_line);
+	tcase_add_test(tc, test_aot_eager_forward);
+	tcase_add_test(tc, test_aot_eager_keeps_detach);
+	tcase_add_test(tc, test_aot_eager_inject);
 	suite_add_tcase(s, tc);
 	return s;
 }

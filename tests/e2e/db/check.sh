@@ -8,7 +8,8 @@
 # what the program must have logged: the run row (command, program, source
 # text by hash, config, start, end, exit status), frames and their
 # counters, compiles with their ids and reasons, guards, guard failures,
-# graph breaks with their codes and hit counts, graphs and nodes. A
+# graph breaks with their codes and hit counts, graphs and nodes (also
+# aot_eager's forward graph beside the captured one, and its phase). A
 # program killed by SIGKILL keeps its rows, with ended_at NULL.
 #
 # Environment: TJIT (the binary; default ./tjit), TJ_SRCDIR (the top
@@ -123,6 +124,36 @@ check "the cache limit is a compile row" "$db" \
 check "the frame ran eagerly from the limit on" "$db" \
 	"SELECT calls, cache_hits, eager_calls, eager_reason FROM frames WHERE run_id = 2" \
 	"5|0|2|cache_limit"
+
+# aot_eager: its decomposed forward graph beside the captured one, with its
+# nodes, and its "decompose" phase inside "backend"
+cat >"$work/aot.tj" <<'TJ'
+def f(x):
+    return x.sigmoid() * 2
+
+print(compile(f, backend="aot_eager")(ones(2)))
+TJ
+db=$work/aot.db
+run 0 run --db "$db" aot.tj
+check "aot_eager: the graphs of both stages" "$db" \
+	"SELECT stage, op_count, substr(listing, 1, instr(listing, char(10)) - 1) FROM graphs ORDER BY id" \
+	"captured|2|graph 0/0 f (aot.tj:1) · 2 ops
+aot_forward|5|graph 0/0 f (aot.tj:1) [aot_forward] · 5 ops"
+check "aot_eager: the forward graph's nodes, at the user's line" "$db" \
+	"SELECT n.idx, n.kind, n.op, n.args, n.dtype, n.shape, n.line FROM graphs gr JOIN nodes n ON n.graph_id = gr.id WHERE gr.stage = 'aot_forward' ORDER BY n.idx" \
+	"0|input||L['x']|float32|[2]|
+1|op|neg|x|float32|[2]|2
+2|op|exp|neg|float32|[2]|2
+3|op|add|exp, 1|float32|[2]|2
+4|op|div|1, add|float32|[2]|2
+5|op|mul|div, 2|float32|[2]|2
+6|output||mul|||"
+check "aot_eager: decompose is a phase of the backend's compile" "$db" \
+	"SELECT position, name, parent FROM compile_phases ORDER BY position" \
+	"0|trace|
+1|guards|
+2|backend|
+3|decompose|2"
 
 # TJIT_DB names the file; --db wins over it; --no-db writes nothing
 TJIT_DB=$work/env.db run 0 run tests/e2e/db/limit.tj
