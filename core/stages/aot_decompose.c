@@ -556,6 +556,15 @@ static int dec_contiguous(struct dec *d) { return emit(d, OPS_clone, 1, arg(d, 0
 
 static int dec_to(struct dec *d) { return emit(d, OPS_to, 2, arg(d, 0), gdtype(d->node.dt)); }
 
+/* a copy that does not require grad: graph autodiff stops there */
+static int dec_detach(struct dec *d)
+{
+	int r = emit(d, OPS_clone, 1, arg(d, 0));
+	if (r >= 0)
+		d->g->nodes[r].requires_grad = false;
+	return r;
+}
+
 static int dec_identity(struct dec *d)
 {
 	if (d->args[0].kind == GARG_NODE)
