@@ -17,78 +17,24 @@
 #include <string.h>
 
 #include "aot_autodiff.h"
+#include "aot_build.h"
 #include "graph.h"
 #include "ops.h"
 #include "ops_meta.h"
 
 struct ad {
-	struct graph *g;
-	int nfwd;           /* nodes below are the forward's */
-	bool *reach;        /* [nfwd]: depends on a primal that wants a gradient */
-	int *grad;          /* [nfwd]: the node of its gradient so far, -1 */
-	int cur;            /* the forward node being differentiated */
-	bool failed;        /* an emit failed: the error is set */
+	struct aot_build b;         /* appends: b.pos is the end of the graph */
+	int nfwd;                   /* nodes below are the forward's */
+	bool *reach;                /* [nfwd]: depends on a primal that wants a gradient */
+	int *grad;                  /* [nfwd]: the node of its gradient so far, -1 */
+	int cur;                    /* the forward node being differentiated */
+	struct user_frame *def;     /* the def line: the stack of what an input needs */
 };
 
 /* ---- arguments ---- */
 
-static struct garg gnode(int i) { return (struct garg){.kind = GARG_NODE, .node = i}; }
-static struct garg gconst(value v) { return (struct garg){.kind = GARG_CONST, .constant = v}; }
-static struct garg gint(int64_t i) { return gconst(val_int(i)); }
-static struct garg gnum(double f) { return gconst(val_float(f)); }
-static struct garg gbool(bool b) { return gconst(val_bool(b)); }
-static struct garg gdtype(dtype dt) { return gconst(val_dtype(dt)); }
-static struct garg gsize(struct sym_size s)
-{
-	return s.sym >= 0 ? (struct garg){.kind = GARG_SYM, .sym = s.sym} : gint(s.value);
-}
-
-static void garg_drop(struct garg *a)
-{
-	if (a->kind == GARG_CONST)
-		val_decref(a->constant);
-	else if (a->kind == GARG_LIST || a->kind == GARG_TUPLE)
-		for (int i = 0; i < a->n; i++)
-			garg_drop(&a->items[i]);
-}
-
-static int fail_oom(struct ad *a)
-{
-	if (!a->failed)
-		tj_error_set("out of memory");
-	a->failed = true;
-	return -1;
-}
-
-static struct garg gtuple(struct ad *a, int n, const struct garg *items)
-{
-	struct garg t = {.kind = GARG_TUPLE, .n = n};
-	if (n > 0 && !(t.items = graph_alloc(a->g, sizeof *t.items * (size_t)n))) {
-		for (int i = 0; i < n; i++)
-			garg_drop((struct garg *)&items[i]);
-		fail_oom(a);
-		return gconst(val_none());
-	}
-	if (n > 0)
-		memcpy(t.items, items, sizeof *t.items * (size_t)n);
-	return t;
-}
-
-static struct garg gsizes(struct ad *a, int n, const struct sym_size *s)
-{
-	struct garg items[TENSOR_MAX_DIMS];
-	for (int i = 0; i < n; i++)
-		items[i] = gsize(s[i]);
-	return gtuple(a, n, items);
-}
-
-static struct garg gdims(struct ad *a, int n, const int *dims)
-{
-	struct garg items[TENSOR_MAX_DIMS];
-	for (int i = 0; i < n; i++)
-		items[i] = gint(dims[i]);
-	return gtuple(a, n, items);
-}
+static struct garg gsizes(struct ad *a, int n, const struct sym_size *s) { return aot_gsizes(&a->b, n, s); }
+static struct garg gdims(struct ad *a, int n, const int *dims) { return aot_gdims(&a->b, n, dims); }
 
 /* a copy of a (constant or node) arg of the forward node for a new node */
 static struct garg gcopy(const struct garg *x)
@@ -136,114 +82,32 @@ static int read_ints(const struct garg *x, int *out, int max)
 
 /* ---- new nodes ---- */
 
-static void set_type(struct gnode *n, const struct meta_tensor *t)
+/* new nodes take the stack of the forward node i (the def line for an
+ * input, returned twice) */
+static void at_node(struct ad *a, int i)
 {
-	n->is_tensor = true;
-	n->dt = t->dt;
-	n->ndim = t->ndim;
-	memcpy(n->shape, t->shape, sizeof n->shape);
+	const struct gnode *n = &a->b.g->nodes[i];
+	a->cur = i;
+	a->b.nstack = n->nstack ? n->nstack : 1;
+	a->b.stack = n->nstack ? n->stack : a->def;
 }
 
-/* appends n with the stack of the node being differentiated (an input,
- * returned twice, has none: the def line then): its index */
-static int append(struct ad *a, struct gnode *n)
-{
-	const struct gnode *from = &a->g->nodes[a->cur];
-	n->nstack = from->nstack;
-	n->stack = from->stack;
-	if (!n->nstack) {
-		if (!(n->stack = graph_alloc(a->g, sizeof *n->stack))) {
-			for (int k = 0; k < n->nargs; k++)
-				garg_drop(&n->args[k]);
-			return fail_oom(a);
-		}
-		*n->stack = (struct user_frame){a->g->src, a->g->line, 0, a->g->name};
-		n->nstack = 1;
-	}
-	int i = graph_insert(a->g, a->g->nnodes, n);
-	if (i < 0) {
-		for (int k = 0; k < n->nargs; k++)
-			garg_drop(&n->args[k]);
-		return fail_oom(a);
-	}
-	return i;
-}
-
-/* op(args...): nargs leading arguments (their references pass to the
- * node), the op's defaults for the rest; the new node's index */
 static int emit(struct ad *a, int op, int nargs, ...)
 {
-	const struct ops_sig *sig = ops_signature(op);
-	struct gnode n;
-	memset(&n, 0, sizeof n);
-	n.kind = GN_OP;
-	n.op = op;
-	n.nargs = sig->n;
-	n.args = a->failed ? NULL : graph_alloc(a->g, sizeof *n.args * (size_t)(sig->n > 0 ? sig->n : 1));
 	va_list ap;
 	va_start(ap, nargs);
-	for (int i = 0; i < nargs; i++) {
-		struct garg x = va_arg(ap, struct garg);
-		if (n.args && i < sig->n)
-			n.args[i] = x;
-		else
-			garg_drop(&x);
-	}
+	int r = aot_emitv(&a->b, op, nargs, ap);
 	va_end(ap);
-	if (a->failed)
-		return -1;
-	if (!n.args)
-		return fail_oom(a);
-	for (int i = nargs; i < sig->n; i++) {
-		val_incref(sig->defaults[i]);
-		n.args[i] = gconst(sig->defaults[i]);
-	}
-	struct meta_out out;
-	bool named = false;
-	if (nargs > sig->n)
-		tj_error_set("%s takes %d arguments", ops_table[op].name, sig->n);
-	else if (meta_infer_node(a->g, &n, NULL, &out) == 0 && !(named = (n.name = graph_fresh_name(a->g, ops_table[op].name)) != NULL))
-		tj_error_set("out of memory");
-	if (!named) {
-		for (int i = 0; i < sig->n; i++)
-			garg_drop(&n.args[i]);
-		a->failed = true;
-		return -1;
-	}
-	if (out.n == 1)
-		set_type(&n, &out.t[0]);
-	else
-		n.nouts = out.n;
-	return append(a, &n);
+	return r;
 }
 
-/* item k of the tuple that node t returns (max with a dim) */
-static int item(struct ad *a, int t, int k)
-{
-	if (a->failed)
-		return -1;
-	struct meta_out out;
-	if (meta_infer_node(a->g, &a->g->nodes[t], NULL, &out) < 0 || k >= out.n) {
-		a->failed = true;
-		return -1;
-	}
-	struct gnode n;
-	memset(&n, 0, sizeof n);
-	n.kind = GN_GETITEM;
-	n.index = k;
-	n.nargs = 1;
-	if (!(n.args = graph_alloc(a->g, sizeof *n.args)) || !(n.name = graph_fresh_name(a->g, "getitem")))
-		return fail_oom(a);
-	n.args[0] = gnode(t);
-	set_type(&n, &out.t[k]);
-	return append(a, &n);
-}
+static int item(struct ad *a, int t, int k) { return aot_item(&a->b, t, k); }
 
-static int un(struct ad *a, int op, int x) { return emit(a, op, 1, gnode(x)); }
-static int bin(struct ad *a, int op, int x, int y) { return emit(a, op, 2, gnode(x), gnode(y)); }
+static int un(struct ad *a, int op, int x) { return emit(a, op, 1, aot_gnode(x)); }
+static int bin(struct ad *a, int op, int x, int y) { return emit(a, op, 2, aot_gnode(x), aot_gnode(y)); }
 /* op(x, arg) and op(arg, x) with a copy of a forward arg */
-static int bin_a(struct ad *a, int op, int x, const struct garg *y) { return emit(a, op, 2, gnode(x), gcopy(y)); }
-static int a_bin(struct ad *a, int op, const struct garg *x, int y) { return emit(a, op, 2, gcopy(x), gnode(y)); }
+static int bin_a(struct ad *a, int op, int x, const struct garg *y) { return emit(a, op, 2, aot_gnode(x), gcopy(y)); }
+static int a_bin(struct ad *a, int op, const struct garg *x, int y) { return emit(a, op, 2, gcopy(x), aot_gnode(y)); }
 static int a_a(struct ad *a, int op, const struct garg *x, const struct garg *y)
 {
 	return emit(a, op, 2, gcopy(x), gcopy(y));
@@ -258,13 +122,13 @@ static bool same_size(struct sym_size x, struct sym_size y)
  * target has 1), as tensor_sum_to_shape: a sum with keepdim, a reshape */
 static int sum_to(struct ad *a, int g, int ndim, const struct sym_size *shape)
 {
-	if (a->failed)
+	if (a->b.failed)
 		return -1;
-	struct gnode gn = a->g->nodes[g];
+	struct gnode gn = a->b.g->nodes[g];
 	int lead = gn.ndim - ndim, dims[TENSOR_MAX_DIMS], nd = 0;
 	if (lead < 0) {
 		tj_error_set("autodiff: a gradient of %d dims for a tensor of %d", gn.ndim, ndim);
-		a->failed = true;
+		a->b.failed = true;
 		return -1;
 	}
 	for (int k = 0; k < gn.ndim; k++)
@@ -273,20 +137,20 @@ static int sum_to(struct ad *a, int g, int ndim, const struct sym_size *shape)
 			dims[nd++] = k;
 	if (nd == 0 && lead == 0)
 		return g;
-	int s = nd ? emit(a, OPS_sum, 3, gnode(g), gdims(a, nd, dims), gbool(true)) : g;
-	return emit(a, OPS_reshape, 2, gnode(s), gsizes(a, ndim, shape));
+	int s = nd ? emit(a, OPS_sum, 3, aot_gnode(g), gdims(a, nd, dims), aot_gbool(true)) : g;
+	return emit(a, OPS_reshape, 2, aot_gnode(s), gsizes(a, ndim, shape));
 }
 
 /* adds gradient g to the one of forward arg x (when it wants one), summed
  * to its shape and converted to its dtype */
 static void acc(struct ad *a, const struct garg *x, int g)
 {
-	if (a->failed || g < 0 || !is_node(x) || !a->reach[x->node])
+	if (a->b.failed || g < 0 || !is_node(x) || !a->reach[x->node])
 		return;
-	struct gnode t = a->g->nodes[x->node];
+	struct gnode t = a->b.g->nodes[x->node];
 	g = sum_to(a, g, t.ndim, t.shape);
-	if (g >= 0 && a->g->nodes[g].dt != t.dt)
-		g = emit(a, OPS_to, 2, gnode(g), gdtype(t.dt));
+	if (g >= 0 && a->b.g->nodes[g].dt != t.dt)
+		g = emit(a, OPS_to, 2, aot_gnode(g), aot_gdtype(t.dt));
 	if (g < 0)
 		return;
 	int *to = &a->grad[x->node];
@@ -310,7 +174,7 @@ static void r_exp(struct ad *a, const struct garg *x, int g) { acc(a, &x[0], bin
 static void r_log(struct ad *a, const struct garg *x, int g) { acc(a, &x[0], bin_a(a, OPS_div, g, &x[0])); }
 static void r_sqrt(struct ad *a, const struct garg *x, int g)
 {
-	acc(a, &x[0], bin(a, OPS_div, g, emit(a, OPS_mul, 2, gnode(a->cur), gnum(2))));
+	acc(a, &x[0], bin(a, OPS_div, g, emit(a, OPS_mul, 2, aot_gnode(a->cur), aot_gnum(2))));
 }
 static void r_sin(struct ad *a, const struct garg *x, int g)
 {
@@ -323,21 +187,21 @@ static void r_cos(struct ad *a, const struct garg *x, int g)
 static void r_tanh(struct ad *a, const struct garg *x, int g)
 {
 	int o2 = bin(a, OPS_mul, a->cur, a->cur);
-	acc(a, &x[0], bin(a, OPS_mul, g, emit(a, OPS_sub, 2, gnum(1), gnode(o2))));
+	acc(a, &x[0], bin(a, OPS_mul, g, emit(a, OPS_sub, 2, aot_gnum(1), aot_gnode(o2))));
 }
 static void r_relu(struct ad *a, const struct garg *x, int g)
 {
-	acc(a, &x[0], bin(a, OPS_mul, g, emit(a, OPS_gt, 2, gnode(a->cur), gnum(0))));
+	acc(a, &x[0], bin(a, OPS_mul, g, emit(a, OPS_gt, 2, aot_gnode(a->cur), aot_gnum(0))));
 }
 /* gelu(x) = x Phi(x): d/dx = Phi(x) + x phi(x), Phi(x) = gelu(x) / x
  * (1/2 at 0) since erf is no op */
 static void r_gelu(struct ad *a, const struct garg *x, int g)
 {
-	int cdf = emit(a, OPS_div, 2, gnode(a->cur), gcopy(&x[0]));
-	cdf = emit(a, OPS_where, 3, gnode(emit(a, OPS_eq, 2, gcopy(&x[0]), gnum(0))), gnum(0.5), gnode(cdf));
+	int cdf = emit(a, OPS_div, 2, aot_gnode(a->cur), gcopy(&x[0]));
+	cdf = emit(a, OPS_where, 3, aot_gnode(emit(a, OPS_eq, 2, gcopy(&x[0]), aot_gnum(0))), aot_gnum(0.5), aot_gnode(cdf));
 	int sq = a_a(a, OPS_mul, &x[0], &x[0]);
-	int pdf = un(a, OPS_exp, emit(a, OPS_mul, 2, gnode(sq), gnum(-0.5)));
-	pdf = emit(a, OPS_mul, 2, gnode(pdf), gnum(0.3989422804014327));
+	int pdf = un(a, OPS_exp, emit(a, OPS_mul, 2, aot_gnode(sq), aot_gnum(-0.5)));
+	pdf = emit(a, OPS_mul, 2, aot_gnode(pdf), aot_gnum(0.3989422804014327));
 	int d = bin(a, OPS_add, cdf, a_bin(a, OPS_mul, &x[0], pdf));
 	acc(a, &x[0], bin(a, OPS_mul, g, d));
 }
@@ -378,29 +242,29 @@ static double number(const struct garg *x) { return x->constant.tag == VAL_INT ?
 static void r_pow(struct ad *a, const struct garg *x, int g)
 {
 	if (wants(a, &x[0]) && is_number(&x[1]) && number(&x[1]) != 0) { /* g b a^(b-1) */
-		int p = emit(a, OPS_pow, 2, gcopy(&x[0]), gnum(number(&x[1]) - 1));
-		acc(a, &x[0], bin(a, OPS_mul, g, emit(a, OPS_mul, 2, gnode(p), gcopy(&x[1]))));
+		int p = emit(a, OPS_pow, 2, gcopy(&x[0]), aot_gnum(number(&x[1]) - 1));
+		acc(a, &x[0], bin(a, OPS_mul, g, emit(a, OPS_mul, 2, aot_gnode(p), gcopy(&x[1]))));
 	} else if (wants(a, &x[0]) && !is_number(&x[1])) { /* the same, 0 where b == 0 */
-		int e = emit(a, OPS_sub, 2, gcopy(&x[1]), gnum(1));
+		int e = emit(a, OPS_sub, 2, gcopy(&x[1]), aot_gnum(1));
 		int d = a_bin(a, OPS_mul, &x[1], a_bin(a, OPS_pow, &x[0], e));
-		int z = emit(a, OPS_eq, 2, gcopy(&x[1]), gnum(0));
-		acc(a, &x[0], bin(a, OPS_mul, g, emit(a, OPS_where, 3, gnode(z), gnum(0), gnode(d))));
+		int z = emit(a, OPS_eq, 2, gcopy(&x[1]), aot_gnum(0));
+		acc(a, &x[0], bin(a, OPS_mul, g, emit(a, OPS_where, 3, aot_gnode(z), aot_gnum(0), aot_gnode(d))));
 	}
 	if (!wants(a, &x[1]))
 		return;
 	/* g a^b log(a), 0 where a == 0 and b >= 0 */
 	int log_a = is_number(&x[0]) ? -1 : emit(a, OPS_log, 1, gcopy(&x[0]));
 	int d = log_a >= 0 ? bin(a, OPS_mul, a->cur, log_a)
-		: number(&x[0]) > 0 ? emit(a, OPS_mul, 2, gnode(a->cur), gnum(log(number(&x[0]))))
-		: emit(a, OPS_mul, 2, gnode(a->cur), gnum(number(&x[0]) == 0 ? -INFINITY : NAN));
-	int bpos = emit(a, OPS_ge, 2, gcopy(&x[1]), gnum(0));
-	int inner = emit(a, OPS_where, 3, gnode(bpos), gnum(0), gnode(d));
+		: number(&x[0]) > 0 ? emit(a, OPS_mul, 2, aot_gnode(a->cur), aot_gnum(log(number(&x[0]))))
+		: emit(a, OPS_mul, 2, aot_gnode(a->cur), aot_gnum(number(&x[0]) == 0 ? -INFINITY : NAN));
+	int bpos = emit(a, OPS_ge, 2, gcopy(&x[1]), aot_gnum(0));
+	int inner = emit(a, OPS_where, 3, aot_gnode(bpos), aot_gnum(0), aot_gnode(d));
 	if (is_number(&x[0])) {
 		acc(a, &x[1], bin(a, OPS_mul, g, number(&x[0]) == 0 ? inner : d));
 		return;
 	}
-	int az = emit(a, OPS_eq, 2, gcopy(&x[0]), gnum(0));
-	acc(a, &x[1], bin(a, OPS_mul, g, emit(a, OPS_where, 3, gnode(az), gnode(inner), gnode(d))));
+	int az = emit(a, OPS_eq, 2, gcopy(&x[0]), aot_gnum(0));
+	acc(a, &x[1], bin(a, OPS_mul, g, emit(a, OPS_where, 3, aot_gnode(az), aot_gnode(inner), aot_gnode(d))));
 }
 static void r_mod(struct ad *a, const struct garg *x, int g)
 {
@@ -412,7 +276,7 @@ static void r_mod(struct ad *a, const struct garg *x, int g)
 static void maximum_grads(struct ad *a, const struct garg *x, int g, bool is_max)
 {
 	int win = is_max ? OPS_gt : OPS_lt;
-	int half = emit(a, OPS_mul, 2, gnode(a_a(a, OPS_eq, &x[0], &x[1])), gnum(0.5));
+	int half = emit(a, OPS_mul, 2, aot_gnode(a_a(a, OPS_eq, &x[0], &x[1])), aot_gnum(0.5));
 	if (wants(a, &x[0]))
 		acc(a, &x[0], bin(a, OPS_mul, g, bin(a, OPS_add, a_a(a, win, &x[0], &x[1]), half)));
 	if (wants(a, &x[1]))
@@ -423,18 +287,18 @@ static void r_minimum(struct ad *a, const struct garg *x, int g) { maximum_grads
 static void r_where(struct ad *a, const struct garg *x, int g)
 {
 	if (wants(a, &x[1]))
-		acc(a, &x[1], emit(a, OPS_where, 3, gcopy(&x[0]), gnode(g), gnum(0)));
+		acc(a, &x[1], emit(a, OPS_where, 3, gcopy(&x[0]), aot_gnode(g), aot_gnum(0)));
 	if (wants(a, &x[2]))
-		acc(a, &x[2], emit(a, OPS_where, 3, gcopy(&x[0]), gnum(0), gnode(g)));
+		acc(a, &x[2], emit(a, OPS_where, 3, gcopy(&x[0]), aot_gnum(0), aot_gnode(g)));
 }
 
 /* the reduced dims of x's node (all when dim is None): how many */
 static int reduced_dims(struct ad *a, const struct garg *x, const struct garg *dim, int *dims)
 {
-	int nd = a->g->nodes[x->node].ndim, n = is_none(dim) ? 0 : read_ints(dim, dims, TENSOR_MAX_DIMS);
+	int nd = a->b.g->nodes[x->node].ndim, n = is_none(dim) ? 0 : read_ints(dim, dims, TENSOR_MAX_DIMS);
 	if (n < 0) {
-		tj_error_set("autodiff: %s: the dims are not constant", ops_table[a->g->nodes[a->cur].op].name);
-		a->failed = true;
+		tj_error_set("autodiff: %s: the dims are not constant", ops_table[a->b.g->nodes[a->cur].op].name);
+		a->b.failed = true;
 		return -1;
 	}
 	if (n == 0)
@@ -458,20 +322,20 @@ static void r_sum(struct ad *a, const struct garg *x, int g)
 	int dims[TENSOR_MAX_DIMS], nd = reduced_dims(a, &x[0], &x[1], dims);
 	if (nd < 0)
 		return;
-	struct gnode in = a->g->nodes[x[0].node];
+	struct gnode in = a->b.g->nodes[x[0].node];
 	struct sym_size k[TENSOR_MAX_DIMS];
 	keepdim_shape(&in, dims, nd, k);
-	int r = emit(a, OPS_reshape, 2, gnode(g), gsizes(a, in.ndim, k));
-	acc(a, &x[0], emit(a, OPS_expand, 2, gnode(r), gsizes(a, in.ndim, in.shape)));
+	int r = emit(a, OPS_reshape, 2, aot_gnode(g), gsizes(a, in.ndim, k));
+	acc(a, &x[0], emit(a, OPS_expand, 2, aot_gnode(r), gsizes(a, in.ndim, in.shape)));
 }
 
 static void r_maxmin(struct ad *a, const struct garg *x, int g)
 {
 	if (is_node(&x[1])) { /* max(a, b) with a tensor b */
-		maximum_grads(a, x, g, a->g->nodes[a->cur].op == OPS_max);
+		maximum_grads(a, x, g, a->b.g->nodes[a->cur].op == OPS_max);
 		return;
 	}
-	struct gnode in = a->g->nodes[x[0].node];
+	struct gnode in = a->b.g->nodes[x[0].node];
 	if (in.ndim == 0) {
 		acc(a, &x[0], g);
 		return;
@@ -485,7 +349,7 @@ static void r_maxmin(struct ad *a, const struct garg *x, int g)
 	/* with a dim: g goes where the indices point */
 	int dim;
 	if (read_ints(&x[1], &dim, 1) != 1) {
-		a->failed = true;
+		a->b.failed = true;
 		tj_error_set("autodiff: max: the dim is not constant");
 		return;
 	}
@@ -495,31 +359,31 @@ static void r_maxmin(struct ad *a, const struct garg *x, int g)
 	for (int d = 0; d < in.ndim; d++)
 		at[d] = d == dim ? in.shape[d] : (struct sym_size){1, -1};
 	int idx = item(a, a->cur, 1);
-	int ar = emit(a, OPS_arange, 1, gsize(in.shape[dim]));
-	ar = emit(a, OPS_reshape, 2, gnode(ar), gsizes(a, in.ndim, at));
-	int hit = bin(a, OPS_eq, ar, emit(a, OPS_reshape, 2, gnode(idx), gsizes(a, in.ndim, k)));
-	acc(a, &x[0], bin(a, OPS_mul, hit, emit(a, OPS_reshape, 2, gnode(g), gsizes(a, in.ndim, k))));
+	int ar = emit(a, OPS_arange, 1, aot_gsize(in.shape[dim]));
+	ar = emit(a, OPS_reshape, 2, aot_gnode(ar), gsizes(a, in.ndim, at));
+	int hit = bin(a, OPS_eq, ar, emit(a, OPS_reshape, 2, aot_gnode(idx), gsizes(a, in.ndim, k)));
+	acc(a, &x[0], bin(a, OPS_mul, hit, emit(a, OPS_reshape, 2, aot_gnode(g), gsizes(a, in.ndim, k))));
 }
 
 /* permute(t, the last two dims swapped) */
 static int transpose_last(struct ad *a, int t)
 {
-	if (a->failed)
+	if (a->b.failed)
 		return -1;
-	int nd = a->g->nodes[t].ndim, perm[TENSOR_MAX_DIMS];
+	int nd = a->b.g->nodes[t].ndim, perm[TENSOR_MAX_DIMS];
 	if (nd < 2)
 		return t;
 	for (int k = 0; k < nd; k++)
 		perm[k] = k;
 	perm[nd - 2] = nd - 1;
 	perm[nd - 1] = nd - 2;
-	return emit(a, OPS_permute, 2, gnode(t), gdims(a, nd, perm));
+	return emit(a, OPS_permute, 2, aot_gnode(t), gdims(a, nd, perm));
 }
 
 /* t as a matrix: 1-D operands promoted as torch.matmul does */
 static int as_matrix(struct ad *a, const struct garg *x, bool row)
 {
-	struct gnode n = a->g->nodes[x->node];
+	struct gnode n = a->b.g->nodes[x->node];
 	if (n.ndim != 1)
 		return x->node;
 	struct sym_size s[2] = {{1, -1}, n.shape[0]};
@@ -533,14 +397,14 @@ static int as_matrix(struct ad *a, const struct garg *x, bool row)
 static void r_matmul(struct ad *a, const struct garg *x, int g)
 {
 	if (!is_node(&x[0]) || !is_node(&x[1])) {
-		a->failed = true;
+		a->b.failed = true;
 		tj_error_set("autodiff: matmul of a constant");
 		return;
 	}
 	int a2 = as_matrix(a, &x[0], true), b2 = as_matrix(a, &x[1], false);
-	if (a->failed)
+	if (a->b.failed)
 		return;
-	struct gnode an = a->g->nodes[a2], bn = a->g->nodes[b2];
+	struct gnode an = a->b.g->nodes[a2], bn = a->b.g->nodes[b2];
 	/* g with the 1-D operands' dims put back: batch dims, then n and m */
 	struct sym_size gs[TENSOR_MAX_DIMS];
 	int nb = (an.ndim > bn.ndim ? an.ndim : bn.ndim) - 2;
@@ -552,36 +416,36 @@ static void r_matmul(struct ad *a, const struct garg *x, int g)
 	}
 	gs[nb] = an.shape[an.ndim - 2];
 	gs[nb + 1] = bn.shape[bn.ndim - 1];
-	int g2 = emit(a, OPS_reshape, 2, gnode(g), gsizes(a, nb + 2, gs));
+	int g2 = emit(a, OPS_reshape, 2, aot_gnode(g), gsizes(a, nb + 2, gs));
 	if (wants(a, &x[0])) {
 		int t = sum_to(a, bin(a, OPS_matmul, g2, transpose_last(a, b2)), an.ndim, an.shape);
-		struct gnode xn = a->g->nodes[x[0].node];
-		acc(a, &x[0], xn.ndim == 1 ? emit(a, OPS_reshape, 2, gnode(t), gsizes(a, 1, xn.shape)) : t);
+		struct gnode xn = a->b.g->nodes[x[0].node];
+		acc(a, &x[0], xn.ndim == 1 ? emit(a, OPS_reshape, 2, aot_gnode(t), gsizes(a, 1, xn.shape)) : t);
 	}
 	if (wants(a, &x[1])) {
 		int t = sum_to(a, bin(a, OPS_matmul, transpose_last(a, a2), g2), bn.ndim, bn.shape);
-		struct gnode xn = a->g->nodes[x[1].node];
-		acc(a, &x[1], xn.ndim == 1 ? emit(a, OPS_reshape, 2, gnode(t), gsizes(a, 1, xn.shape)) : t);
+		struct gnode xn = a->b.g->nodes[x[1].node];
+		acc(a, &x[1], xn.ndim == 1 ? emit(a, OPS_reshape, 2, aot_gnode(t), gsizes(a, 1, xn.shape)) : t);
 	}
 }
 
 static void r_reshape(struct ad *a, const struct garg *x, int g)
 {
-	struct gnode in = a->g->nodes[x[0].node];
-	acc(a, &x[0], emit(a, OPS_reshape, 2, gnode(g), gsizes(a, in.ndim, in.shape)));
+	struct gnode in = a->b.g->nodes[x[0].node];
+	acc(a, &x[0], emit(a, OPS_reshape, 2, aot_gnode(g), gsizes(a, in.ndim, in.shape)));
 }
 
 static void r_permute(struct ad *a, const struct garg *x, int g)
 {
-	int nd = a->g->nodes[x[0].node].ndim, perm[TENSOR_MAX_DIMS], inv[TENSOR_MAX_DIMS];
+	int nd = a->b.g->nodes[x[0].node].ndim, perm[TENSOR_MAX_DIMS], inv[TENSOR_MAX_DIMS];
 	if (read_ints(&x[1], perm, TENSOR_MAX_DIMS) != nd) {
-		a->failed = true;
+		a->b.failed = true;
 		tj_error_set("autodiff: permute: the dims are not constant");
 		return;
 	}
 	for (int i = 0; i < nd; i++)
 		inv[perm[i] < 0 ? perm[i] + nd : perm[i]] = i;
-	acc(a, &x[0], emit(a, OPS_permute, 2, gnode(g), gdims(a, nd, inv)));
+	acc(a, &x[0], emit(a, OPS_permute, 2, aot_gnode(g), gdims(a, nd, inv)));
 }
 
 /* item k of a constant index (an int, a slice, or a tuple of them), as
@@ -613,36 +477,31 @@ static int index_items(const struct garg *ix, value *items, int max)
 /* g with count zeros before and after along dim d: cat([zeros, g, zeros]) */
 static int pad(struct ad *a, int g, int d, int64_t before, int64_t after)
 {
-	if (a->failed || (before == 0 && after == 0))
+	if (a->b.failed || (before == 0 && after == 0))
 		return g;
-	struct gnode gn = a->g->nodes[g];
+	struct gnode gn = a->b.g->nodes[g];
 	struct garg parts[3];
 	int np = 0;
 	for (int side = 0; side < 2; side++) {
 		int64_t count = side == 0 ? before : after;
 		if (side == 1)
-			parts[np++] = gnode(g);
+			parts[np++] = aot_gnode(g);
 		if (count == 0)
 			continue;
 		struct sym_size sh[TENSOR_MAX_DIMS];
 		memcpy(sh, gn.shape, sizeof sh);
 		sh[d] = (struct sym_size){count, -1};
-		parts[np++] = gnode(emit(a, OPS_zeros, 2, gsizes(a, gn.ndim, sh), gdtype(gn.dt)));
+		parts[np++] = aot_gnode(emit(a, OPS_zeros, 2, gsizes(a, gn.ndim, sh), aot_gdtype(gn.dt)));
 	}
-	struct garg list = {.kind = GARG_LIST, .n = np};
-	if (!a->failed && !(list.items = graph_alloc(a->g, sizeof *list.items * (size_t)np)))
-		return fail_oom(a);
-	if (a->failed)
-		return -1;
-	memcpy(list.items, parts, sizeof *parts * (size_t)np);
-	return emit(a, OPS_cat, 2, list, gint(d));
+	struct garg list = aot_gseq(&a->b, GARG_LIST, np, parts);
+	return emit(a, OPS_cat, 2, list, aot_gint(d));
 }
 
 /* x[index] for ints and slices of step 1 on constant sizes: g put back
  * in place, zeros around it (tensor_index_backward) */
 static void r_getitem(struct ad *a, const struct garg *x, int g)
 {
-	struct gnode in = a->g->nodes[x[0].node];
+	struct gnode in = a->b.g->nodes[x[0].node];
 	value items[TENSOR_MAX_DIMS];
 	int n = index_items(&x[1], items, in.ndim);
 	int64_t lo[TENSOR_MAX_DIMS] = {0}, hi[TENSOR_MAX_DIMS] = {0};
@@ -673,10 +532,10 @@ static void r_getitem(struct ad *a, const struct garg *x, int g)
 	if (n < 0) {
 		tj_error_clear();
 		tj_error_set("autodiff: getitem: an index other than ints and slices of step 1 on constant sizes");
-		a->failed = true;
+		a->b.failed = true;
 		return;
 	}
-	int r = emit(a, OPS_reshape, 2, gnode(g), gsizes(a, in.ndim, k));
+	int r = emit(a, OPS_reshape, 2, aot_gnode(g), gsizes(a, in.ndim, k));
 	for (int d = 0; d < n; d++)
 		r = pad(a, r, d, lo[d], hi[d]);
 	acc(a, &x[0], r);
@@ -686,25 +545,25 @@ static void r_getitem(struct ad *a, const struct garg *x, int g)
 static void r_cat(struct ad *a, const struct garg *x, int g)
 {
 	const struct garg *ts = &x[0];
-	int dim, nd = a->g->nodes[g].ndim;
+	int dim, nd = a->b.g->nodes[g].ndim;
 	if ((ts->kind != GARG_LIST && ts->kind != GARG_TUPLE) || read_ints(&x[1], &dim, 1) != 1) {
 		tj_error_set("autodiff: cat: not a list of tensors and a constant dim");
-		a->failed = true;
+		a->b.failed = true;
 		return;
 	}
 	dim = dim < 0 ? dim + nd : dim;
 	int64_t off = 0;
-	for (int i = 0; i < ts->n && !a->failed; i++) {
+	for (int i = 0; i < ts->n && !a->b.failed; i++) {
 		if (!is_node(&ts->items[i]))
 			continue;
-		struct gnode t = a->g->nodes[ts->items[i].node];
+		struct gnode t = a->b.g->nodes[ts->items[i].node];
 		int64_t len = t.ndim > dim ? t.shape[dim].value : 0;
 		if (wants(a, &ts->items[i])) {
 			value ix = tuple_new((size_t)dim + 1);
 			for (int d = 0; d <= dim; d++)
 				val_tuple(ix)->items[d] = d < dim ? slice_new(val_none(), val_none(), val_none())
 								  : slice_new(val_int(off), val_int(off + len), val_none());
-			acc(a, &ts->items[i], emit(a, OPS_getitem, 2, gnode(g), gconst(ix)));
+			acc(a, &ts->items[i], emit(a, OPS_getitem, 2, aot_gnode(g), aot_gconst(ix)));
 		}
 		off += len;
 	}
@@ -787,8 +646,9 @@ static int sweep(struct ad *a, int first)
 	for (int i = a->nfwd - 1; i >= first; i--) {
 		if (!a->reach[i] || a->grad[i] < 0)
 			continue;
-		const struct gnode *n = &a->g->nodes[i];
-		a->cur = i;
+		const struct gnode *n = &a->b.g->nodes[i];
+		at_node(a, i);
+		n = &a->b.g->nodes[i];
 		if (n->kind == GN_GETITEM) { /* the value of max with a dim: the tuple's gradient */
 			int t = n->args[0].node;
 			a->grad[t] = a->grad[t] < 0 ? a->grad[i] : bin(a, OPS_add, a->grad[t], a->grad[i]);
@@ -797,10 +657,10 @@ static int sweep(struct ad *a, int first)
 		} else {
 			rules[n->op](a, n->args, a->grad[i]);
 		}
-		if (a->failed) {
+		if (a->b.failed) {
 			char why[256];
 			snprintf(why, sizeof why, "%s", tj_error_peek() ? tj_error_peek() : "failed");
-			n = &a->g->nodes[i];
+			n = &a->b.g->nodes[i];
 			const struct user_frame *at = n->nstack > 0 ? &n->stack[n->nstack - 1] : NULL;
 			tj_error_set("cannot differentiate %s at %s:%d: %s", n->name, at && at->src ? at->src->path : "?",
 				     at ? at->line : 0, why);
@@ -862,8 +722,14 @@ int aot_joint(const struct graph *fwd, const bool *requires_grad, struct aot_joi
 	if (add_tangents(j, fwd, reach0) < 0)
 		goto fail;
 	j->nforward = j->g->nnodes;
-	a.g = j->g;
+	a.b.g = j->g;
+	a.b.pos = j->g->nnodes;
 	a.nfwd = j->nforward;
+	if (!(a.def = graph_alloc(j->g, sizeof *a.def))) {
+		tj_error_set("out of memory");
+		goto fail;
+	}
+	*a.def = (struct user_frame){j->g->src, j->g->line, 0, j->g->name};
 	if (!(a.reach = calloc((size_t)a.nfwd + 1, sizeof *a.reach)) || !(a.grad = malloc(sizeof *a.grad * ((size_t)a.nfwd + 1)))) {
 		tj_error_set("out of memory");
 		goto fail;
@@ -876,10 +742,10 @@ int aot_joint(const struct graph *fwd, const bool *requires_grad, struct aot_joi
 	/* the seeds: each tangent is its output's gradient */
 	for (int t = 0; t < j->ntangents; t++) {
 		int o = j->g->outputs[j->tangent_of[t]], tan = j->nprimals + t;
-		a.cur = o;
+		at_node(&a, o);
 		a.grad[o] = a.grad[o] < 0 ? tan : bin(&a, OPS_add, a.grad[o], tan);
 	}
-	if (a.failed || sweep(&a, j->nprimals + j->ntangents) < 0)
+	if (a.b.failed || sweep(&a, j->nprimals + j->ntangents) < 0)
 		goto fail;
 	for (int i = 0; i < j->nprimals; i++)
 		j->grad[i] = requires_grad[i] ? a.grad[i] : -1;
