@@ -2,7 +2,8 @@
  * sweep over the forward's nodes, one rule per primitive) and its
  * partition into forward and backward graphs.
  *
- * A rule appends its nodes at the end of the joint with emit(), which asks
+ * A rule appends its nodes at the end of the joint with emit() (aot_build.h's
+ * builder, whose position is the end of the graph), which asks
  * the op's shape rule for the result's type and gives the node the stack
  * of the forward node being differentiated. After a failed emit() the
  * others do nothing, so that a rule is a plain sequence of calls checked

@@ -288,6 +288,7 @@ static const struct {
 	{"    return (x.double() * 2).sum() + y.long().sum(), x.to(float64).exp(), x > y\n", XY, false},
 	{"    return x.contiguous().clone() * y.detach()\n", XY, false},
 	{"    return x, y * 2, x\n", XY, false},
+	{"    return x[1:3] * 2, x[:, 1] + y[:, 0], x[-1, 1:3], y[:, :2].sum()\n", XY, false},
 	{"    return x.argmax() + (x > 0).sum() + x.long() * 2, x * ones(3, 4) + arange(4) + full((3, 1), 2.0)\n", XY_ONE, false},
 };
 
@@ -402,6 +403,42 @@ START_TEST(test_no_rule)
 	ck_assert_int_eq(j.grad[0], -1);
 	ck_assert_int_ge(j.grad[1], 0);
 	aot_joint_release(&j);
+	/* nothing wants a gradient: no tangent, nothing saved, no gradient */
+	rg[1] = false;
+	ck_assert_int_eq(aot_joint(d, rg, &j), 0);
+	ck_assert_int_eq(j.ntangents, 0);
+	struct aot_partition p;
+	ck_assert_int_eq(aot_partition(&j, &p), 0);
+	ck_assert_int_eq(p.nsaved, 0);
+	ck_assert_int_eq(p.saved_bytes, 0);
+	ck_assert_int_eq(p.bwd->noutputs, 0);
+	ck_assert_int_eq(p.grad_output[0], -1);
+	ck_assert_int_eq(p.grad_output[1], -1);
+	aot_partition_release(&p);
+	aot_joint_release(&j);
+	graph_free(d);
+	drop_graphs();
+}
+END_TEST
+
+/* an index the getitem rule does not handle: an error naming the node */
+START_TEST(test_index_error)
+{
+	run_program("def f(x, y):\n    return x[::2] * y[1:]\ng = compile(f)\n" XY);
+	ck_assert_int_eq(ngraphs, 1);
+	struct graph *d = graph_copy(graphs[0]);
+	ck_assert_int_eq(aot_decompose(d, NULL), 0);
+	bool rg[2] = {true, true};
+	struct aot_joint j;
+	ck_assert_int_eq(aot_joint(d, rg, &j), -1);
+	ck_assert_msg(strstr(tj_error_peek(), "cannot differentiate getitem") &&
+			      strstr(tj_error_peek(), "at prog.tj:2: autodiff: getitem: an index other than"),
+		      "%s", tj_error_peek());
+	/* y[1:] alone is a slice of step 1: it has a gradient */
+	rg[0] = false;
+	ck_assert_int_eq(aot_joint(d, rg, &j), 0);
+	ck_assert_int_ge(j.grad[1], 0);
+	aot_joint_release(&j);
 	graph_free(d);
 	drop_graphs();
 }
@@ -445,6 +482,7 @@ static Suite *autodiff_suite(void)
 	tcase_add_test(tc, test_save_wins);
 	tcase_add_test(tc, test_source_lines);
 	tcase_add_test(tc, test_no_rule);
+	tcase_add_test(tc, test_index_error);
 	suite_add_tcase(s, tc);
 	return s;
 }
