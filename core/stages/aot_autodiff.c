@@ -330,6 +330,30 @@ static void r_sum(struct ad *a, const struct garg *x, int g)
 	acc(a, &x[0], emit(a, OPS_expand, 2, aot_gnode(r), gsizes(a, in.ndim, in.shape)));
 }
 
+/* prod: the product of the other elements of each group: out / x where
+ * the group has no zero; at a zero, the product of the rest when it is
+ * the only one, else 0 (autograd.c's prefix and suffix products, exact
+ * with zeros, within float32 rounding elsewhere) */
+static void r_prod(struct ad *a, const struct garg *x, int g)
+{
+	int dims[TENSOR_MAX_DIMS], nd = reduced_dims(a, &x[0], &x[1], dims);
+	if (nd < 0)
+		return;
+	struct gnode in = a->b.g->nodes[x[0].node];
+	struct sym_size k[TENSOR_MAX_DIMS];
+	keepdim_shape(&in, dims, nd, k);
+	int zero = emit(a, OPS_eq, 2, gcopy(&x[0]), aot_gnum(0));
+	int nz = emit(a, OPS_sum, 3, aot_gnode(zero), gdims(a, nd, dims), aot_gbool(true));
+	int rest = emit(a, OPS_where, 3, aot_gnode(zero), aot_gnum(1), gcopy(&x[0]));
+	rest = emit(a, OPS_prod, 3, aot_gnode(rest), gdims(a, nd, dims), aot_gbool(true));
+	int at_zero = emit(a, OPS_where, 3, aot_gnode(emit(a, OPS_eq, 2, aot_gnode(nz), aot_gint(1))), aot_gnode(rest),
+			   aot_gnum(0));
+	int out = emit(a, OPS_reshape, 2, aot_gnode(a->cur), gsizes(a, in.ndim, k));
+	int q = emit(a, OPS_div, 2, aot_gnode(out), gcopy(&x[0]));
+	int d = emit(a, OPS_where, 3, aot_gnode(zero), aot_gnode(at_zero), aot_gnode(q));
+	acc(a, &x[0], bin(a, OPS_mul, d, emit(a, OPS_reshape, 2, aot_gnode(g), gsizes(a, in.ndim, k))));
+}
+
 static void r_maxmin(struct ad *a, const struct garg *x, int g)
 {
 	if (is_node(&x[1])) { /* max(a, b) with a tensor b */
@@ -498,47 +522,48 @@ static int pad(struct ad *a, int g, int d, int64_t before, int64_t after)
 	return emit(a, OPS_cat, 2, list, aot_gint(d));
 }
 
-/* x[index] for ints and slices of step 1 on constant sizes: g put back
- * in place, zeros around it (tensor_index_backward) */
+/* x[index] for ints, Nones and slices of step 1 on constant sizes: g put
+ * back in place (a None's dim of 1 goes in the reshape), zeros around it
+ * (tensor_index_backward) */
 static void r_getitem(struct ad *a, const struct garg *x, int g)
 {
 	struct gnode in = a->b.g->nodes[x[0].node];
 	value items[TENSOR_MAX_DIMS];
-	int n = index_items(&x[1], items, in.ndim);
+	int n = index_items(&x[1], items, TENSOR_MAX_DIMS), d = 0;
 	int64_t lo[TENSOR_MAX_DIMS] = {0}, hi[TENSOR_MAX_DIMS] = {0};
 	struct sym_size k[TENSOR_MAX_DIMS];
 	memcpy(k, in.shape, sizeof k);
-	for (int d = 0; d < n && n > 0; d++) {
+	bool ok = n >= 0;
+	for (int i = 0; ok && i < n; i++) {
+		if (items[i].tag == VAL_NONE)
+			continue;
 		int64_t size = in.shape[d].value, start = 0, stop = 0, step = 1, count = 0;
-		bool ok = in.shape[d].sym < 0;
-		if (items[d].tag == VAL_INT) {
-			start = items[d].i < 0 ? items[d].i + size : items[d].i;
-			count = 1;
-		} else if (items[d].tag == VAL_SLICE) {
-			ok = (ok || (val_slice(items[d])->start.tag == VAL_NONE && val_slice(items[d])->stop.tag == VAL_NONE)) &&
-			     slice_indices(val_slice(items[d]), size, &start, &stop, &step, &count) == 0 && step == 1;
-		} else {
+		const struct slice *sl = items[i].tag == VAL_SLICE ? val_slice(items[i]) : NULL;
+		bool full = sl && sl->start.tag == VAL_NONE && sl->stop.tag == VAL_NONE && sl->step.tag == VAL_NONE;
+		if (d >= in.ndim || (in.shape[d].sym >= 0 && !full)) {
 			ok = false;
+		} else if (items[i].tag == VAL_INT) {
+			start = items[i].i < 0 ? items[i].i + size : items[i].i;
+			count = 1;
+		} else {
+			ok = sl && slice_indices(sl, size, &start, &stop, &step, &count) == 0 && step == 1;
 		}
-		if (!ok) {
-			n = -1;
-			break;
+		if (ok && !full) {
+			k[d] = (struct sym_size){count, -1};
+			lo[d] = start;
+			hi[d] = size - start - count;
 		}
-		if (items[d].tag == VAL_SLICE && in.shape[d].sym >= 0)
-			continue; /* a full slice of a symbolic size */
-		k[d] = (struct sym_size){count, -1};
-		lo[d] = start;
-		hi[d] = size - start - count;
+		d++;
 	}
-	if (n < 0) {
+	if (!ok) {
 		tj_error_clear();
-		tj_error_set("autodiff: getitem: an index other than ints and slices of step 1 on constant sizes");
+		tj_error_set("autodiff: getitem: an index other than ints, Nones and slices of step 1 on constant sizes");
 		a->b.failed = true;
 		return;
 	}
 	int r = emit(a, OPS_reshape, 2, aot_gnode(g), gsizes(a, in.ndim, k));
-	for (int d = 0; d < n; d++)
-		r = pad(a, r, d, lo[d], hi[d]);
+	for (int e = 0; e < d; e++)
+		r = pad(a, r, e, lo[e], hi[e]);
 	acc(a, &x[0], r);
 }
 
@@ -581,7 +606,7 @@ static const rule_fn rules[OPS_COUNT] = {
 	[OPS_add] = r_add, [OPS_sub] = r_sub, [OPS_mul] = r_mul, [OPS_div] = r_div,
 	[OPS_pow] = r_pow, [OPS_mod] = r_mod, [OPS_maximum] = r_maximum, [OPS_minimum] = r_minimum,
 	[OPS_where] = r_where,
-	[OPS_sum] = r_sum, [OPS_max] = r_maxmin, [OPS_min] = r_maxmin,
+	[OPS_sum] = r_sum, [OPS_prod] = r_prod, [OPS_max] = r_maxmin, [OPS_min] = r_maxmin,
 	[OPS_matmul] = r_matmul,
 	[OPS_reshape] = r_reshape, [OPS_permute] = r_permute, [OPS_expand] = r_identity,
 	[OPS_clone] = r_identity, [OPS_to] = r_identity, [OPS_cat] = r_cat, [OPS_getitem] = r_getitem,
