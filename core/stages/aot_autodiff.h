@@ -30,7 +30,9 @@ struct aot_joint {
  * them. Each new node has its dtype and sizes from its op's rule, a fresh
  * name and the user stack of the forward node it differentiates; sizes
  * stay symbolic. 0, or -1 after tj_error_set() ("no gradient rule for
- * prod at f.tj:3"), with *j empty. */
+ * an allow_in_graph call at f.tj:3"), with *j empty. detach must have
+ * been decomposed by aot_decompose (a copy that stops the gradient), not
+ * dropped. */
 int aot_joint(const struct graph *fwd, const bool *requires_grad, struct aot_joint *j);
 void aot_joint_release(struct aot_joint *j);
 
