@@ -1,0 +1,1098 @@
+/* aot_autodiff.c - aot_eager's graph autodiff: the joint graph (a reverse
+ * sweep over the forward's nodes, one rule per primitive) and its
+ * partition into forward and backward graphs.
+ *
+ * A rule appends its nodes at the end of the joint with emit() (aot_build.h's
+ * builder, whose position is the end of the graph), which asks
+ * the op's shape rule for the result's type and gives the node the stack
+ * of the forward node being differentiated. After a failed emit() the
+ * others do nothing, so that a rule is a plain sequence of calls checked
+ * once by the sweep. Gradients reach an input through acc(), which sums
+ * them down to its shape and converts them to its dtype (autograd.c's
+ * fit_grad) and adds up those of a value read more than once.
+ */
+#include <math.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "aot_autodiff.h"
+#include "aot_build.h"
+#include "graph.h"
+#include "ops.h"
+#include "ops_meta.h"
+
+struct ad {
+	struct aot_build b;         /* appends: b.pos is the end of the graph */
+	int nfwd;                   /* nodes below are the forward's */
+	bool *reach;                /* [nfwd]: depends on a primal that wants a gradient */
+	int *grad;                  /* [nfwd]: the node of its gradient so far, -1 */
+	int cur;                    /* the forward node being differentiated */
+	struct user_frame *def;     /* the def line: the stack of what an input needs */
+};
+
+/* ---- arguments ---- */
+
+static struct garg gsizes(struct ad *a, int n, const struct sym_size *s) { return aot_gsizes(&a->b, n, s); }
+static struct garg gdims(struct ad *a, int n, const int *dims) { return aot_gdims(&a->b, n, dims); }
+
+/* a copy of a (constant or node) arg of the forward node for a new node */
+static struct garg gcopy(const struct garg *x)
+{
+	if (x->kind == GARG_CONST)
+		val_incref(x->constant);
+	return *x;
+}
+
+static bool is_node(const struct garg *x) { return x->kind == GARG_NODE; }
+static bool is_none(const struct garg *x) { return x->kind == GARG_CONST && x->constant.tag == VAL_NONE; }
+
+/* the ints of a constant int, list or tuple arg (dims, a permutation):
+ * how many, or -1 */
+static int read_ints(const struct garg *x, int *out, int max)
+{
+	if (x->kind == GARG_CONST && x->constant.tag == VAL_INT) {
+		out[0] = (int)x->constant.i;
+		return 1;
+	}
+	if (x->kind == GARG_CONST && (x->constant.tag == VAL_TUPLE || x->constant.tag == VAL_LIST)) {
+		size_t n = x->constant.tag == VAL_TUPLE ? val_tuple(x->constant)->len : val_list(x->constant)->len;
+		value *it = x->constant.tag == VAL_TUPLE ? val_tuple(x->constant)->items : val_list(x->constant)->items;
+		if ((int)n > max)
+			return -1;
+		for (size_t i = 0; i < n; i++) {
+			if (it[i].tag != VAL_INT)
+				return -1;
+			out[i] = (int)it[i].i;
+		}
+		return (int)n;
+	}
+	if (x->kind == GARG_TUPLE || x->kind == GARG_LIST) {
+		if (x->n > max)
+			return -1;
+		for (int i = 0; i < x->n; i++) {
+			if (x->items[i].kind != GARG_CONST || x->items[i].constant.tag != VAL_INT)
+				return -1;
+			out[i] = (int)x->items[i].constant.i;
+		}
+		return x->n;
+	}
+	return -1;
+}
+
+/* ---- new nodes ---- */
+
+/* new nodes take the stack of the forward node i (the def line for an
+ * input, returned twice) */
+static void at_node(struct ad *a, int i)
+{
+	const struct gnode *n = &a->b.g->nodes[i];
+	a->cur = i;
+	a->b.nstack = n->nstack ? n->nstack : 1;
+	a->b.stack = n->nstack ? n->stack : a->def;
+}
+
+static int emit(struct ad *a, int op, int nargs, ...)
+{
+	va_list ap;
+	va_start(ap, nargs);
+	int r = aot_emitv(&a->b, op, nargs, ap);
+	va_end(ap);
+	return r;
+}
+
+static int item(struct ad *a, int t, int k) { return aot_item(&a->b, t, k); }
+
+static int un(struct ad *a, int op, int x) { return emit(a, op, 1, aot_gnode(x)); }
+static int bin(struct ad *a, int op, int x, int y) { return emit(a, op, 2, aot_gnode(x), aot_gnode(y)); }
+/* op(x, arg) and op(arg, x) with a copy of a forward arg */
+static int bin_a(struct ad *a, int op, int x, const struct garg *y) { return emit(a, op, 2, aot_gnode(x), gcopy(y)); }
+static int a_bin(struct ad *a, int op, const struct garg *x, int y) { return emit(a, op, 2, gcopy(x), aot_gnode(y)); }
+static int a_a(struct ad *a, int op, const struct garg *x, const struct garg *y)
+{
+	return emit(a, op, 2, gcopy(x), gcopy(y));
+}
+
+static bool same_size(struct sym_size x, struct sym_size y)
+{
+	return x.sym == y.sym && (x.sym >= 0 || x.value == y.value);
+}
+
+/* g summed down to sizes shape (the leading dims, and those where the
+ * target has 1), as tensor_sum_to_shape: a sum with keepdim, a reshape */
+static int sum_to(struct ad *a, int g, int ndim, const struct sym_size *shape)
+{
+	if (a->b.failed)
+		return -1;
+	struct gnode gn = a->b.g->nodes[g];
+	int lead = gn.ndim - ndim, dims[TENSOR_MAX_DIMS], nd = 0;
+	if (lead < 0) {
+		tj_error_set("autodiff: a gradient of %d dims for a tensor of %d", gn.ndim, ndim);
+		a->b.failed = true;
+		return -1;
+	}
+	for (int k = 0; k < gn.ndim; k++)
+		if (k < lead || (!same_size(gn.shape[k], shape[k - lead]) && shape[k - lead].sym < 0 &&
+				 shape[k - lead].value == 1))
+			dims[nd++] = k;
+	if (nd == 0 && lead == 0)
+		return g;
+	int s = nd ? emit(a, OPS_sum, 3, aot_gnode(g), gdims(a, nd, dims), aot_gbool(true)) : g;
+	return emit(a, OPS_reshape, 2, aot_gnode(s), gsizes(a, ndim, shape));
+}
+
+/* adds gradient g to the one of forward arg x (when it wants one), summed
+ * to its shape and converted to its dtype */
+static void acc(struct ad *a, const struct garg *x, int g)
+{
+	if (a->b.failed || g < 0 || !is_node(x) || !a->reach[x->node])
+		return;
+	struct gnode t = a->b.g->nodes[x->node];
+	g = sum_to(a, g, t.ndim, t.shape);
+	if (g >= 0 && a->b.g->nodes[g].dt != t.dt)
+		g = emit(a, OPS_to, 2, aot_gnode(g), aot_gdtype(t.dt));
+	if (g < 0)
+		return;
+	int *to = &a->grad[x->node];
+	*to = *to < 0 ? g : bin(a, OPS_add, *to, g);
+}
+
+static bool wants(struct ad *a, const struct garg *x) { return is_node(x) && a->reach[x->node]; }
+
+/* ---- the rules: args are the forward node's, g its gradient ---- */
+
+typedef void (*rule_fn)(struct ad *a, const struct garg *args, int g);
+
+static void r_none(struct ad *a, const struct garg *x, int g) { (void)a, (void)x, (void)g; }
+static void r_identity(struct ad *a, const struct garg *x, int g) { acc(a, &x[0], g); }
+static void r_neg(struct ad *a, const struct garg *x, int g) { acc(a, &x[0], un(a, OPS_neg, g)); }
+static void r_abs(struct ad *a, const struct garg *x, int g)
+{
+	acc(a, &x[0], bin(a, OPS_mul, g, emit(a, OPS_sign, 1, gcopy(&x[0]))));
+}
+static void r_exp(struct ad *a, const struct garg *x, int g) { acc(a, &x[0], bin(a, OPS_mul, g, a->cur)); }
+static void r_log(struct ad *a, const struct garg *x, int g) { acc(a, &x[0], bin_a(a, OPS_div, g, &x[0])); }
+static void r_sqrt(struct ad *a, const struct garg *x, int g)
+{
+	acc(a, &x[0], bin(a, OPS_div, g, emit(a, OPS_mul, 2, aot_gnode(a->cur), aot_gnum(2))));
+}
+static void r_sin(struct ad *a, const struct garg *x, int g)
+{
+	acc(a, &x[0], bin(a, OPS_mul, g, emit(a, OPS_cos, 1, gcopy(&x[0]))));
+}
+static void r_cos(struct ad *a, const struct garg *x, int g)
+{
+	acc(a, &x[0], un(a, OPS_neg, bin(a, OPS_mul, g, emit(a, OPS_sin, 1, gcopy(&x[0])))));
+}
+static void r_tanh(struct ad *a, const struct garg *x, int g)
+{
+	int o2 = bin(a, OPS_mul, a->cur, a->cur);
+	acc(a, &x[0], bin(a, OPS_mul, g, emit(a, OPS_sub, 2, aot_gnum(1), aot_gnode(o2))));
+}
+static void r_relu(struct ad *a, const struct garg *x, int g)
+{
+	acc(a, &x[0], bin(a, OPS_mul, g, emit(a, OPS_gt, 2, aot_gnode(a->cur), aot_gnum(0))));
+}
+/* gelu(x) = x Phi(x): d/dx = Phi(x) + x phi(x), Phi(x) = gelu(x) / x
+ * (1/2 at 0) since erf is no op */
+static void r_gelu(struct ad *a, const struct garg *x, int g)
+{
+	int cdf = emit(a, OPS_div, 2, aot_gnode(a->cur), gcopy(&x[0]));
+	cdf = emit(a, OPS_where, 3, aot_gnode(emit(a, OPS_eq, 2, gcopy(&x[0]), aot_gnum(0))), aot_gnum(0.5), aot_gnode(cdf));
+	int sq = a_a(a, OPS_mul, &x[0], &x[0]);
+	int pdf = un(a, OPS_exp, emit(a, OPS_mul, 2, aot_gnode(sq), aot_gnum(-0.5)));
+	pdf = emit(a, OPS_mul, 2, aot_gnode(pdf), aot_gnum(0.3989422804014327));
+	int d = bin(a, OPS_add, cdf, a_bin(a, OPS_mul, &x[0], pdf));
+	acc(a, &x[0], bin(a, OPS_mul, g, d));
+}
+
+static void r_add(struct ad *a, const struct garg *x, int g)
+{
+	acc(a, &x[0], g);
+	acc(a, &x[1], g);
+}
+static void r_sub(struct ad *a, const struct garg *x, int g)
+{
+	acc(a, &x[0], g);
+	if (wants(a, &x[1]))
+		acc(a, &x[1], un(a, OPS_neg, g));
+}
+static void r_mul(struct ad *a, const struct garg *x, int g)
+{
+	if (wants(a, &x[0]))
+		acc(a, &x[0], bin_a(a, OPS_mul, g, &x[1]));
+	if (wants(a, &x[1]))
+		acc(a, &x[1], bin_a(a, OPS_mul, g, &x[0]));
+}
+static void r_div(struct ad *a, const struct garg *x, int g)
+{
+	if (wants(a, &x[0]))
+		acc(a, &x[0], bin_a(a, OPS_div, g, &x[1]));
+	if (wants(a, &x[1])) { /* -g a / b^2 */
+		int b2 = a_a(a, OPS_mul, &x[1], &x[1]);
+		acc(a, &x[1], un(a, OPS_neg, bin(a, OPS_div, bin_a(a, OPS_mul, g, &x[0]), b2)));
+	}
+}
+static bool is_number(const struct garg *x)
+{
+	return x->kind == GARG_CONST && (x->constant.tag == VAL_INT || x->constant.tag == VAL_FLOAT);
+}
+static double number(const struct garg *x) { return x->constant.tag == VAL_INT ? (double)x->constant.i : x->constant.f; }
+
+static void r_pow(struct ad *a, const struct garg *x, int g)
+{
+	if (wants(a, &x[0]) && is_number(&x[1]) && number(&x[1]) != 0) { /* g b a^(b-1) */
+		int p = emit(a, OPS_pow, 2, gcopy(&x[0]), aot_gnum(number(&x[1]) - 1));
+		acc(a, &x[0], bin(a, OPS_mul, g, emit(a, OPS_mul, 2, aot_gnode(p), gcopy(&x[1]))));
+	} else if (wants(a, &x[0]) && !is_number(&x[1])) { /* the same, 0 where b == 0 */
+		int e = emit(a, OPS_sub, 2, gcopy(&x[1]), aot_gnum(1));
+		int d = a_bin(a, OPS_mul, &x[1], a_bin(a, OPS_pow, &x[0], e));
+		int z = emit(a, OPS_eq, 2, gcopy(&x[1]), aot_gnum(0));
+		acc(a, &x[0], bin(a, OPS_mul, g, emit(a, OPS_where, 3, aot_gnode(z), aot_gnum(0), aot_gnode(d))));
+	}
+	if (!wants(a, &x[1]))
+		return;
+	/* g a^b log(a), 0 where a == 0 and b >= 0 */
+	int log_a = is_number(&x[0]) ? -1 : emit(a, OPS_log, 1, gcopy(&x[0]));
+	int d = log_a >= 0 ? bin(a, OPS_mul, a->cur, log_a)
+		: number(&x[0]) > 0 ? emit(a, OPS_mul, 2, aot_gnode(a->cur), aot_gnum(log(number(&x[0]))))
+		: emit(a, OPS_mul, 2, aot_gnode(a->cur), aot_gnum(number(&x[0]) == 0 ? -INFINITY : NAN));
+	int bpos = emit(a, OPS_ge, 2, gcopy(&x[1]), aot_gnum(0));
+	int inner = emit(a, OPS_where, 3, aot_gnode(bpos), aot_gnum(0), aot_gnode(d));
+	if (is_number(&x[0])) {
+		acc(a, &x[1], bin(a, OPS_mul, g, number(&x[0]) == 0 ? inner : d));
+		return;
+	}
+	int az = emit(a, OPS_eq, 2, gcopy(&x[0]), aot_gnum(0));
+	acc(a, &x[1], bin(a, OPS_mul, g, emit(a, OPS_where, 3, aot_gnode(az), aot_gnode(inner), aot_gnode(d))));
+}
+static void r_mod(struct ad *a, const struct garg *x, int g)
+{
+	acc(a, &x[0], g);
+	if (wants(a, &x[1])) /* a - floor(a / b) b */
+		acc(a, &x[1], un(a, OPS_neg, bin(a, OPS_mul, g, un(a, OPS_floor, a_a(a, OPS_div, &x[0], &x[1])))));
+}
+/* the larger (smaller) side gets g, ties split it in half */
+static void maximum_grads(struct ad *a, const struct garg *x, int g, bool is_max)
+{
+	int win = is_max ? OPS_gt : OPS_lt;
+	int half = emit(a, OPS_mul, 2, aot_gnode(a_a(a, OPS_eq, &x[0], &x[1])), aot_gnum(0.5));
+	if (wants(a, &x[0]))
+		acc(a, &x[0], bin(a, OPS_mul, g, bin(a, OPS_add, a_a(a, win, &x[0], &x[1]), half)));
+	if (wants(a, &x[1]))
+		acc(a, &x[1], bin(a, OPS_mul, g, bin(a, OPS_add, a_a(a, win, &x[1], &x[0]), half)));
+}
+static void r_maximum(struct ad *a, const struct garg *x, int g) { maximum_grads(a, x, g, true); }
+static void r_minimum(struct ad *a, const struct garg *x, int g) { maximum_grads(a, x, g, false); }
+static void r_where(struct ad *a, const struct garg *x, int g)
+{
+	if (wants(a, &x[1]))
+		acc(a, &x[1], emit(a, OPS_where, 3, gcopy(&x[0]), aot_gnode(g), aot_gnum(0)));
+	if (wants(a, &x[2]))
+		acc(a, &x[2], emit(a, OPS_where, 3, gcopy(&x[0]), aot_gnum(0), aot_gnode(g)));
+}
+
+/* the reduced dims of x's node (all when dim is None): how many */
+static int reduced_dims(struct ad *a, const struct garg *x, const struct garg *dim, int *dims)
+{
+	int nd = a->b.g->nodes[x->node].ndim, n = is_none(dim) ? 0 : read_ints(dim, dims, TENSOR_MAX_DIMS);
+	if (n < 0) {
+		tj_error_set("autodiff: %s: the dims are not constant", ops_table[a->b.g->nodes[a->cur].op].name);
+		a->b.failed = true;
+		return -1;
+	}
+	if (n == 0)
+		for (; n < nd; n++)
+			dims[n] = n;
+	for (int k = 0; k < n; k++)
+		dims[k] = dims[k] < 0 ? dims[k] + nd : dims[k];
+	return n;
+}
+
+/* x's sizes with the reduced dims set to 1 */
+static void keepdim_shape(const struct gnode *x, const int *dims, int nd, struct sym_size *shape)
+{
+	memcpy(shape, x->shape, sizeof x->shape);
+	for (int k = 0; k < nd; k++)
+		shape[dims[k]] = (struct sym_size){1, -1};
+}
+
+static void r_sum(struct ad *a, const struct garg *x, int g)
+{
+	int dims[TENSOR_MAX_DIMS], nd = reduced_dims(a, &x[0], &x[1], dims);
+	if (nd < 0)
+		return;
+	struct gnode in = a->b.g->nodes[x[0].node];
+	struct sym_size k[TENSOR_MAX_DIMS];
+	keepdim_shape(&in, dims, nd, k);
+	int r = emit(a, OPS_reshape, 2, aot_gnode(g), gsizes(a, in.ndim, k));
+	acc(a, &x[0], emit(a, OPS_expand, 2, aot_gnode(r), gsizes(a, in.ndim, in.shape)));
+}
+
+/* prod: the product of the other elements of each group: out / x where
+ * the group has no zero; at a zero, the product of the rest when it is
+ * the only one, else 0 (autograd.c's prefix and suffix products, exact
+ * with zeros, within float32 rounding elsewhere) */
+static void r_prod(struct ad *a, const struct garg *x, int g)
+{
+	int dims[TENSOR_MAX_DIMS], nd = reduced_dims(a, &x[0], &x[1], dims);
+	if (nd < 0)
+		return;
+	struct gnode in = a->b.g->nodes[x[0].node];
+	struct sym_size k[TENSOR_MAX_DIMS];
+	keepdim_shape(&in, dims, nd, k);
+	int zero = emit(a, OPS_eq, 2, gcopy(&x[0]), aot_gnum(0));
+	int nz = emit(a, OPS_sum, 3, aot_gnode(zero), gdims(a, nd, dims), aot_gbool(true));
+	int rest = emit(a, OPS_where, 3, aot_gnode(zero), aot_gnum(1), gcopy(&x[0]));
+	rest = emit(a, OPS_prod, 3, aot_gnode(rest), gdims(a, nd, dims), aot_gbool(true));
+	int at_zero = emit(a, OPS_where, 3, aot_gnode(emit(a, OPS_eq, 2, aot_gnode(nz), aot_gint(1))), aot_gnode(rest),
+			   aot_gnum(0));
+	int out = emit(a, OPS_reshape, 2, aot_gnode(a->cur), gsizes(a, in.ndim, k));
+	int q = emit(a, OPS_div, 2, aot_gnode(out), gcopy(&x[0]));
+	int d = emit(a, OPS_where, 3, aot_gnode(zero), aot_gnode(at_zero), aot_gnode(q));
+	acc(a, &x[0], bin(a, OPS_mul, d, emit(a, OPS_reshape, 2, aot_gnode(g), gsizes(a, in.ndim, k))));
+}
+
+static void r_maxmin(struct ad *a, const struct garg *x, int g)
+{
+	if (is_node(&x[1])) { /* max(a, b) with a tensor b */
+		maximum_grads(a, x, g, a->b.g->nodes[a->cur].op == OPS_max);
+		return;
+	}
+	struct gnode in = a->b.g->nodes[x[0].node];
+	if (in.ndim == 0) {
+		acc(a, &x[0], g);
+		return;
+	}
+	if (is_none(&x[1])) { /* g split evenly among the elements equal to the result */
+		int mask = a_bin(a, OPS_eq, &x[0], a->cur);
+		int count = un(a, OPS_sum, mask);
+		acc(a, &x[0], bin(a, OPS_div, bin(a, OPS_mul, mask, g), count));
+		return;
+	}
+	/* with a dim: g goes where the indices point */
+	int dim;
+	if (read_ints(&x[1], &dim, 1) != 1) {
+		a->b.failed = true;
+		tj_error_set("autodiff: max: the dim is not constant");
+		return;
+	}
+	dim = dim < 0 ? dim + in.ndim : dim;
+	struct sym_size k[TENSOR_MAX_DIMS], at[TENSOR_MAX_DIMS];
+	keepdim_shape(&in, &dim, 1, k);
+	for (int d = 0; d < in.ndim; d++)
+		at[d] = d == dim ? in.shape[d] : (struct sym_size){1, -1};
+	int idx = item(a, a->cur, 1);
+	int ar = emit(a, OPS_arange, 1, aot_gsize(in.shape[dim]));
+	ar = emit(a, OPS_reshape, 2, aot_gnode(ar), gsizes(a, in.ndim, at));
+	int hit = bin(a, OPS_eq, ar, emit(a, OPS_reshape, 2, aot_gnode(idx), gsizes(a, in.ndim, k)));
+	acc(a, &x[0], bin(a, OPS_mul, hit, emit(a, OPS_reshape, 2, aot_gnode(g), gsizes(a, in.ndim, k))));
+}
+
+/* permute(t, the last two dims swapped) */
+static int transpose_last(struct ad *a, int t)
+{
+	if (a->b.failed)
+		return -1;
+	int nd = a->b.g->nodes[t].ndim, perm[TENSOR_MAX_DIMS];
+	if (nd < 2)
+		return t;
+	for (int k = 0; k < nd; k++)
+		perm[k] = k;
+	perm[nd - 2] = nd - 1;
+	perm[nd - 1] = nd - 2;
+	return emit(a, OPS_permute, 2, aot_gnode(t), gdims(a, nd, perm));
+}
+
+/* t as a matrix: 1-D operands promoted as torch.matmul does */
+static int as_matrix(struct ad *a, const struct garg *x, bool row)
+{
+	struct gnode n = a->b.g->nodes[x->node];
+	if (n.ndim != 1)
+		return x->node;
+	struct sym_size s[2] = {{1, -1}, n.shape[0]};
+	if (!row) {
+		s[0] = n.shape[0];
+		s[1] = (struct sym_size){1, -1};
+	}
+	return emit(a, OPS_reshape, 2, gcopy(x), gsizes(a, 2, s));
+}
+
+static void r_matmul(struct ad *a, const struct garg *x, int g)
+{
+	if (!is_node(&x[0]) || !is_node(&x[1])) {
+		a->b.failed = true;
+		tj_error_set("autodiff: matmul of a constant");
+		return;
+	}
+	int a2 = as_matrix(a, &x[0], true), b2 = as_matrix(a, &x[1], false);
+	if (a->b.failed)
+		return;
+	struct gnode an = a->b.g->nodes[a2], bn = a->b.g->nodes[b2];
+	/* g with the 1-D operands' dims put back: batch dims, then n and m */
+	struct sym_size gs[TENSOR_MAX_DIMS];
+	int nb = (an.ndim > bn.ndim ? an.ndim : bn.ndim) - 2;
+	for (int k = 0; k < nb; k++) {
+		int ka = k - (nb - (an.ndim - 2)), kb = k - (nb - (bn.ndim - 2));
+		struct sym_size sa = ka >= 0 ? an.shape[ka] : (struct sym_size){1, -1};
+		struct sym_size sb = kb >= 0 ? bn.shape[kb] : (struct sym_size){1, -1};
+		gs[k] = sa.sym < 0 && sa.value == 1 ? sb : sa;
+	}
+	gs[nb] = an.shape[an.ndim - 2];
+	gs[nb + 1] = bn.shape[bn.ndim - 1];
+	int g2 = emit(a, OPS_reshape, 2, aot_gnode(g), gsizes(a, nb + 2, gs));
+	if (wants(a, &x[0])) {
+		int t = sum_to(a, bin(a, OPS_matmul, g2, transpose_last(a, b2)), an.ndim, an.shape);
+		struct gnode xn = a->b.g->nodes[x[0].node];
+		acc(a, &x[0], xn.ndim == 1 ? emit(a, OPS_reshape, 2, aot_gnode(t), gsizes(a, 1, xn.shape)) : t);
+	}
+	if (wants(a, &x[1])) {
+		int t = sum_to(a, bin(a, OPS_matmul, transpose_last(a, a2), g2), bn.ndim, bn.shape);
+		struct gnode xn = a->b.g->nodes[x[1].node];
+		acc(a, &x[1], xn.ndim == 1 ? emit(a, OPS_reshape, 2, aot_gnode(t), gsizes(a, 1, xn.shape)) : t);
+	}
+}
+
+static void r_reshape(struct ad *a, const struct garg *x, int g)
+{
+	struct gnode in = a->b.g->nodes[x[0].node];
+	acc(a, &x[0], emit(a, OPS_reshape, 2, aot_gnode(g), gsizes(a, in.ndim, in.shape)));
+}
+
+static void r_permute(struct ad *a, const struct garg *x, int g)
+{
+	int nd = a->b.g->nodes[x[0].node].ndim, perm[TENSOR_MAX_DIMS], inv[TENSOR_MAX_DIMS];
+	if (read_ints(&x[1], perm, TENSOR_MAX_DIMS) != nd) {
+		a->b.failed = true;
+		tj_error_set("autodiff: permute: the dims are not constant");
+		return;
+	}
+	for (int i = 0; i < nd; i++)
+		inv[perm[i] < 0 ? perm[i] + nd : perm[i]] = i;
+	acc(a, &x[0], emit(a, OPS_permute, 2, aot_gnode(g), gdims(a, nd, inv)));
+}
+
+/* item k of a constant index (an int, a slice, or a tuple of them), as
+ * a borrowed value; how many items, or -1 when not constant */
+static int index_items(const struct garg *ix, value *items, int max)
+{
+	if (ix->kind == GARG_CONST && ix->constant.tag == VAL_TUPLE) {
+		struct tuple *t = val_tuple(ix->constant);
+		if ((int)t->len > max)
+			return -1;
+		for (size_t k = 0; k < t->len; k++)
+			items[k] = t->items[k];
+		return (int)t->len;
+	}
+	if (ix->kind == GARG_CONST) {
+		items[0] = ix->constant;
+		return 1;
+	}
+	if (ix->kind != GARG_TUPLE || ix->n > max)
+		return -1;
+	for (int k = 0; k < ix->n; k++) {
+		if (ix->items[k].kind != GARG_CONST)
+			return -1;
+		items[k] = ix->items[k].constant;
+	}
+	return ix->n;
+}
+
+/* g with count zeros before and after along dim d: cat([zeros, g, zeros]) */
+static int pad(struct ad *a, int g, int d, int64_t before, int64_t after)
+{
+	if (a->b.failed || (before == 0 && after == 0))
+		return g;
+	struct gnode gn = a->b.g->nodes[g];
+	struct garg parts[3];
+	int np = 0;
+	for (int side = 0; side < 2; side++) {
+		int64_t count = side == 0 ? before : after;
+		if (side == 1)
+			parts[np++] = aot_gnode(g);
+		if (count == 0)
+			continue;
+		struct sym_size sh[TENSOR_MAX_DIMS];
+		memcpy(sh, gn.shape, sizeof sh);
+		sh[d] = (struct sym_size){count, -1};
+		parts[np++] = aot_gnode(emit(a, OPS_zeros, 2, gsizes(a, gn.ndim, sh), aot_gdtype(gn.dt)));
+	}
+	struct garg list = aot_gseq(&a->b, GARG_LIST, np, parts);
+	return emit(a, OPS_cat, 2, list, aot_gint(d));
+}
+
+/* x[index] for ints, Nones and slices of step 1 on constant sizes: g put
+ * back in place (a None's dim of 1 goes in the reshape), zeros around it
+ * (tensor_index_backward) */
+static void r_getitem(struct ad *a, const struct garg *x, int g)
+{
+	struct gnode in = a->b.g->nodes[x[0].node];
+	value items[TENSOR_MAX_DIMS];
+	int n = index_items(&x[1], items, TENSOR_MAX_DIMS), d = 0;
+	int64_t lo[TENSOR_MAX_DIMS] = {0}, hi[TENSOR_MAX_DIMS] = {0};
+	struct sym_size k[TENSOR_MAX_DIMS];
+	memcpy(k, in.shape, sizeof k);
+	bool ok = n >= 0;
+	for (int i = 0; ok && i < n; i++) {
+		if (items[i].tag == VAL_NONE)
+			continue;
+		int64_t size = in.shape[d].value, start = 0, stop = 0, step = 1, count = 0;
+		const struct slice *sl = items[i].tag == VAL_SLICE ? val_slice(items[i]) : NULL;
+		bool full = sl && sl->start.tag == VAL_NONE && sl->stop.tag == VAL_NONE && sl->step.tag == VAL_NONE;
+		if (d >= in.ndim || (in.shape[d].sym >= 0 && !full)) {
+			ok = false;
+		} else if (items[i].tag == VAL_INT) {
+			start = items[i].i < 0 ? items[i].i + size : items[i].i;
+			count = 1;
+		} else {
+			ok = sl && slice_indices(sl, size, &start, &stop, &step, &count) == 0 && step == 1;
+		}
+		if (ok && !full) {
+			k[d] = (struct sym_size){count, -1};
+			lo[d] = start;
+			hi[d] = size - start - count;
+		}
+		d++;
+	}
+	if (!ok) {
+		tj_error_clear();
+		tj_error_set("autodiff: getitem: an index other than ints, Nones and slices of step 1 on constant sizes");
+		a->b.failed = true;
+		return;
+	}
+	int r = emit(a, OPS_reshape, 2, aot_gnode(g), gsizes(a, in.ndim, k));
+	for (int e = 0; e < d; e++)
+		r = pad(a, r, e, lo[e], hi[e]);
+	acc(a, &x[0], r);
+}
+
+/* cat: each input gets its slice of g along dim */
+static void r_cat(struct ad *a, const struct garg *x, int g)
+{
+	const struct garg *ts = &x[0];
+	int dim, nd = a->b.g->nodes[g].ndim;
+	if ((ts->kind != GARG_LIST && ts->kind != GARG_TUPLE) || read_ints(&x[1], &dim, 1) != 1) {
+		tj_error_set("autodiff: cat: not a list of tensors and a constant dim");
+		a->b.failed = true;
+		return;
+	}
+	dim = dim < 0 ? dim + nd : dim;
+	int64_t off = 0;
+	for (int i = 0; i < ts->n && !a->b.failed; i++) {
+		if (!is_node(&ts->items[i]))
+			continue;
+		struct gnode t = a->b.g->nodes[ts->items[i].node];
+		int64_t len = t.ndim > dim ? t.shape[dim].value : 0;
+		if (wants(a, &ts->items[i])) {
+			value ix = tuple_new((size_t)dim + 1);
+			for (int d = 0; d <= dim; d++)
+				val_tuple(ix)->items[d] = d < dim ? slice_new(val_none(), val_none(), val_none())
+								  : slice_new(val_int(off), val_int(off + len), val_none());
+			acc(a, &ts->items[i], emit(a, OPS_getitem, 2, aot_gnode(g), aot_gconst(ix)));
+		}
+		off += len;
+	}
+}
+
+/* ops with a rule: each differentiable primitive, and those whose
+ * gradient is zero almost everywhere (PyTorch's choice) */
+static const rule_fn rules[OPS_COUNT] = {
+	[OPS_neg] = r_neg, [OPS_abs] = r_abs, [OPS_exp] = r_exp, [OPS_log] = r_log,
+	[OPS_sqrt] = r_sqrt, [OPS_sin] = r_sin, [OPS_cos] = r_cos, [OPS_tanh] = r_tanh,
+	[OPS_relu] = r_relu, [OPS_gelu] = r_gelu,
+	[OPS_floor] = r_none, [OPS_ceil] = r_none, [OPS_round] = r_none, [OPS_sign] = r_none,
+	[OPS_floordiv] = r_none,
+	[OPS_add] = r_add, [OPS_sub] = r_sub, [OPS_mul] = r_mul, [OPS_div] = r_div,
+	[OPS_pow] = r_pow, [OPS_mod] = r_mod, [OPS_maximum] = r_maximum, [OPS_minimum] = r_minimum,
+	[OPS_where] = r_where,
+	[OPS_sum] = r_sum, [OPS_prod] = r_prod, [OPS_max] = r_maxmin, [OPS_min] = r_maxmin,
+	[OPS_matmul] = r_matmul,
+	[OPS_reshape] = r_reshape, [OPS_permute] = r_permute, [OPS_expand] = r_identity,
+	[OPS_clone] = r_identity, [OPS_to] = r_identity, [OPS_cat] = r_cat, [OPS_getitem] = r_getitem,
+};
+
+bool aot_grad_has_rule(int op)
+{
+	return op >= 0 && op < OPS_COUNT && (rules[op] || !(ops_table[op].flags & OPF_DIFF));
+}
+
+/* ---- the joint ---- */
+
+static bool garg_reaches(const bool *reach, const struct garg *x)
+{
+	if (x->kind == GARG_NODE)
+		return reach[x->node];
+	if (x->kind == GARG_LIST || x->kind == GARG_TUPLE)
+		for (int i = 0; i < x->n; i++)
+			if (garg_reaches(reach, &x->items[i]))
+				return true;
+	return false;
+}
+
+/* which nodes of g depend on a primal that wants a gradient, through
+ * differentiable ops with floating point results (as ag_record says) */
+static void find_reach(const struct graph *g, const bool *requires_grad, bool *reach)
+{
+	int k = 0;
+	for (int i = 0; i < g->nnodes; i++) {
+		const struct gnode *n = &g->nodes[i];
+		bool any = false;
+		for (int a = 0; a < n->nargs && !any; a++)
+			any = garg_reaches(reach, &n->args[a]);
+		switch (n->kind) {
+		case GN_INPUT:
+			reach[i] = requires_grad[k++] && n->is_tensor && dtype_is_float(n->dt);
+			break;
+		case GN_GETITEM:
+			reach[i] = any && n->index == 0 && dtype_is_float(n->dt);
+			break;
+		case GN_CALL:
+			reach[i] = any && (n->nouts > 0 || dtype_is_float(n->dt));
+			break;
+		case GN_OP: /* a node recorded as not requiring grad (detach's copy) stops it */
+			reach[i] = any && (ops_table[n->op].flags & OPF_DIFF) && (n->nouts > 0 || dtype_is_float(n->dt)) &&
+				   (n->nouts > 0 || n->requires_grad);
+			break;
+		}
+	}
+}
+
+static int no_rule(const struct gnode *n)
+{
+	const struct user_frame *at = n->nstack > 0 ? &n->stack[n->nstack - 1] : NULL;
+	tj_error_set("no gradient rule for %s at %s:%d", n->kind == GN_CALL ? "an allow_in_graph call" : ops_table[n->op].name,
+		     at && at->src ? at->src->path : "?", at ? at->line : 0);
+	return -1;
+}
+
+/* the reverse sweep over the forward's nodes */
+static int sweep(struct ad *a, int first)
+{
+	for (int i = a->nfwd - 1; i >= first; i--) {
+		if (!a->reach[i] || a->grad[i] < 0)
+			continue;
+		const struct gnode *n = &a->b.g->nodes[i];
+		at_node(a, i);
+		n = &a->b.g->nodes[i];
+		if (n->kind == GN_GETITEM) { /* the value of max with a dim: the tuple's gradient */
+			int t = n->args[0].node;
+			a->grad[t] = a->grad[t] < 0 ? a->grad[i] : bin(a, OPS_add, a->grad[t], a->grad[i]);
+		} else if (n->kind == GN_CALL || !rules[n->op]) {
+			return no_rule(n);
+		} else {
+			rules[n->op](a, n->args, a->grad[i]);
+		}
+		if (a->b.failed) {
+			char why[256];
+			snprintf(why, sizeof why, "%s", tj_error_peek() ? tj_error_peek() : "failed");
+			n = &a->b.g->nodes[i];
+			const struct user_frame *at = n->nstack > 0 ? &n->stack[n->nstack - 1] : NULL;
+			tj_error_set("cannot differentiate %s at %s:%d: %s", n->name, at && at->src ? at->src->path : "?",
+				     at ? at->line : 0, why);
+			return -1;
+		}
+	}
+	return 0;
+}
+
+/* a new input of g at pos, of like's type, named name (in g's arena) */
+static int add_input(struct graph *g, int pos, const struct gnode *like, char *name, const char *source)
+{
+	struct gnode in;
+	memset(&in, 0, sizeof in);
+	in.kind = GN_INPUT;
+	in.is_tensor = true;
+	in.dt = like->dt;
+	in.ndim = like->ndim;
+	memcpy(in.shape, like->shape, sizeof in.shape);
+	if (!(in.name = name) || !(in.source = graph_strdup(g, source)) ||
+	    graph_insert(g, pos, &in) < 0) {
+		tj_error_set("out of memory");
+		return -1;
+	}
+	return pos;
+}
+
+/* one tangent input per output that gets a gradient: how many, or -1 */
+static int add_tangents(struct aot_joint *j, const struct graph *fwd, const bool *reach)
+{
+	for (int k = 0; k < fwd->noutputs; k++) {
+		const struct gnode *o = &fwd->nodes[fwd->outputs[k]];
+		if (!reach[fwd->outputs[k]] || !o->is_tensor || !dtype_is_float(o->dt))
+			continue;
+		char name[32], source[32];
+		snprintf(name, sizeof name, "tangents_%d", j->ntangents + 1);
+		snprintf(source, sizeof source, "tangents[%d]", j->ntangents);
+		if (add_input(j->g, j->nprimals + j->ntangents, o, graph_fresh_name(j->g, name), source) < 0)
+			return -1;
+		j->tangent_of[j->ntangents++] = k;
+	}
+	return j->ntangents;
+}
+
+int aot_joint(const struct graph *fwd, const bool *requires_grad, struct aot_joint *j)
+{
+	struct ad a = {0};
+	bool *reach0 = NULL;
+	memset(j, 0, sizeof *j);
+	while (j->nprimals < fwd->nnodes && fwd->nodes[j->nprimals].kind == GN_INPUT)
+		j->nprimals++;
+	if (!(reach0 = calloc((size_t)fwd->nnodes + 1, sizeof *reach0)) ||
+	    !(j->tangent_of = calloc((size_t)fwd->noutputs + 1, sizeof *j->tangent_of)) ||
+	    !(j->grad = malloc(sizeof *j->grad * ((size_t)j->nprimals + 1))) || !(j->g = graph_copy(fwd))) {
+		tj_error_set("out of memory");
+		goto fail;
+	}
+	find_reach(fwd, requires_grad, reach0);
+	if (add_tangents(j, fwd, reach0) < 0)
+		goto fail;
+	j->nforward = j->g->nnodes;
+	a.b.g = j->g;
+	a.b.pos = j->g->nnodes;
+	a.nfwd = j->nforward;
+	if (!(a.def = graph_alloc(j->g, sizeof *a.def))) {
+		tj_error_set("out of memory");
+		goto fail;
+	}
+	*a.def = (struct user_frame){j->g->src, j->g->line, 0, j->g->name};
+	if (!(a.reach = calloc((size_t)a.nfwd + 1, sizeof *a.reach)) || !(a.grad = malloc(sizeof *a.grad * ((size_t)a.nfwd + 1)))) {
+		tj_error_set("out of memory");
+		goto fail;
+	}
+	for (int i = 0; i < a.nfwd; i++) {
+		bool tangent = i >= j->nprimals && i < j->nprimals + j->ntangents;
+		a.reach[i] = !tangent && reach0[i < j->nprimals ? i : i - j->ntangents];
+		a.grad[i] = -1;
+	}
+	/* the seeds: each tangent is its output's gradient */
+	for (int t = 0; t < j->ntangents; t++) {
+		int o = j->g->outputs[j->tangent_of[t]], tan = j->nprimals + t;
+		at_node(&a, o);
+		a.grad[o] = a.grad[o] < 0 ? tan : bin(&a, OPS_add, a.grad[o], tan);
+	}
+	if (a.b.failed || sweep(&a, j->nprimals + j->ntangents) < 0)
+		goto fail;
+	for (int i = 0; i < j->nprimals; i++)
+		j->grad[i] = requires_grad[i] ? a.grad[i] : -1;
+	graph_check(j->g, "joint");
+	free(reach0);
+	free(a.reach);
+	free(a.grad);
+	return 0;
+fail:
+	free(reach0);
+	free(a.reach);
+	free(a.grad);
+	aot_joint_release(j);
+	return -1;
+}
+
+void aot_joint_release(struct aot_joint *j)
+{
+	if (j->g)
+		graph_free(j->g);
+	free(j->tangent_of);
+	free(j->grad);
+	memset(j, 0, sizeof *j);
+}
+
+/* ---- the partition ---- */
+
+static int64_t node_bytes(const struct gnode *n)
+{
+	int64_t b = (int64_t)dtype_size(n->dt);
+	for (int k = 0; k < n->ndim; k++)
+		b *= n->shape[k].value;
+	return n->is_tensor ? b : 0;
+}
+
+/* cheap to compute again in backward: pointwise ops and views */
+static bool cheap(const struct gnode *n)
+{
+	if (n->kind != GN_OP || !n->is_tensor)
+		return false;
+	unsigned f = ops_table[n->op].flags;
+	if (f & (OPF_RANDOM | OPF_CREATE))
+		return false;
+	return (f & OPF_POINTWISE) || n->op == OPS_reshape || n->op == OPS_permute || n->op == OPS_expand;
+}
+
+static void mark_arg_nodes(const struct garg *x, bool *mark)
+{
+	if (x->kind == GARG_NODE)
+		mark[x->node] = true;
+	else if (x->kind == GARG_LIST || x->kind == GARG_TUPLE)
+		for (int i = 0; i < x->n; i++)
+			mark_arg_nodes(&x->items[i], mark);
+}
+
+static void mark_args(const struct gnode *n, bool *mark)
+{
+	for (int a = 0; a < n->nargs; a++)
+		mark_arg_nodes(&n->args[a], mark);
+}
+
+static int uf_find(int *up, int i)
+{
+	while (up[i] != i)
+		i = up[i] = up[up[i]];
+	return i;
+}
+
+/* what the cut passes: node i of the joint is saved[i]; rec[i] when
+ * backward computes it again. bw[i]: i depends on a tangent. */
+struct cut {
+	int n;
+	bool *bw, *needed, *in_r, *saved, *rec, *mark;
+	int *up;
+};
+
+/* the region R of cheap forward nodes that the needed ones come from, its
+ * components, and for each the cheaper side of the cut */
+static void choose(const struct aot_joint *j, struct cut *c)
+{
+	const struct graph *g = j->g;
+	for (int i = g->nnodes - 1; i >= 0; i--)
+		if (!c->bw[i] && cheap(&g->nodes[i]) && (c->needed[i] || c->in_r[i])) {
+			c->in_r[i] = true;
+			for (int a = 0; a < g->nodes[i].nargs; a++) {
+				const struct garg *x = &g->nodes[i].args[a];
+				if (x->kind == GARG_NODE && !c->bw[x->node] && cheap(&g->nodes[x->node]))
+					c->in_r[x->node] = true;
+			}
+		}
+	for (int i = 0; i < g->nnodes; i++)
+		c->up[i] = i;
+	for (int i = 0; i < g->nnodes; i++)
+		for (int a = 0; c->in_r[i] && a < g->nodes[i].nargs; a++) {
+			const struct garg *x = &g->nodes[i].args[a];
+			if (x->kind == GARG_NODE && c->in_r[x->node])
+				c->up[uf_find(c->up, x->node)] = uf_find(c->up, i);
+		}
+	for (int r = 0; r < g->nnodes; r++) {
+		if (!c->in_r[r] || uf_find(c->up, r) != r)
+			continue;
+		int64_t keep = 0, front = 0;
+		memset(c->mark, 0, sizeof *c->mark * (size_t)c->n);
+		for (int i = 0; i < g->nnodes; i++)
+			if (c->in_r[i] && uf_find(c->up, i) == r) {
+				keep += c->needed[i] ? node_bytes(&g->nodes[i]) : 0;
+				mark_args(&g->nodes[i], c->mark);
+			}
+		for (int i = 0; i < g->nnodes; i++)
+			if (c->mark[i] && !c->in_r[i])
+				front += node_bytes(&g->nodes[i]);
+		bool recompute = front <= keep;
+		for (int i = 0; i < g->nnodes; i++) {
+			if (c->in_r[i] && uf_find(c->up, i) == r)
+				c->rec[i] = recompute;
+			if (recompute && c->mark[i] && !c->in_r[i])
+				c->saved[i] = true;
+		}
+	}
+	for (int i = 0; i < g->nnodes; i++)
+		if (c->needed[i] && !c->rec[i])
+			c->saved[i] = true;
+}
+
+static int find_cut(const struct aot_joint *j, struct cut *c)
+{
+	const struct graph *g = j->g;
+	c->n = g->nnodes;
+	bool **arrays[] = {&c->bw, &c->needed, &c->in_r, &c->saved, &c->rec, &c->mark};
+	for (size_t k = 0; k < sizeof arrays / sizeof *arrays; k++)
+		if (!(*arrays[k] = calloc((size_t)c->n + 1, sizeof(bool))))
+			goto oom;
+	if (!(c->up = calloc((size_t)c->n + 1, sizeof *c->up)))
+		goto oom;
+	for (int i = 0; i < g->nnodes; i++) {
+		const struct gnode *n = &g->nodes[i];
+		if (n->kind == GN_INPUT) {
+			c->bw[i] = i >= j->nprimals;
+			continue;
+		}
+		memset(c->mark, 0, sizeof *c->mark * (size_t)c->n);
+		mark_args(n, c->mark);
+		for (int k = 0; k < i && !c->bw[i]; k++)
+			c->bw[i] = c->mark[k] && c->bw[k];
+	}
+	/* needed: forward values that backward reads or returns */
+	for (int i = 0; i < g->nnodes; i++)
+		if (c->bw[i] && g->nodes[i].kind != GN_INPUT) {
+			memset(c->mark, 0, sizeof *c->mark * (size_t)c->n);
+			mark_args(&g->nodes[i], c->mark);
+			for (int k = 0; k < i; k++)
+				c->needed[k] |= c->mark[k] && !c->bw[k];
+		}
+	for (int i = 0; i < j->nprimals; i++)
+		if (j->grad[i] >= 0 && !c->bw[j->grad[i]])
+			c->needed[j->grad[i]] = true;
+	choose(j, c);
+	return 0;
+oom:
+	tj_error_set("out of memory");
+	return -1;
+}
+
+static void cut_release(struct cut *c)
+{
+	free(c->bw);
+	free(c->needed);
+	free(c->in_r);
+	free(c->saved);
+	free(c->rec);
+	free(c->mark);
+	free(c->up);
+}
+
+/* erases from g what its outputs do not read, but the inputs in keep */
+static int dead_code(struct graph *g, const bool *keep)
+{
+	bool *live = calloc((size_t)g->nnodes + 1, sizeof *live);
+	if (!live) {
+		tj_error_set("out of memory");
+		return -1;
+	}
+	for (int k = 0; k < g->noutputs; k++)
+		live[g->outputs[k]] = true;
+	for (int i = g->nnodes - 1; i >= 0; i--)
+		if (live[i])
+			mark_args(&g->nodes[i], live);
+	int rc = 0;
+	for (int i = g->nnodes - 1; i >= 0 && rc == 0; i--)
+		if (!live[i] && !(g->nodes[i].kind == GN_INPUT && keep[i]))
+			rc = graph_erase(g, i);
+	free(live);
+	return rc;
+}
+
+static int set_outputs(struct graph *g, int n, const int *nodes)
+{
+	int *o = malloc(sizeof *o * ((size_t)n + 1));
+	if (!o) {
+		tj_error_set("out of memory");
+		return -1;
+	}
+	memcpy(o, nodes, sizeof *o * (size_t)n);
+	free(g->outputs);
+	g->outputs = o;
+	g->noutputs = n;
+	return 0;
+}
+
+/* forward: the primals in, the outputs and the saved out */
+static int make_forward(const struct aot_joint *j, const struct cut *c, struct aot_partition *p)
+{
+	const struct graph *g = j->g;
+	int *outs = malloc(sizeof *outs * ((size_t)g->noutputs + (size_t)g->nnodes + 1));
+	bool *keep = calloc((size_t)g->nnodes + 1, sizeof *keep);
+	int rc = -1;
+	if (!outs || !keep || !(p->fwd = graph_copy(g))) {
+		tj_error_set("out of memory");
+		goto cleanup;
+	}
+	p->fwd->stage = STAGE_AOT_FORWARD;
+	memcpy(outs, g->outputs, sizeof *outs * (size_t)g->noutputs);
+	p->noutputs = g->noutputs;
+	for (int i = 0; i < g->nnodes; i++)
+		if (c->saved[i]) {
+			outs[p->noutputs + p->nsaved++] = i;
+			p->saved_bytes += node_bytes(&g->nodes[i]);
+		}
+	for (int i = 0; i < j->nprimals; i++)
+		keep[i] = true;
+	if (set_outputs(p->fwd, p->noutputs + p->nsaved, outs) < 0 || dead_code(p->fwd, keep) < 0)
+		goto cleanup;
+	rc = 0;
+cleanup:
+	free(outs);
+	free(keep);
+	return rc;
+}
+
+/* backward: the saved and the tangents in, the gradients out */
+static int make_backward(const struct aot_joint *j, const struct cut *c, struct aot_partition *p)
+{
+	const struct graph *g = j->g;
+	int *outs = malloc(sizeof *outs * ((size_t)j->nprimals + 1)), nout = 0, added = 0;
+	bool *keep = calloc((size_t)g->nnodes * 2 + 1, sizeof *keep);
+	int rc = -1;
+	if (!outs || !keep || !(p->bwd = graph_copy(g))) {
+		tj_error_set("out of memory");
+		goto cleanup;
+	}
+	struct graph *b = p->bwd;
+	b->stage = STAGE_AOT_BACKWARD;
+	for (int i = 0; i < j->nprimals; i++) {
+		p->grad_output[i] = j->grad[i] >= 0 ? nout : -1;
+		if (j->grad[i] >= 0)
+			outs[nout++] = j->grad[i];
+	}
+	if (set_outputs(b, nout, outs) < 0)
+		goto cleanup;
+	/* each saved op node becomes an input after the primals, and takes its
+	 * name (the node, which dies, gets a fresh one) */
+	for (int i = j->nprimals; i < g->nnodes; i++) {
+		if (!c->saved[i])
+			continue;
+		int at = i + added + 1, pos = j->nprimals + added;
+		char *name = b->nodes[at - 1].name, source[32];
+		if (!(b->nodes[at - 1].name = graph_fresh_name(b, name))) {
+			tj_error_set("out of memory");
+			goto cleanup;
+		}
+		snprintf(source, sizeof source, "saved[%d]", added);
+		struct gnode like = b->nodes[at - 1];
+		like.name = NULL;
+		if (add_input(b, pos, &like, name, source) < 0)
+			goto cleanup;
+		graph_replace_uses(b, at, pos);
+		added++;
+	}
+	for (int i = 0; i < b->nnodes; i++) {
+		struct gnode *n = &b->nodes[i];
+		keep[i] = n->kind == GN_INPUT && (i >= j->nprimals || c->saved[i]);
+		n->requires_grad = false;
+	}
+	if (dead_code(b, keep) < 0)
+		goto cleanup;
+	rc = 0;
+cleanup:
+	free(outs);
+	free(keep);
+	return rc;
+}
+
+int aot_partition(const struct aot_joint *j, struct aot_partition *p)
+{
+	struct cut c = {0};
+	memset(p, 0, sizeof *p);
+	p->nprimals = j->nprimals;
+	if (!(p->grad_output = calloc((size_t)j->nprimals + 1, sizeof *p->grad_output))) {
+		tj_error_set("out of memory");
+		goto fail;
+	}
+	if (find_cut(j, &c) < 0 || make_forward(j, &c, p) < 0 || make_backward(j, &c, p) < 0)
+		goto fail;
+	for (int i = 0; i < j->g->nnodes; i++)
+		p->nrecomputed += c.rec[i] && !c.saved[i];
+	cut_release(&c);
+	graph_check(p->fwd, "partition");
+	graph_check(p->bwd, "partition");
+	return 0;
+fail:
+	cut_release(&c);
+	aot_partition_release(p);
+	return -1;
+}
+
+void aot_partition_release(struct aot_partition *p)
+{
+	if (p->fwd)
+		graph_free(p->fwd);
+	if (p->bwd)
+		graph_free(p->bwd);
+	free(p->grad_output);
+	memset(p, 0, sizeof *p);
+}
