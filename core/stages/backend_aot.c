@@ -1,36 +1,82 @@
-/* backend_aot.c - `aot_eager`, stage 2 of ARCHITECTURE.md, before graph
- * autodiff: the captured graph decomposed into primitives (aot_decompose),
- * handed back to the log as the aot_forward graph (TJIT_LOGS=aot_graphs,
- * the database's graphs), and run node by node on the eager kernels
- * (graph_interpret). Those record the eager autograd tape per primitive,
- * so loss.backward() after a compiled call differentiates the primitives;
- * the graph-level backward (aot_autodiff) replaces that tape next. Until
- * then the composites that act on the tape (detach, requires_grad_) stay
- * in the forward graph where a gradient is involved.
+/* backend_aot.c - `aot_eager`, stage 2 of ARCHITECTURE.md: the captured
+ * graph decomposed into primitives (aot_decompose) and, when an input
+ * requires grad, differentiated at graph level (aot_joint) and split into
+ * a forward and a backward graph (aot_partition), both handed back to the
+ * log (TJIT_LOGS=aot_graphs, the database's graphs).
+ *
+ * At run time the forward graph runs on the eager kernels (graph_interpret)
+ * with grad mode off, so the tape records none of its primitives; its
+ * outputs then get ONE tape node (ag_record_custom) that keeps this call's
+ * saved tensors and runs the backward graph when loss.backward() reaches
+ * it, as PyTorch's compiled backward runs as if it were one op.
+ *
+ * Without an input that requires grad, or when the graph makes a tensor
+ * that requires grad itself (zeros(3, requires_grad=True), requires_grad_
+ * on one that did not: no input's gradient, so the joint cannot see it),
+ * the decomposed graph runs with the tape on as before: the composites that
+ * act on the tape (detach, requires_grad_) then stay in it.
  *
  * TJIT_INJECT_BUG=aot:<kind> makes this stage fail on graphs that use
  * relu, as the relu_*_TESTING_ONLY backends do, so that stage bisection
  * has real failures of stage 2 to find: a compile error, an error when
  * the artifact runs, or relu(x) computed as x + 1.
  */
+#include <stdio.h>
 #include <stdlib.h>
+#include <string.h>
 
+#include "aot_autodiff.h"
 #include "aot_decompose.h"
+#include "autograd.h"
 #include "backends.h"
+#include "compile_log.h"
 #include "ops.h"
 
 struct aot_artifact {
-	struct graph *forward;  /* decomposed: what runs */
+	int rc;                 /* the compile's reference, and one per tape node that may run backward */
+	struct graph *forward;  /* what runs: with backward, returns the outputs then the saved */
+	struct graph *backward; /* the saved then the tangents in, the gradients out; NULL: on the tape */
+	int noutputs, nsaved, nprimals, ntangents;
+	int *tangent_of;        /* [ntangents]: the output each tangent is the gradient of */
+	int *grad_output;       /* [nprimals]: input i's gradient is backward->outputs[k], -1: none */
 	bool runtime_error;     /* aot:runtime_error on a graph with relu */
 };
 
+/* one call's tape node: its saved tensors */
+struct aot_call {
+	struct aot_artifact *a;
+	struct vm *vm;
+	tensor **saved;         /* [a->nsaved], detached aliases */
+};
+
+static void artifact_decref(struct aot_artifact *a)
+{
+	if (!a || --a->rc > 0)
+		return;
+	if (a->forward)
+		graph_free(a->forward);
+	if (a->backward)
+		graph_free(a->backward);
+	free(a->tangent_of);
+	free(a->grad_output);
+	free(a);
+}
+
 static void aot_release(void *compiled)
 {
-	struct aot_artifact *a = compiled;
-	if (!a)
+	artifact_decref(compiled);
+}
+
+static void call_release(void *ctx)
+{
+	struct aot_call *c = ctx;
+	if (!c)
 		return;
-	graph_free(a->forward);
-	free(a);
+	for (int i = 0; c->saved && i < c->a->nsaved; i++)
+		tensor_decref(c->saved[i]);
+	free(c->saved);
+	artifact_decref(c->a);
+	free(c);
 }
 
 static bool arg_requires_grad(const struct graph *g, const struct gnode *n)
@@ -41,12 +87,36 @@ static bool arg_requires_grad(const struct graph *g, const struct gnode *n)
 /* The composites whose decomposition would change what requires grad, as
  * the tape sees it: detach and requires_grad_ (the identity on data) where
  * a gradient is involved, eye(..., requires_grad=True). They stay in the
- * forward graph, since it runs on the tape (aot_decompose.h). */
+ * forward graph when it runs on the tape (aot_decompose.h). */
 static bool acts_on_tape(const struct graph *g, const struct gnode *n)
 {
 	if (ops_table[n->op].flags & OPF_AUTOGRAD)
 		return n->requires_grad || arg_requires_grad(g, n);
 	return n->op == OPS_eye && n->requires_grad;
+}
+
+static bool garg_requires_grad(const struct graph *g, const struct garg *a)
+{
+	if (a->kind == GARG_NODE)
+		return g->nodes[a->node].requires_grad;
+	for (int i = 0; (a->kind == GARG_LIST || a->kind == GARG_TUPLE) && i < a->n; i++)
+		if (garg_requires_grad(g, &a->items[i]))
+			return true;
+	return false;
+}
+
+/* whether the graph makes a tensor that requires grad from none that does */
+static bool makes_grad_leaf(const struct graph *g)
+{
+	for (int i = 0; i < g->nnodes; i++) {
+		const struct gnode *n = &g->nodes[i];
+		bool any = false;
+		for (int k = 0; k < n->nargs && !any; k++)
+			any = garg_requires_grad(g, &n->args[k]);
+		if ((n->kind == GN_OP || n->kind == GN_CALL) && n->requires_grad && !any)
+			return true;
+	}
+	return false;
 }
 
 /* the pending error, prefixed with the backend's name */
@@ -58,6 +128,72 @@ static void *compile_error(void)
 	return NULL;
 }
 
+/* a copy of g for the log, which outlives the compile, not the artifact */
+static int show(struct compile_ctx *cc, const struct graph *g)
+{
+	struct graph *shown = graph_copy(g);
+	if (!shown || compile_ctx_add_graph(cc, shown) < 0) {
+		tj_error_set("out of memory");
+		return -1;
+	}
+	return 0;
+}
+
+/* the joint and the partition of the decomposed g, as phases of the
+ * compile; the two graphs and what run needs of them go into a */
+static int differentiate(struct compile_ctx *cc, struct aot_artifact *a, const bool *requires_grad)
+{
+	struct aot_joint j;
+	struct aot_partition p;
+	int ph = compile_ctx_phase_begin(cc, "joint");
+	int rc = aot_joint(a->forward, requires_grad, &j);
+	compile_ctx_phase_end(cc, ph);
+	if (rc < 0)
+		return -1;
+	ph = compile_ctx_phase_begin(cc, "partition");
+	rc = aot_partition(&j, &p);
+	compile_ctx_phase_end(cc, ph);
+	if (rc < 0) {
+		aot_joint_release(&j);
+		return -1;
+	}
+	graph_free(a->forward);
+	a->forward = p.fwd;
+	a->backward = p.bwd;
+	a->tangent_of = j.tangent_of;
+	a->grad_output = p.grad_output;
+	a->noutputs = p.noutputs;
+	a->nsaved = p.nsaved;
+	a->nprimals = p.nprimals;
+	a->ntangents = j.ntangents;
+	j.tangent_of = NULL;
+	p.fwd = p.bwd = NULL;
+	p.grad_output = NULL;
+	aot_joint_release(&j);
+	if (compile_ctx_logs(cc, LOG_AOT_GRAPHS)) {
+		char line[160];
+		snprintf(line, sizeof line, "aot_eager: %d saved tensor%s between forward and backward, %lld bytes, %d node%s recomputed\n",
+			 p.nsaved, p.nsaved == 1 ? "" : "s", (long long)p.saved_bytes, p.nrecomputed,
+			 p.nrecomputed == 1 ? "" : "s");
+		compile_ctx_dump(cc, line);
+	}
+	aot_partition_release(&p);
+	return 0;
+}
+
+/* the inputs' requires_grad flags (NULL: none requires grad) */
+static bool *input_grads(const struct graph *g, bool *any)
+{
+	int n = 0;
+	*any = false;
+	while (n < g->nnodes && g->nodes[n].kind == GN_INPUT)
+		n++;
+	bool *rg = calloc((size_t)n + 1, sizeof *rg);
+	for (int i = 0; rg && i < n; i++)
+		*any |= rg[i] = g->nodes[i].requires_grad && g->nodes[i].is_tensor;
+	return rg;
+}
+
 static void *aot_compile(struct compile_ctx *cc, const struct graph *g)
 {
 	bool bug = cc->bug->stage == INJECT_AOT && backend_uses_relu(g);
@@ -65,38 +201,156 @@ static void *aot_compile(struct compile_ctx *cc, const struct graph *g)
 		tj_error_set("aot_eager: AotCompileError: the graph uses relu (TJIT_INJECT_BUG=aot:compile_error)");
 		return NULL;
 	}
+	bool grad = false;
+	bool *rg = input_grads(g, &grad);
 	struct aot_artifact *a = calloc(1, sizeof *a);
-	struct graph *shown = NULL;
-	if (!a || !(a->forward = graph_copy(g))) {
+	if (!rg || !a || !(a->forward = graph_copy(g))) {
 		tj_error_set("out of memory");
 		goto fail;
 	}
+	a->rc = 1;
 	a->forward->stage = STAGE_AOT_FORWARD;
 	a->runtime_error = bug && cc->bug->kind == INJECT_RUNTIME_ERROR;
 	if (bug && cc->bug->kind == INJECT_ACCURACY && backend_relu_to_add(a->forward) < 0)
 		goto fail;
+	grad = grad && !makes_grad_leaf(g);
 	/* names the op and the user line when a composite cannot be decomposed */
-	if (aot_decompose_keeping(a->forward, cc, acts_on_tape) < 0)
+	if (aot_decompose_keeping(a->forward, cc, grad ? NULL : acts_on_tape) < 0)
 		goto fail;
-	/* the log keeps its own copy: it outlives the compile, not the artifact */
-	if (!(shown = graph_copy(a->forward)) || compile_ctx_add_graph(cc, shown) < 0) {
-		tj_error_set("out of memory");
+	/* names the op and the user line when it has no gradient rule */
+	if (grad && differentiate(cc, a, rg) < 0)
 		goto fail;
-	}
+	if (show(cc, a->forward) < 0 || (a->backward && show(cc, a->backward) < 0))
+		goto fail;
+	free(rg);
 	return a;
 fail:
-	aot_release(a);
+	free(rg);
+	artifact_decref(a);
 	return compile_error();
+}
+
+/* the tape node's backward: the backward graph on this call's saved
+ * tensors and the outputs' gradients */
+static int aot_backward(void *ctx, tensor *const *gouts, tensor **gin)
+{
+	struct aot_call *c = ctx;
+	const struct aot_artifact *a = c->a;
+	int nin = a->nsaved + a->ntangents, nout = a->backward->noutputs;
+	tensor **in = calloc((size_t)nin + 1, sizeof *in);
+	value *out = calloc((size_t)nout + 1, sizeof *out);
+	int rc = -1;
+	if (!in || !out) {
+		tj_error_set("out of memory");
+		goto cleanup;
+	}
+	memcpy(in, c->saved, sizeof *in * (size_t)a->nsaved);
+	memcpy(in + a->nsaved, gouts, sizeof *in * (size_t)a->ntangents);
+	bool was = ag_set_grad_enabled(false);
+	rc = graph_interpret(c->vm, a->backward, in, out);
+	ag_set_grad_enabled(was);
+	if (rc < 0)
+		goto cleanup;
+	for (int i = 0; i < a->nprimals; i++) {
+		int k = a->grad_output[i];
+		if (k >= 0 && out[k].tag == VAL_TENSOR) {
+			gin[i] = val_as_tensor(out[k]);
+			tensor_incref(gin[i]);
+		}
+	}
+	for (int k = 0; k < nout; k++)
+		val_decref(out[k]);
+cleanup:
+	free(in);
+	free(out);
+	return rc;
+}
+
+/* as tensors: the outputs that get a gradient (fresh ones: an output that
+ * is an input, or another output, becomes an alias), and the saved */
+static int split_outputs(const struct aot_artifact *a, value *all, tensor **diff, struct aot_call *c)
+{
+	for (int t = 0; t < a->ntangents; t++) {
+		value *v = &all[a->tangent_of[t]];
+		if (v->tag != VAL_TENSOR)
+			goto not_tensor;
+		tensor *o = val_as_tensor(*v);
+		if (o->requires_grad || o->grad_fn) {
+			if (!(o = ag_alias(o)))
+				return -1;
+			val_decref(*v);
+			*v = val_tensor(o);
+		}
+		/* the next output that is this tensor gets an alias */
+		o->requires_grad = true;
+		diff[t] = o;
+	}
+	for (int s = 0; s < a->nsaved; s++) {
+		value v = all[a->noutputs + s];
+		if (v.tag != VAL_TENSOR)
+			goto not_tensor;
+		/* an alias: a saved output would otherwise reach its own node */
+		if (!(c->saved[s] = ag_alias(val_as_tensor(v))))
+			return -1;
+	}
+	return 0;
+not_tensor:
+	tj_error_set("aot_eager: a forward output to differentiate or save is not a tensor");
+	return -1;
+}
+
+/* the forward graph with the tape off, then one tape node for its outputs */
+static int run_with_backward(struct aot_artifact *a, struct vm *vm, tensor *const *inputs, value *outputs)
+{
+	int nall = a->forward->noutputs, got = 0, rc = -1;
+	value *all = calloc((size_t)nall + 1, sizeof *all);
+	tensor **diff = calloc((size_t)a->ntangents + 1, sizeof *diff);
+	struct aot_call *c = calloc(1, sizeof *c);
+	if (!all || !diff || !c || !(c->saved = calloc((size_t)a->nsaved + 1, sizeof *c->saved))) {
+		tj_error_set("out of memory");
+		goto cleanup;
+	}
+	c->a = a;
+	a->rc++;
+	c->vm = vm;
+	bool was = ag_set_grad_enabled(false);
+	rc = graph_interpret(vm, a->forward, inputs, all);
+	ag_set_grad_enabled(was);
+	if (rc < 0)
+		goto cleanup;
+	got = nall;
+	rc = -1;
+	if (split_outputs(a, all, diff, c) < 0)
+		goto cleanup;
+	for (int t = 0; t < a->ntangents; t++)
+		diff[t]->requires_grad = false;
+	rc = ag_record_custom((tensor **)inputs, a->nprimals, diff, a->ntangents, aot_backward, c, call_release);
+	c = NULL;
+	if (rc < 0)
+		goto cleanup;
+	for (int i = 0; i < a->noutputs; i++) {
+		outputs[i] = all[i];
+		all[i] = val_none();
+	}
+cleanup:
+	for (int i = 0; i < got; i++)
+		val_decref(all[i]);
+	call_release(c);
+	free(all);
+	free(diff);
+	return rc;
 }
 
 static int aot_run(void *compiled, struct vm *vm, tensor *const *inputs, value *outputs)
 {
-	const struct aot_artifact *a = compiled;
+	struct aot_artifact *a = compiled;
 	if (a->runtime_error) {
 		tj_error_set("aot_eager: AotRuntimeError: the graph uses relu (TJIT_INJECT_BUG=aot:runtime_error)");
 		return -1;
 	}
-	return graph_interpret(vm, a->forward, inputs, outputs);
+	if (!a->backward)
+		return graph_interpret(vm, a->forward, inputs, outputs);
+	return run_with_backward(a, vm, inputs, outputs);
 }
 
 const struct backend backend_aot_eager = {

@@ -32,7 +32,7 @@ extern const struct backend backend_testing_relu_accuracy_error;
 bool backend_uses_relu(const struct graph *g);
 int backend_relu_to_add(struct graph *g);
 
-/* ---- aot_eager (backend_aot.c): decomposed, run on the eager kernels ---- */
+/* ---- aot_eager (backend_aot.c): decomposed, differentiated at graph level ---- */
 extern const struct backend backend_aot_eager;
 
 #endif

@@ -16,6 +16,16 @@
 
 enum { SV_NONE = 0, SV_IN = 1, SV_OUT = 2, SV_INOUT = 3 };
 
+/* a compiled function's node (ag_record_custom) */
+struct ag_custom {
+	ag_custom_fn fn;
+	void *ctx;                  /* NULL once released */
+	void (*release)(void *ctx);
+	int noutputs;
+	struct ag_input *outs;      /* [noutputs]: each output's type, for the zeros */
+	tensor **grads;             /* [noutputs]: engine scratch, the gradient accumulated for each */
+};
+
 static bool grad_enabled = true;
 static uint64_t next_seq;
 
@@ -65,6 +75,10 @@ static void node_release_saved(struct ag_node *n)
 		tensor_decref(n->outputs[k]);
 		n->outputs[k] = NULL;
 	}
+	if (n->custom && n->custom->ctx) {
+		n->custom->release(n->custom->ctx);
+		n->custom->ctx = NULL;
+	}
 }
 
 static void node_destroy(struct ag_node *n)
@@ -78,6 +92,13 @@ static void node_destroy(struct ag_node *n)
 	for (int i = 0; i < n->nargs; i++)
 		val_decref(n->args[i]);
 	tensor_decref(n->grad_acc);
+	if (n->custom) {
+		for (int k = 0; k < n->custom->noutputs; k++)
+			tensor_decref(n->custom->grads[k]);
+		free(n->custom->grads);
+		free(n->custom->outs);
+		free(n->custom);
+	}
 	free(n->args);
 	free(n->arg_input);
 	free(n->inputs);
@@ -108,6 +129,10 @@ const char *ag_node_name(const struct ag_node *n, char *buf, size_t size)
 {
 	struct strbuf sb = STRBUF_INIT;
 	bool up = true;
+	if (n->custom) {
+		snprintf(buf, size, "CompiledFunctionBackward");
+		return buf;
+	}
 	for (const char *p = ops_table[n->op].name; *p; p++) {
 		if (*p == '_') {
 			up = true;
@@ -229,6 +254,7 @@ static void fill_input(tensor *t, void *ctx)
 	struct ag_input *in = &f->node->inputs[f->k++];
 	if (t->grad_fn) {
 		in->node = t->grad_fn;
+		in->output_nr = t->output_nr;
 		ag_node_incref(in->node);
 	} else if (t->requires_grad) {
 		in->leaf = t;
@@ -336,6 +362,70 @@ oom:
 	return -1;
 }
 
+static struct ag_node *custom_node(int ninputs, int noutputs)
+{
+	struct ag_node *n = calloc(1, sizeof *n);
+	if (!n)
+		return NULL;
+	n->rc = 1;
+	n->seq = next_seq++;
+	n->ninputs = ninputs;
+	n->inputs = calloc((size_t)ninputs + 1, sizeof *n->inputs);
+	n->custom = calloc(1, sizeof *n->custom);
+	if (n->custom) {
+		n->custom->noutputs = noutputs;
+		n->custom->outs = calloc((size_t)noutputs + 1, sizeof *n->custom->outs);
+		n->custom->grads = calloc((size_t)noutputs + 1, sizeof *n->custom->grads);
+	}
+	if (!n->inputs || !n->custom || !n->custom->outs || !n->custom->grads) {
+		ag_node_decref(n);
+		return NULL;
+	}
+	return n;
+}
+
+int ag_record_custom(tensor *const *inputs, int ninputs, tensor *const *outputs, int noutputs,
+		     ag_custom_fn backward, void *ctx, void (*release)(void *ctx))
+{
+	bool any = false;
+	for (int i = 0; i < ninputs; i++)
+		any |= inputs[i]->requires_grad;
+	if (!grad_enabled || !any || noutputs == 0) {
+		release(ctx);
+		return 0;
+	}
+	tensor_grad_fn_release = ag_node_decref;
+	struct ag_node *n = custom_node(ninputs, noutputs);
+	if (!n) {
+		release(ctx);
+		tj_error_set("out of memory");
+		return -1;
+	}
+	struct fill f = {n, 0, false};
+	for (int i = 0; i < ninputs; i++)
+		fill_input(inputs[i], &f);
+	n->custom->fn = backward;
+	n->custom->ctx = ctx;
+	n->custom->release = release;
+	n->saves = true;
+	for (int k = 0; k < noutputs; k++) {
+		tensor *o = outputs[k];
+		struct ag_input *out = &n->custom->outs[k];
+		out->dt = o->dt;
+		out->ndim = o->ndim;
+		memcpy(out->shape, o->shape, sizeof out->shape);
+		o->requires_grad = true;
+		o->is_leaf = false;
+		o->output_nr = k;
+		if (o->grad_fn)
+			ag_node_decref(o->grad_fn);
+		o->grad_fn = n;
+		if (k > 0)
+			ag_node_incref(n);
+	}
+	return 0;
+}
+
 /* ---- the engine ---- */
 
 /* accumulates g (consumed) into a leaf's .grad: a new tensor each time */
@@ -369,6 +459,33 @@ static tensor *fit_grad(tensor *g, const struct ag_input *in)
 		g = c;
 	}
 	return g;
+}
+
+/* where the gradient of input in's value accumulates: its node's grad_acc,
+ * or the slot of its output on a compiled function's node */
+static tensor **grad_slot(const struct ag_input *in)
+{
+	return in->node->custom ? &in->node->custom->grads[in->output_nr] : &in->node->grad_acc;
+}
+
+/* runs a compiled function's node: zeros for the outputs no gradient reached */
+static int run_custom(struct ag_node *n, tensor **gin)
+{
+	struct ag_custom *c = n->custom;
+	bool any = false;
+	int err = 0;
+	for (int k = 0; k < c->noutputs; k++)
+		any |= c->grads[k] != NULL;
+	for (int k = 0; k < c->noutputs && any && !err; k++)
+		if (!c->grads[k] && !(c->grads[k] = tensor_full(c->outs[k].dt, c->outs[k].ndim, c->outs[k].shape, 0.0)))
+			err = -1;
+	if (any && !err)
+		err = c->fn(c->ctx, c->grads, gin);
+	for (int k = 0; k < c->noutputs; k++) {
+		tensor_decref(c->grads[k]);
+		c->grads[k] = NULL;
+	}
+	return err;
 }
 
 struct node_vec {
@@ -464,7 +581,10 @@ int ag_backward(tensor *root, const tensor *gradient, bool retain_graph)
 		if (vec_push(&work, NULL) < 0)
 			goto out;
 	work.len = 0;
-	top->grad_acc = g;
+	if (top->custom)
+		top->custom->grads[root->output_nr] = g;
+	else
+		top->grad_acc = g;
 	g = NULL;
 	vec_push(&work, top);
 	while (work.len) {
@@ -477,7 +597,7 @@ int ag_backward(tensor *root, const tensor *gradient, bool retain_graph)
 			tj_error_set("out of memory");
 			goto out;
 		}
-		int err = gout ? n->backward(n, gout, gin) : 0;
+		int err = n->custom ? run_custom(n, gin) : gout ? n->backward(n, gout, gin) : 0;
 		tensor_decref(gout);
 		for (int i = 0; i < n->ninputs; i++) {
 			struct ag_input *in = &n->inputs[i];
@@ -486,15 +606,16 @@ int ag_backward(tensor *root, const tensor *gradient, bool retain_graph)
 				if (!(gi = fit_grad(gi, in))) {
 					err = -1;
 				} else if (in->node) {
-					if (in->node->grad_acc) {
-						tensor *s = tensor_binary(BINOP_add, in->node->grad_acc, gi);
+					tensor **acc = grad_slot(in);
+					if (*acc) {
+						tensor *s = tensor_binary(BINOP_add, *acc, gi);
 						tensor_decref(gi);
 						if (!s)
 							err = -1;
-						tensor_decref(in->node->grad_acc);
-						in->node->grad_acc = s;
+						tensor_decref(*acc);
+						*acc = s;
 					} else {
-						in->node->grad_acc = gi;
+						*acc = gi;
 					}
 				} else if (accumulate_leaf(in->leaf, gi) < 0) {
 					err = -1;
@@ -518,8 +639,13 @@ int ag_backward(tensor *root, const tensor *gradient, bool retain_graph)
 	rc = 0;
 out:
 	for (size_t i = 0; i < nodes.len; i++) {
-		tensor_decref(nodes.items[i]->grad_acc);
-		nodes.items[i]->grad_acc = NULL;
+		struct ag_node *n = nodes.items[i];
+		tensor_decref(n->grad_acc);
+		n->grad_acc = NULL;
+		for (int k = 0; n->custom && k < n->custom->noutputs; k++) {
+			tensor_decref(n->custom->grads[k]);
+			n->custom->grads[k] = NULL;
+		}
 	}
 	tensor_decref(g);
 	free(nodes.items);

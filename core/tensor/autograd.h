@@ -44,6 +44,7 @@ struct ag_input {
 	dtype dt;
 	int ndim;
 	int64_t shape[TENSOR_MAX_DIMS];
+	int output_nr;         /* which output of node the input is (its tensor's output_nr) */
 };
 
 /* A backward rule: given the gradient of the node's output (the output's
@@ -73,6 +74,7 @@ struct ag_node {
 	int64_t out_shape[TENSOR_MAX_DIMS];
 	bool saves;                 /* it saved tensors ... */
 	bool released;              /* ... and a backward without retain_graph freed them */
+	struct ag_custom *custom;   /* a compiled function's node (ag_record_custom), NULL otherwise */
 	/* engine scratch, valid during one ag_backward() */
 	tensor *grad_acc;
 	int deps;
@@ -90,6 +92,22 @@ const char *ag_node_name(const struct ag_node *n, char *buf, size_t size);
  * point; otherwise does nothing. out is a tensor, or a tuple whose first
  * item is the differentiable output (max/min with a dim). Returns 0 or -1. */
 int ag_record(int op, const value *args, value out);
+
+/* A compiled function's backward as ONE tape node ("CompiledFunctionBackward",
+ * aot_eager: backend_aot.c). backward(ctx, gouts, gin) gets the gradient
+ * of each output (zeros of its type where none reached it) and sets gin[i]
+ * (NULL on entry) to input i's gradient or leaves it NULL, like a rule.
+ * ctx (with its saved tensors) is the node's: release(ctx) runs when a
+ * backward without retain_graph ran it or the node goes. */
+typedef int (*ag_custom_fn)(void *ctx, tensor *const *gouts, tensor **gin);
+
+/* Records that node when grad mode is on and one of inputs[0, ninputs)
+ * requires grad: outputs[0, noutputs) (floating point, no grad_fn: fresh
+ * tensors) then require grad with the node as grad_fn. Otherwise, and on
+ * error, release(ctx) runs at once. ctx is the node's whenever it returns.
+ * 0, or -1 after tj_error_set(). */
+int ag_record_custom(tensor *const *inputs, int ninputs, tensor *const *outputs, int noutputs,
+		     ag_custom_fn backward, void *ctx, void (*release)(void *ctx));
 
 /* loss.backward(gradient, retain_graph): gradient NULL means ones for a
  * one-element root ("grad can be implicitly created only for scalar

@@ -39,6 +39,7 @@ typedef struct tensor {
 	uint16_t static_mark;     /* mark_static(t, d): bit d */      /* a Python scalar turned into a 0-d tensor: promotion only */
 	struct tensor *grad;      /* accumulated gradient of a leaf, or NULL */
 	struct ag_node *grad_fn;  /* the tape node that produced this tensor, or NULL */
+	int output_nr;            /* which output of grad_fn it is (a compiled function's node has several) */
 } tensor;
 
 static inline void tensor_incref(tensor *t) { t->hdr.rc++; }

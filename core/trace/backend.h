@@ -6,8 +6,8 @@
  * back), and runs the result with run() at every cache hit. The table
  * (backends.c) holds `eager` (backend_eager.c: graph_interpret), the
  * testing-only backends that inject failures for the minifier
- * (backend_testing.c), aot_eager (backend_aot.c: decomposed, run on the
- * eager kernels), and inductor's row, which runs on the eager functions
+ * (backend_testing.c), aot_eager (backend_aot.c: decomposed and
+ * differentiated, run on the eager kernels), and inductor's row, which runs on the eager functions
  * until its stage lands.
  *
  * A stage adds its file and its row in backends.c; inside compile() it

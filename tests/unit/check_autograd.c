@@ -672,6 +672,72 @@ START_TEST(test_long_chain_frees)
 }
 END_TEST
 
+/* ---- a compiled function's node (ag_record_custom) ---- */
+
+struct custom_ctx {
+	int calls, releases;
+	double g1_sum;    /* what the second output's gradient summed to */
+};
+
+/* outputs x * 2 and x * 3: gin = 2 g0 + 3 g1 */
+static int custom_backward(void *ctx, tensor *const *gouts, tensor **gin)
+{
+	struct custom_ctx *c = ctx;
+	c->calls++;
+	tensor *s = tensor_reduce(REDOP_sum, gouts[1], NULL, 0, false, 0);
+	c->g1_sum = tensor_get_double(s, 0);
+	tensor_decref(s);
+	tensor *two = tensor_full(DT_FLOAT64, 0, NULL, 2.0), *three = tensor_full(DT_FLOAT64, 0, NULL, 3.0);
+	tensor *a = tensor_binary(BINOP_mul, gouts[0], two), *b = tensor_binary(BINOP_mul, gouts[1], three);
+	gin[0] = tensor_binary(BINOP_add, a, b);
+	tensor_decref(two);
+	tensor_decref(three);
+	tensor_decref(a);
+	tensor_decref(b);
+	return 0;
+}
+
+static void custom_release(void *ctx) { ((struct custom_ctx *)ctx)->releases++; }
+
+START_TEST(test_custom)
+{
+	struct custom_ctx ctx = {0, 0, -1};
+	value x = leaf64(3, 1.0);
+	value o0 = R(val_tensor(tensor_full(DT_FLOAT64, 1, (int64_t[]){3}, 2.0)));
+	value o1 = R(val_tensor(tensor_full(DT_FLOAT64, 1, (int64_t[]){3}, 3.0)));
+	tensor *in[] = {TT(x)}, *out[] = {TT(o0), TT(o1)};
+	ck_assert_int_eq(ag_record_custom(in, 1, out, 2, custom_backward, &ctx, custom_release), 0);
+	/* ONE node for both outputs, each knowing which output it is */
+	char buf[64];
+	ck_assert_ptr_eq(TT(o0)->grad_fn, TT(o1)->grad_fn);
+	ck_assert_str_eq(ag_node_name(TT(o0)->grad_fn, buf, sizeof buf), "CompiledFunctionBackward");
+	ck_assert(TT(o1)->requires_grad && !TT(o1)->is_leaf && TT(o1)->output_nr == 1);
+	ck_assert_ptr_eq(TT(o0)->grad_fn->inputs[0].leaf, TT(x));
+	/* the second output gets no gradient: zeros */
+	value loss = C("sum", NULL, 1, R(ops_binary(VB_MUL, o0, F(5))));
+	ck_assert_ptr_eq(TT(loss)->grad_fn->inputs[0].node->inputs[0].node, TT(o0)->grad_fn);
+	C("backward", NULL, 1, loss);
+	ck_assert_int_eq(ctx.calls, 1);
+	ck_assert_double_eq(ctx.g1_sum, 0.0);
+	ck_assert_double_eq(tensor_get_double(TT(x)->grad, 0), 10.0);
+	/* backward freed the saved context: a second one is the error */
+	ck_assert_int_eq(ctx.releases, 1);
+	value again = vcall("backward", NULL, 1, &loss);
+	ck_assert(val_is_err(again));
+	ck_assert(strstr(tj_error_peek(), "second time"));
+	tj_error_clear();
+
+	/* no input requires grad: no node, the context goes at once */
+	struct custom_ctx none = {0, 0, -1};
+	value y = R(val_tensor(tensor_full(DT_FLOAT64, 1, (int64_t[]){3}, 1.0)));
+	value p = R(val_tensor(tensor_full(DT_FLOAT64, 1, (int64_t[]){3}, 2.0)));
+	tensor *in2[] = {TT(y)}, *out2[] = {TT(p)};
+	ck_assert_int_eq(ag_record_custom(in2, 1, out2, 1, custom_backward, &none, custom_release), 0);
+	ck_assert(!TT(p)->requires_grad && !TT(p)->grad_fn);
+	ck_assert_int_eq(none.releases, 1);
+}
+END_TEST
+
 static Suite *autograd_suite(void)
 {
 	Suite *s = suite_create("autograd");
@@ -700,6 +766,7 @@ static Suite *autograd_suite(void)
 	tcase_add_test(tc, test_errors);
 	tcase_add_test(tc, test_node);
 	tcase_add_test(tc, test_long_chain_frees);
+	tcase_add_test(tc, test_custom);
 	suite_add_tcase(s, tc);
 	return s;
 }

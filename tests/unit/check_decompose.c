@@ -14,6 +14,7 @@
 
 #include "program_test_util.h"
 #include "aot_decompose.h"
+#include "autograd.h"
 #include "backends.h"
 #include "compile_ctx.h"
 #include "compile_log.h"
@@ -135,6 +136,7 @@ static void make_inputs(const struct graph *g, int grow, tensor **in, int *nin)
 			default: ((double *)t->data)[k] = v; break;
 			}
 		}
+		t->requires_grad = n->requires_grad && dtype_is_float(n->dt);
 		in[(*nin)++] = t;
 	}
 }
@@ -469,14 +471,46 @@ START_TEST(test_aot_eager_forward)
 }
 END_TEST
 
-/* detach and requires_grad_ where a gradient is involved stay: the
- * forward graph runs on the autograd tape, which needs them */
-START_TEST(test_aot_eager_keeps_detach)
+/* with an input that requires grad: detach decomposed (a copy that stops
+ * the gradient), the joint split into the forward and backward graphs
+ * handed back, the three phases timed; the output's tape is ONE node,
+ * straight to the input */
+START_TEST(test_aot_eager_grad)
 {
 	struct graph *g = one_graph("    return x.detach().sigmoid() * x\n", "ones(3, requires_grad=True)", "False");
 	struct compile_ctx cc;
 	value got;
 	ck_assert_int_eq(aot_eager_run(g, INJECT_NONE, INJECT_COMPILE_ERROR, &cc, &got), 0);
+	ck_assert_int_eq(cc.ngraphs, 2);
+	ck_assert_int_eq(cc.graphs[0]->stage, STAGE_AOT_FORWARD);
+	ck_assert_int_eq(cc.graphs[1]->stage, STAGE_AOT_BACKWARD);
+	ck_assert_ptr_null(find_op(cc.graphs[0], OPS_detach));
+	ck_assert_ptr_null(find_op(cc.graphs[0], OPS_sigmoid));
+	ck_assert_int_eq(cc.nphases, 3);
+	ck_assert_str_eq(cc.phases[0].name, "decompose");
+	ck_assert_str_eq(cc.phases[1].name, "joint");
+	ck_assert_str_eq(cc.phases[2].name, "partition");
+	compile_ctx_release(&cc);
+	tensor *t = val_as_tensor(got);
+	char buf[64];
+	ck_assert(t->requires_grad && t->grad_fn);
+	ck_assert_str_eq(ag_node_name(t->grad_fn, buf, sizeof buf), "CompiledFunctionBackward");
+	ck_assert_int_eq(t->grad_fn->ninputs, 1);
+	ck_assert_ptr_null(t->grad_fn->inputs[0].node);
+	ck_assert_ptr_nonnull(t->grad_fn->inputs[0].leaf);
+	val_decref(got);
+}
+END_TEST
+
+/* a graph that makes a tensor requiring grad from one that did not runs
+ * on the autograd tape, which needs detach and requires_grad_: they stay */
+START_TEST(test_aot_eager_keeps_detach)
+{
+	struct graph *g = one_graph("    return x.detach().requires_grad_().sigmoid() * x\n", "ones(3, requires_grad=True)", "False");
+	struct compile_ctx cc;
+	value got;
+	ck_assert_int_eq(aot_eager_run(g, INJECT_NONE, INJECT_COMPILE_ERROR, &cc, &got), 0);
+	ck_assert_int_eq(cc.ngraphs, 1);
 	ck_assert_ptr_nonnull(find_op(cc.graphs[0], OPS_detach));
 	ck_assert_ptr_null(find_op(cc.graphs[0], OPS_sigmoid));
 	compile_ctx_release(&cc);
@@ -541,6 +575,7 @@ static Suite *decompose_suite(void)
 	tcase_add_test(tc, test_golden_softmax);
 	tcase_add_test(tc, test_error_names_the_line);
 	tcase_add_test(tc, test_aot_eager_forward);
+	tcase_add_test(tc, test_aot_eager_grad);
 	tcase_add_test(tc, test_aot_eager_keeps_detach);
 	tcase_add_test(tc, test_aot_eager_inject);
 	suite_add_tcase(s, tc);

@@ -155,6 +155,57 @@ check "aot_eager: decompose is a phase of the backend's compile" "$db" \
 2|backend|
 3|decompose|2"
 
+# aot_eager with an input that requires grad: the forward graph (its
+# outputs, then what backward needs) and the backward graph (the saved
+# tensors, then the tangents), the joint and partition phases; a graph
+# without a gradient rule is a compile whose outcome is the error
+cat >"$work/aotg.tj" <<'TJ'
+def f(x, w):
+    return (x * w).sigmoid().sum()
+
+x = ones(2).requires_grad_()
+compile(f, backend="aot_eager")(x, full((2,), 2.0)).backward()
+print(x.grad)
+TJ
+db=$work/aotg.db
+run 0 run --db "$db" aotg.tj
+check "aot_eager with grad: the graphs of the three stages" "$db" \
+	"SELECT stage, op_count, substr(listing, 1, instr(listing, char(10)) - 1) FROM graphs ORDER BY id" \
+	"captured|3|graph 0/0 f (aotg.tj:1) · 3 ops
+aot_forward|6|graph 0/0 f (aotg.tj:1) [aot_forward] · 6 ops
+aot_backward|13|graph 0/0 f (aotg.tj:1) [aot_backward] · 13 ops"
+check "aot_eager with grad: the forward returns the loss and the saved" "$db" \
+	"SELECT n.args FROM graphs gr JOIN nodes n ON n.graph_id = gr.id WHERE gr.stage = 'aot_forward' AND n.kind = 'output'" \
+	"sum_1, x, w"
+check "aot_eager with grad: the backward's inputs" "$db" \
+	"SELECT n.idx, n.name, n.args, n.shape FROM graphs gr JOIN nodes n ON n.graph_id = gr.id WHERE gr.stage = 'aot_backward' AND n.kind = 'input' ORDER BY n.idx" \
+	"0|x|L['x']|[2]
+1|w|L['w']|[2]
+2|tangents_1|tangents[0]|[]"
+check "aot_eager with grad: decompose, joint and partition are phases of the backend's" "$db" \
+	"SELECT position, name, parent FROM compile_phases ORDER BY position" \
+	"0|trace|
+1|guards|
+2|backend|
+3|decompose|2
+4|joint|2
+5|partition|2"
+cat >"$work/aotn.tj" <<'TJ'
+@allow_in_graph
+def opaque(x):
+    return x * 3
+
+def f(x):
+    return opaque(x + 1).sum()
+
+print(compile(f, backend="aot_eager")(ones(2).requires_grad_()))
+TJ
+db=$work/aotn.db
+run 1 run --db "$db" aotn.tj
+check "aot_eager: no gradient rule is the compile's outcome" "$db" \
+	"SELECT label, outcome, error FROM compiles" \
+	"0/0|error|aot_eager: no gradient rule for an allow_in_graph call at aotn.tj:6"
+
 # TJIT_DB names the file; --db wins over it; --no-db writes nothing
 TJIT_DB=$work/env.db run 0 run tests/e2e/db/limit.tj
 check "TJIT_DB selects the file" "$work/env.db" "SELECT count(*), max(exit_status) FROM runs" "1|0"
