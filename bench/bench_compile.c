@@ -19,45 +19,14 @@
 #include <string.h>
 #include <time.h>
 
+#define BENCH_VM "bench_compile"
+#include "bench_util.h"
 #include "compile_log.h"
 #include "compiler.h"
 #include "frame_eval.h"
 #include "prelude.h"
 #include "runtime.h"
 #include "vm.h"
-
-static double now(void)
-{
-	struct timespec ts;
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return (double)ts.tv_sec + (double)ts.tv_nsec * 1e-9;
-}
-
-static int cmp_double(const void *a, const void *b)
-{
-	double x = *(const double *)a, y = *(const double *)b;
-	return x < y ? -1 : x > y;
-}
-
-static double median(double *v, int n)
-{
-	qsort(v, (size_t)n, sizeof *v, cmp_double);
-	return n % 2 ? v[n / 2] : (v[n / 2 - 1] + v[n / 2]) / 2;
-}
-
-static void die(struct vm *vm, const char *what)
-{
-	fprintf(stderr, "bench_compile: %s: %s\n", what, vm && vm_error_message(vm) ? vm_error_message(vm) : "error");
-	exit(2);
-}
-
-static value global(struct vm *vm, const char *name)
-{
-	value v = vm_get_global(vm, name);
-	if (val_is_err(v))
-		die(vm, name);
-	return v;
-}
 
 static double per_call(struct vm *vm, value fn, value x, long n)
 {

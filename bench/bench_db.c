@@ -26,6 +26,7 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "bench_util.h"
 #include "db.h"
 
 #define NCOMPILES 100
@@ -33,13 +34,6 @@
 #define NNODES 20
 #define NCOUNTS 100
 #define GAP_MS 1.0
-
-static double now(void)
-{
-	struct timespec ts;
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return (double)ts.tv_sec + (double)ts.tv_nsec * 1e-9;
-}
 
 static struct db_guard guards[NGUARDS];
 static struct db_node nodes[NNODES];
