@@ -959,10 +959,10 @@ static int dead_code(struct graph *g, const bool *keep)
 	for (int i = g->nnodes - 1; i >= 0; i--)
 		if (live[i])
 			mark_args(&g->nodes[i], live);
-	int rc = 0;
-	for (int i = g->nnodes - 1; i >= 0 && rc == 0; i--)
-		if (!live[i] && !(g->nodes[i].kind == GN_INPUT && keep[i]))
-			rc = graph_erase(g, i);
+	/* live becomes what to drop: one pass, not an erase (O(n)) per node */
+	for (int i = 0; i < g->nnodes; i++)
+		live[i] = !live[i] && !(g->nodes[i].kind == GN_INPUT && keep[i]);
+	int rc = graph_erase_nodes(g, live);
 	free(live);
 	return rc;
 }

@@ -101,6 +101,9 @@ static bool is_reserved_name(const char *s)
 		"next", "object", "oct", "open", "ord", "pow", "print", "property", "range", "repr", "reversed",
 		"round", "set", "slice", "sorted", "str", "sum", "super", "tuple", "type", "vars", "zip", NULL,
 	};
+	/* all letters: a name with a suffix ("add_1") is none of them */
+	if (strpbrk(s, "_0123456789"))
+		return false;
 	for (int i = 0; reserved[i]; i++)
 		if (strcmp(reserved[i], s) == 0)
 			return true;
@@ -420,6 +423,10 @@ struct graph *graph_copy(const struct graph *g)
 	struct graph *c = graph_new(g->name, g->compile_id, g->src, g->line, g->stage);
 	if (!c)
 		return NULL;
+	/* the nodes array at its size at once, not grown by doubling */
+	if (g->nnodes > 0 && !(c->nodes = malloc(sizeof *c->nodes * (size_t)g->nnodes)))
+		goto fail;
+	c->cap = g->nnodes;
 	for (int i = 0; i < g->nnodes; i++)
 		if (copy_node(c, &g->nodes[i]) < 0)
 			goto fail;
@@ -536,9 +543,12 @@ static void garg_shift(struct garg *a, int from, int delta)
 			garg_shift(&a->items[i], from, delta);
 }
 
-static void shift_refs(struct graph *g, int from, int delta)
+/* Args read earlier nodes (graph_verify), so only the nodes from index
+ * start on can read one at or after `from`: an edit near the end of a
+ * long graph costs what follows it, not the whole list. */
+static void shift_refs(struct graph *g, int start, int from, int delta)
 {
-	for (int i = 0; i < g->nnodes; i++)
+	for (int i = start; i < g->nnodes; i++)
 		for (int k = 0; k < g->nodes[i].nargs; k++)
 			garg_shift(&g->nodes[i].args[k], from, delta);
 	for (int i = 0; i < g->noutputs; i++)
@@ -550,7 +560,7 @@ int graph_insert(struct graph *g, int pos, const struct gnode *n)
 {
 	if (pos < 0 || pos > g->nnodes || grow(g) < 0)
 		return -1;
-	shift_refs(g, pos, 1);
+	shift_refs(g, pos, pos, 1);
 	memmove(&g->nodes[pos + 1], &g->nodes[pos], sizeof *g->nodes * (size_t)(g->nnodes - pos));
 	g->nodes[pos] = *n;
 	g->nnodes++;
@@ -603,7 +613,8 @@ int graph_erase(struct graph *g, int i)
 			tj_error_set("graph %s: cannot erase %s, an output", g->compile_id, name);
 			return -1;
 		}
-	for (int r = 0; r < g->nnodes; r++) {
+	/* args read earlier nodes (graph_verify): readers come after i */
+	for (int r = i + 1; r < g->nnodes; r++) {
 		int want[2] = {i, 0};
 		for (int k = 0; k < g->nodes[r].nargs; k++)
 			garg_each_node(&g->nodes[r].args[k], find_reader, want);
@@ -615,7 +626,67 @@ int graph_erase(struct graph *g, int i)
 	node_release(&g->nodes[i]);
 	memmove(&g->nodes[i], &g->nodes[i + 1], sizeof *g->nodes * (size_t)(g->nnodes - i - 1));
 	g->nnodes--;
-	shift_refs(g, i + 1, -1);
+	shift_refs(g, i, i + 1, -1);
+	return 0;
+}
+
+struct erase_check {
+	const bool *drop;
+	int nnodes;
+	int reader;     /* -1: none found */
+	int read;       /* the dropped node it reads */
+};
+
+static void find_dropped(int node, void *ctx)
+{
+	struct erase_check *c = ctx;
+	if (c->reader < 0 && node >= 0 && node < c->nnodes && c->drop[node])
+		c->read = node;
+}
+
+int graph_erase_nodes(struct graph *g, const bool *drop)
+{
+	for (int k = 0; k < g->noutputs; k++)
+		if (drop[g->outputs[k]]) {
+			tj_error_set("graph %s: cannot erase %s, an output", g->compile_id, g->nodes[g->outputs[k]].name);
+			return -1;
+		}
+	struct erase_check c = {drop, g->nnodes, -1, -1};
+	for (int r = 0; r < g->nnodes && c.reader < 0; r++) {
+		if (drop[r])
+			continue;
+		for (int k = 0; k < g->nodes[r].nargs; k++)
+			garg_each_node(&g->nodes[r].args[k], find_dropped, &c);
+		if (c.read >= 0)
+			c.reader = r;
+	}
+	if (c.reader >= 0) {
+		tj_error_set("graph %s: cannot erase %s, %s reads it", g->compile_id, g->nodes[c.read].name,
+			     g->nodes[c.reader].name);
+		return -1;
+	}
+	int *to = malloc(sizeof *to * ((size_t)g->nnodes + 1));
+	if (!to) {
+		tj_error_set("out of memory");
+		return -1;
+	}
+	int n = 0;
+	for (int i = 0; i < g->nnodes; i++) {
+		if (drop[i]) {
+			to[i] = -1;
+			node_release(&g->nodes[i]);
+			continue;
+		}
+		to[i] = n;
+		g->nodes[n++] = g->nodes[i];
+	}
+	g->nnodes = n;
+	for (int i = 0; i < n; i++)
+		for (int a = 0; a < g->nodes[i].nargs; a++)
+			garg_remap(&g->nodes[i].args[a], to);
+	for (int k = 0; k < g->noutputs; k++)
+		g->outputs[k] = to[g->outputs[k]];
+	free(to);
 	return 0;
 }
 
