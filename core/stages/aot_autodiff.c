@@ -896,6 +896,27 @@ static void choose(const struct aot_joint *j, struct cut *c)
 			c->saved[i] = true;
 }
 
+/* whether x reads a node k with flag[k] */
+static bool arg_reads(const struct garg *x, const bool *flag)
+{
+	if (x->kind == GARG_NODE)
+		return flag[x->node];
+	for (int i = 0; (x->kind == GARG_LIST || x->kind == GARG_TUPLE) && i < x->n; i++)
+		if (arg_reads(&x->items[i], flag))
+			return true;
+	return false;
+}
+
+/* needed[k] for each node k that x reads and that is not in backward */
+static void mark_forward(const struct garg *x, const bool *bw, bool *needed)
+{
+	if (x->kind == GARG_NODE)
+		needed[x->node] |= !bw[x->node];
+	else if (x->kind == GARG_LIST || x->kind == GARG_TUPLE)
+		for (int i = 0; i < x->n; i++)
+			mark_forward(&x->items[i], bw, needed);
+}
+
 static int find_cut(const struct aot_joint *j, struct cut *c)
 {
 	const struct graph *g = j->g;
@@ -912,19 +933,15 @@ static int find_cut(const struct aot_joint *j, struct cut *c)
 			c->bw[i] = i >= j->nprimals;
 			continue;
 		}
-		memset(c->mark, 0, sizeof *c->mark * (size_t)c->n);
-		mark_args(n, c->mark);
-		for (int k = 0; k < i && !c->bw[i]; k++)
-			c->bw[i] = c->mark[k] && c->bw[k];
+		/* its args, not every earlier node: O(args) a node */
+		for (int a = 0; a < n->nargs && !c->bw[i]; a++)
+			c->bw[i] = arg_reads(&n->args[a], c->bw);
 	}
 	/* needed: forward values that backward reads or returns */
 	for (int i = 0; i < g->nnodes; i++)
-		if (c->bw[i] && g->nodes[i].kind != GN_INPUT) {
-			memset(c->mark, 0, sizeof *c->mark * (size_t)c->n);
-			mark_args(&g->nodes[i], c->mark);
-			for (int k = 0; k < i; k++)
-				c->needed[k] |= c->mark[k] && !c->bw[k];
-		}
+		if (c->bw[i] && g->nodes[i].kind != GN_INPUT)
+			for (int a = 0; a < g->nodes[i].nargs; a++)
+				mark_forward(&g->nodes[i].args[a], c->bw, c->needed);
 	for (int i = 0; i < j->nprimals; i++)
 		if (j->grad[i] >= 0 && !c->bw[j->grad[i]])
 			c->needed[j->grad[i]] = true;
