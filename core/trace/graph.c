@@ -311,13 +311,13 @@ int graph_add(struct graph *g, struct gnode *n)
 	return g->nnodes++;
 }
 
-static void garg_remap(struct garg *a, const int *to)
+void graph_remap_arg(struct garg *a, const int *to)
 {
 	if (a->kind == GARG_NODE)
 		a->node = to[a->node];
 	else if (a->kind == GARG_LIST || a->kind == GARG_TUPLE)
 		for (int i = 0; i < a->n; i++)
-			garg_remap(&a->items[i], to);
+			graph_remap_arg(&a->items[i], to);
 }
 
 int graph_hoist_inputs(struct graph *g)
@@ -352,7 +352,7 @@ int graph_hoist_inputs(struct graph *g)
 		memcpy(g->nodes, inputs, sizeof *inputs * nin);
 	for (int i = 0; i < g->nnodes; i++)
 		for (int a = 0; a < g->nodes[i].nargs; a++)
-			garg_remap(&g->nodes[i].args[a], to);
+			graph_remap_arg(&g->nodes[i].args[a], to);
 	for (int i = 0; i < g->noutputs; i++)
 		g->outputs[i] = to[g->outputs[i]];
 	free(inputs);
@@ -583,7 +583,8 @@ static int garg_replace(struct garg *a, int from, int to)
 int graph_replace_uses(struct graph *g, int from, int to)
 {
 	int k = 0;
-	for (int i = 0; i < g->nnodes; i++)
+	/* args read earlier nodes (graph_verify): from's readers come after it */
+	for (int i = from + 1; i < g->nnodes; i++)
 		for (int j = 0; j < g->nodes[i].nargs; j++)
 			k += garg_replace(&g->nodes[i].args[j], from, to);
 	for (int i = 0; i < g->noutputs; i++)
@@ -683,7 +684,7 @@ int graph_erase_nodes(struct graph *g, const bool *drop)
 	g->nnodes = n;
 	for (int i = 0; i < n; i++)
 		for (int a = 0; a < g->nodes[i].nargs; a++)
-			garg_remap(&g->nodes[i].args[a], to);
+			graph_remap_arg(&g->nodes[i].args[a], to);
 	for (int k = 0; k < g->noutputs; k++)
 		g->outputs[k] = to[g->outputs[k]];
 	free(to);

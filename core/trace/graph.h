@@ -188,6 +188,9 @@ int graph_insert(struct graph *g, int pos, const struct gnode *n);
 /* Every arg and output that reads node from reads node to instead;
  * returns how many were changed. to must come before from's readers. */
 int graph_replace_uses(struct graph *g, int from, int to);
+/* Every node arg i of a's tree becomes to[i] (a pass that rebuilds the
+ * list renumbers the args of the nodes it keeps). */
+void graph_remap_arg(struct garg *a, const int *to);
 /* Removes node i, which nothing reads and which is not an output; the
  * nodes after it move down by one. Returns 0, or -1 after tj_error_set(). */
 int graph_erase(struct graph *g, int i);

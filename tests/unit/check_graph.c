@@ -600,6 +600,14 @@ START_TEST(test_erase_nodes)
 	struct strbuf why = STRBUF_INIT;
 	ck_assert_int_eq(graph_verify(g, &why), 0);
 	sb_release(&why);
+
+	/* a rebuilt list renumbers args, inside lists too */
+	struct garg items[2] = {node_arg(2), node_arg(0)};
+	struct garg list = {.kind = GARG_LIST, .n = 2, .items = items};
+	int to[3] = {1, 0, 0};
+	graph_remap_arg(&list, to);
+	ck_assert_int_eq(items[0].node, 0);
+	ck_assert_int_eq(items[1].node, 1);
 	graph_free(g);
 }
 END_TEST
