@@ -44,26 +44,31 @@ struct graph_mem {
 	size_t cap, n;
 };
 
+/* room for ncap slots (a power of 2, above cap); -1 when out of memory */
+static int names_grow(struct graph_mem *t, size_t ncap)
+{
+	struct name_slot *ns = calloc(ncap, sizeof *ns);
+	if (!ns)
+		return -1;
+	for (size_t i = 0; i < t->cap; i++) {
+		if (!t->slots[i].key)
+			continue;
+		size_t j = hash_fnv1a_str(t->slots[i].key) & (ncap - 1);
+		while (ns[j].key)
+			j = (j + 1) & (ncap - 1);
+		ns[j] = t->slots[i];
+	}
+	free(t->slots);
+	t->slots = ns;
+	t->cap = ncap;
+	return 0;
+}
+
 /* the slot of key, made when missing; NULL when out of memory */
 static struct name_slot *names_slot(struct graph_mem *t, const char *key)
 {
-	if ((t->n + 1) * 2 > t->cap) {
-		size_t ncap = t->cap ? t->cap * 2 : 64;
-		struct name_slot *ns = calloc(ncap, sizeof *ns);
-		if (!ns)
-			return NULL;
-		for (size_t i = 0; i < t->cap; i++) {
-			if (!t->slots[i].key)
-				continue;
-			size_t j = hash_fnv1a_str(t->slots[i].key) & (ncap - 1);
-			while (ns[j].key)
-				j = (j + 1) & (ncap - 1);
-			ns[j] = t->slots[i];
-		}
-		free(t->slots);
-		t->slots = ns;
-		t->cap = ncap;
-	}
+	if ((t->n + 1) * 2 > t->cap && names_grow(t, t->cap ? t->cap * 2 : 64) < 0)
+		return NULL;
 	size_t j = hash_fnv1a_str(key) & (t->cap - 1);
 	while (t->slots[j].key && strcmp(t->slots[j].key, key) != 0)
 		j = (j + 1) & (t->cap - 1);
@@ -110,6 +115,21 @@ static bool is_reserved_name(const char *s)
 	return false;
 }
 
+/* cand = base_num (num > 0), without printf: it runs for every node */
+static void put_suffixed(struct strbuf *cand, const char *base, long num)
+{
+	char d[24];
+	int k = (int)sizeof d;
+	d[--k] = '\0';
+	do
+		d[--k] = (char)('0' + num % 10);
+	while ((num /= 10) > 0 && k > 0);
+	d[--k] = '_';
+	cand->len = 0;
+	sb_puts(cand, base);
+	sb_puts(cand, d + k);
+}
+
 char *graph_fresh_name(struct graph *g, const char *base_in)
 {
 	char *name = NULL;
@@ -134,7 +154,7 @@ char *graph_fresh_name(struct graph *g, const char *base_in)
 		b.len = k - 1;
 	}
 	if (num)
-		sb_printf(&cand, "%s_%ld", b.buf, num);
+		put_suffixed(&cand, b.buf, num);
 	else
 		sb_puts(&cand, b.buf);
 	struct name_slot *base = names_slot(g->mem, b.buf);
@@ -144,8 +164,7 @@ char *graph_fresh_name(struct graph *g, const char *base_in)
 		num = base->count;
 	while (names_used(g->mem, cand.buf) || is_reserved_name(cand.buf)) {
 		num++;
-		cand.len = 0;
-		sb_printf(&cand, "%s_%ld", b.buf, num);
+		put_suffixed(&cand, b.buf, num);
 	}
 	struct name_slot *taken = names_slot(g->mem, cand.buf);
 	if (!taken)
@@ -427,6 +446,12 @@ struct graph *graph_copy(const struct graph *g)
 	if (g->nnodes > 0 && !(c->nodes = malloc(sizeof *c->nodes * (size_t)g->nnodes)))
 		goto fail;
 	c->cap = g->nnodes;
+	/* and the names' table, not rehashed as it fills */
+	size_t ncap = 64;
+	while (((size_t)g->nnodes + 1) * 2 > ncap)
+		ncap *= 2;
+	if (names_grow(c->mem, ncap) < 0)
+		goto fail;
 	for (int i = 0; i < g->nnodes; i++)
 		if (copy_node(c, &g->nodes[i]) < 0)
 			goto fail;
