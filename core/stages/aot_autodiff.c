@@ -844,13 +844,42 @@ static int uf_find(int *up, int i)
  * backward computes it again. bw[i]: i depends on a tangent. */
 struct cut {
 	int n;
-	bool *bw, *needed, *in_r, *saved, *rec, *mark;
+	bool *bw, *needed, *in_r, *saved, *rec;
 	int *up;
 };
 
+/* choose's scratch: [n] each */
+struct choose_work {
+	int *head, *next, *stamp, *front;
+};
+
+/* the nodes outside R that one component reads */
+struct frontier {
+	const struct graph *g;
+	const bool *in_r;
+	int *stamp;     /* [k] == comp: k already counted for this component */
+	int *nodes;     /* the nodes counted */
+	int n, comp;
+	int64_t bytes;
+};
+
+static void frontier_add(struct frontier *f, const struct garg *x)
+{
+	if (x->kind == GARG_LIST || x->kind == GARG_TUPLE)
+		for (int i = 0; i < x->n; i++)
+			frontier_add(f, &x->items[i]);
+	if (x->kind != GARG_NODE || f->stamp[x->node] == f->comp)
+		return;
+	f->stamp[x->node] = f->comp;
+	if (!f->in_r[x->node]) {
+		f->nodes[f->n++] = x->node;
+		f->bytes += node_bytes(&f->g->nodes[x->node]);
+	}
+}
+
 /* the region R of cheap forward nodes that the needed ones come from, its
  * components, and for each the cheaper side of the cut */
-static void choose(const struct aot_joint *j, struct cut *c)
+static void choose(const struct aot_joint *j, struct cut *c, struct choose_work *w)
 {
 	const struct graph *g = j->g;
 	for (int i = g->nnodes - 1; i >= 0; i--)
@@ -870,37 +899,64 @@ static void choose(const struct aot_joint *j, struct cut *c)
 			if (x->kind == GARG_NODE && c->in_r[x->node])
 				c->up[uf_find(c->up, x->node)] = uf_find(c->up, i);
 		}
+	/* each component's members chained from its root (next[]), then its
+	 * frontier (the nodes outside R its members read, each once: stamp[]):
+	 * O(n) in all, not a scan of the graph per component */
+	for (int i = 0; i < g->nnodes; i++)
+		w->head[i] = w->stamp[i] = -1;
+	for (int i = g->nnodes - 1; i >= 0; i--)
+		if (c->in_r[i]) {
+			int r = uf_find(c->up, i);
+			w->next[i] = w->head[r];
+			w->head[r] = i;
+		}
 	for (int r = 0; r < g->nnodes; r++) {
 		if (!c->in_r[r] || uf_find(c->up, r) != r)
 			continue;
-		int64_t keep = 0, front = 0;
-		memset(c->mark, 0, sizeof *c->mark * (size_t)c->n);
-		for (int i = 0; i < g->nnodes; i++)
-			if (c->in_r[i] && uf_find(c->up, i) == r) {
-				keep += c->needed[i] ? node_bytes(&g->nodes[i]) : 0;
-				mark_args(&g->nodes[i], c->mark);
-			}
-		for (int i = 0; i < g->nnodes; i++)
-			if (c->mark[i] && !c->in_r[i])
-				front += node_bytes(&g->nodes[i]);
-		bool recompute = front <= keep;
-		for (int i = 0; i < g->nnodes; i++) {
-			if (c->in_r[i] && uf_find(c->up, i) == r)
-				c->rec[i] = recompute;
-			if (recompute && c->mark[i] && !c->in_r[i])
-				c->saved[i] = true;
+		int64_t keep = 0;
+		struct frontier f = {g, c->in_r, w->stamp, w->front, 0, r, 0};
+		for (int i = w->head[r]; i >= 0; i = w->next[i]) {
+			keep += c->needed[i] ? node_bytes(&g->nodes[i]) : 0;
+			for (int a = 0; a < g->nodes[i].nargs; a++)
+				frontier_add(&f, &g->nodes[i].args[a]);
 		}
+		bool recompute = f.bytes <= keep;
+		for (int i = w->head[r]; i >= 0; i = w->next[i])
+			c->rec[i] = recompute;
+		for (int k = 0; recompute && k < f.n; k++)
+			c->saved[w->front[k]] = true;
 	}
 	for (int i = 0; i < g->nnodes; i++)
 		if (c->needed[i] && !c->rec[i])
 			c->saved[i] = true;
 }
 
+/* whether x reads a node k with flag[k] */
+static bool arg_reads(const struct garg *x, const bool *flag)
+{
+	if (x->kind == GARG_NODE)
+		return flag[x->node];
+	for (int i = 0; (x->kind == GARG_LIST || x->kind == GARG_TUPLE) && i < x->n; i++)
+		if (arg_reads(&x->items[i], flag))
+			return true;
+	return false;
+}
+
+/* needed[k] for each node k that x reads and that is not in backward */
+static void mark_forward(const struct garg *x, const bool *bw, bool *needed)
+{
+	if (x->kind == GARG_NODE)
+		needed[x->node] |= !bw[x->node];
+	else if (x->kind == GARG_LIST || x->kind == GARG_TUPLE)
+		for (int i = 0; i < x->n; i++)
+			mark_forward(&x->items[i], bw, needed);
+}
+
 static int find_cut(const struct aot_joint *j, struct cut *c)
 {
 	const struct graph *g = j->g;
 	c->n = g->nnodes;
-	bool **arrays[] = {&c->bw, &c->needed, &c->in_r, &c->saved, &c->rec, &c->mark};
+	bool **arrays[] = {&c->bw, &c->needed, &c->in_r, &c->saved, &c->rec};
 	for (size_t k = 0; k < sizeof arrays / sizeof *arrays; k++)
 		if (!(*arrays[k] = calloc((size_t)c->n + 1, sizeof(bool))))
 			goto oom;
@@ -912,23 +968,24 @@ static int find_cut(const struct aot_joint *j, struct cut *c)
 			c->bw[i] = i >= j->nprimals;
 			continue;
 		}
-		memset(c->mark, 0, sizeof *c->mark * (size_t)c->n);
-		mark_args(n, c->mark);
-		for (int k = 0; k < i && !c->bw[i]; k++)
-			c->bw[i] = c->mark[k] && c->bw[k];
+		/* its args, not every earlier node: O(args) a node */
+		for (int a = 0; a < n->nargs && !c->bw[i]; a++)
+			c->bw[i] = arg_reads(&n->args[a], c->bw);
 	}
 	/* needed: forward values that backward reads or returns */
 	for (int i = 0; i < g->nnodes; i++)
-		if (c->bw[i] && g->nodes[i].kind != GN_INPUT) {
-			memset(c->mark, 0, sizeof *c->mark * (size_t)c->n);
-			mark_args(&g->nodes[i], c->mark);
-			for (int k = 0; k < i; k++)
-				c->needed[k] |= c->mark[k] && !c->bw[k];
-		}
+		if (c->bw[i] && g->nodes[i].kind != GN_INPUT)
+			for (int a = 0; a < g->nodes[i].nargs; a++)
+				mark_forward(&g->nodes[i].args[a], c->bw, c->needed);
 	for (int i = 0; i < j->nprimals; i++)
 		if (j->grad[i] >= 0 && !c->bw[j->grad[i]])
 			c->needed[j->grad[i]] = true;
-	choose(j, c);
+	int *ints = malloc(sizeof *ints * (4 * (size_t)c->n + 1));
+	if (!ints)
+		goto oom;
+	struct choose_work w = {ints, ints + c->n, ints + 2 * c->n, ints + 3 * c->n};
+	choose(j, c, &w);
+	free(ints);
 	return 0;
 oom:
 	tj_error_set("out of memory");
@@ -942,7 +999,6 @@ static void cut_release(struct cut *c)
 	free(c->in_r);
 	free(c->saved);
 	free(c->rec);
-	free(c->mark);
 	free(c->up);
 }
 
@@ -959,10 +1015,10 @@ static int dead_code(struct graph *g, const bool *keep)
 	for (int i = g->nnodes - 1; i >= 0; i--)
 		if (live[i])
 			mark_args(&g->nodes[i], live);
-	int rc = 0;
-	for (int i = g->nnodes - 1; i >= 0 && rc == 0; i--)
-		if (!live[i] && !(g->nodes[i].kind == GN_INPUT && keep[i]))
-			rc = graph_erase(g, i);
+	/* live becomes what to drop: one pass, not an erase (O(n)) per node */
+	for (int i = 0; i < g->nnodes; i++)
+		live[i] = !live[i] && !(g->nodes[i].kind == GN_INPUT && keep[i]);
+	int rc = graph_erase_nodes(g, live);
 	free(live);
 	return rc;
 }

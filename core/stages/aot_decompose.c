@@ -11,6 +11,7 @@
  */
 #include <stdarg.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 
 #include "aot_build.h"
@@ -467,6 +468,34 @@ int aot_decompose(struct graph *g, struct compile_ctx *cc)
 	return aot_decompose_keeping(g, cc, NULL);
 }
 
+/* decomposes the composites from node p to the end (the new nodes too,
+ * in order: the next turns look at them) */
+static int decompose_from(struct graph *g, int p, bool (*keep)(const struct graph *g, const struct gnode *n),
+			  long *budget)
+{
+	for (int i = p; i < g->nnodes;) {
+		const struct gnode *n = &g->nodes[i];
+		if (n->kind != GN_OP || ops_table[n->op].stage != OPST_COMP || (keep && keep(g, n))) {
+			i++;
+			continue;
+		}
+		if (--*budget < 0) {
+			tj_error_set("decomposition of %s does not end", n->name);
+			return -1;
+		}
+		/* the new nodes are at i: the next turns look at them too */
+		if (decompose_node(g, i) < 0)
+			return -1;
+	}
+	return 0;
+}
+
+/* The list is rebuilt front to back: each node is appended (its args
+ * renumbered), then decomposed at the end of the list, where inserting
+ * and erasing cost only the few nodes after it, not the rest of the graph
+ * (doc/graph.md). The nodes made and their names are those of decomposing
+ * in place, in the same order. While a node is decomposed, the graph's one
+ * output is that node, so that the edits carry it to what replaces it. */
 int aot_decompose_keeping(struct graph *g, struct compile_ctx *cc,
 			  bool (*keep)(const struct graph *g, const struct gnode *n))
 {
@@ -474,23 +503,48 @@ int aot_decompose_keeping(struct graph *g, struct compile_ctx *cc,
 	/* a row makes at most a few dozen nodes, composites among them, and
 	 * those make primitives only: this bound is never reached */
 	long budget = 64 + 64L * g->nnodes;
-	for (int i = 0; i < g->nnodes;) {
-		const struct gnode *n = &g->nodes[i];
-		if (n->kind != GN_OP || ops_table[n->op].stage != OPST_COMP || (keep && keep(g, n))) {
-			i++;
-			continue;
-		}
-		if (--budget < 0) {
-			tj_error_set("decomposition of %s does not end", n->name);
-			goto cleanup;
-		}
-		/* the new nodes are at i: the next turns look at them too */
-		if (decompose_node(g, i) < 0)
-			goto cleanup;
+	int n = g->nnodes, noutputs = g->noutputs, *outputs = g->outputs, track = -1, i = 0;
+	bool failed = false;
+	struct gnode *rest = malloc(sizeof *rest * ((size_t)n + 1));
+	int *to = malloc(sizeof *to * ((size_t)n + 1));
+	if (!rest || !to) {
+		tj_error_set("out of memory");
+		goto cleanup;
 	}
+	memcpy(rest, g->nodes, sizeof *rest * (size_t)n);
+	g->nnodes = 0;
+	g->outputs = &track;
+	g->noutputs = 1;
+	for (; i < n; i++) {
+		for (int a = 0; a < rest[i].nargs; a++)
+			graph_remap_arg(&rest[i].args[a], to);
+		if ((track = graph_insert(g, g->nnodes, &rest[i])) < 0) {
+			tj_error_set("out of memory");
+			failed = true;
+			break;
+		}
+		if (decompose_from(g, track, keep, &budget) < 0) {
+			failed = true;
+			i++;
+			break;
+		}
+		to[i] = track;
+	}
+	/* after a failure, the nodes not reached go back for graph_free */
+	for (int k = i; k < n; k++)
+		if (graph_insert(g, g->nnodes, &rest[k]) < 0)
+			break;
+	g->outputs = outputs;
+	g->noutputs = noutputs;
+	if (failed)
+		goto cleanup;
+	for (int k = 0; k < noutputs; k++)
+		outputs[k] = to[outputs[k]];
 	graph_check(g, "decompose");
 	rc = 0;
 cleanup:
+	free(rest);
+	free(to);
 	if (cc)
 		compile_ctx_phase_end(cc, phase);
 	return rc;

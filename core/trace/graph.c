@@ -44,26 +44,31 @@ struct graph_mem {
 	size_t cap, n;
 };
 
+/* room for ncap slots (a power of 2, above cap); -1 when out of memory */
+static int names_grow(struct graph_mem *t, size_t ncap)
+{
+	struct name_slot *ns = calloc(ncap, sizeof *ns);
+	if (!ns)
+		return -1;
+	for (size_t i = 0; i < t->cap; i++) {
+		if (!t->slots[i].key)
+			continue;
+		size_t j = hash_fnv1a_str(t->slots[i].key) & (ncap - 1);
+		while (ns[j].key)
+			j = (j + 1) & (ncap - 1);
+		ns[j] = t->slots[i];
+	}
+	free(t->slots);
+	t->slots = ns;
+	t->cap = ncap;
+	return 0;
+}
+
 /* the slot of key, made when missing; NULL when out of memory */
 static struct name_slot *names_slot(struct graph_mem *t, const char *key)
 {
-	if ((t->n + 1) * 2 > t->cap) {
-		size_t ncap = t->cap ? t->cap * 2 : 64;
-		struct name_slot *ns = calloc(ncap, sizeof *ns);
-		if (!ns)
-			return NULL;
-		for (size_t i = 0; i < t->cap; i++) {
-			if (!t->slots[i].key)
-				continue;
-			size_t j = hash_fnv1a_str(t->slots[i].key) & (ncap - 1);
-			while (ns[j].key)
-				j = (j + 1) & (ncap - 1);
-			ns[j] = t->slots[i];
-		}
-		free(t->slots);
-		t->slots = ns;
-		t->cap = ncap;
-	}
+	if ((t->n + 1) * 2 > t->cap && names_grow(t, t->cap ? t->cap * 2 : 64) < 0)
+		return NULL;
 	size_t j = hash_fnv1a_str(key) & (t->cap - 1);
 	while (t->slots[j].key && strcmp(t->slots[j].key, key) != 0)
 		j = (j + 1) & (t->cap - 1);
@@ -101,10 +106,28 @@ static bool is_reserved_name(const char *s)
 		"next", "object", "oct", "open", "ord", "pow", "print", "property", "range", "repr", "reversed",
 		"round", "set", "slice", "sorted", "str", "sum", "super", "tuple", "type", "vars", "zip", NULL,
 	};
+	/* all letters: a name with a suffix ("add_1") is none of them */
+	if (strpbrk(s, "_0123456789"))
+		return false;
 	for (int i = 0; reserved[i]; i++)
 		if (strcmp(reserved[i], s) == 0)
 			return true;
 	return false;
+}
+
+/* cand = base_num (num > 0), without printf: it runs for every node */
+static void put_suffixed(struct strbuf *cand, const char *base, long num)
+{
+	char d[24];
+	int k = (int)sizeof d;
+	d[--k] = '\0';
+	do
+		d[--k] = (char)('0' + num % 10);
+	while ((num /= 10) > 0 && k > 0);
+	d[--k] = '_';
+	cand->len = 0;
+	sb_puts(cand, base);
+	sb_puts(cand, d + k);
 }
 
 char *graph_fresh_name(struct graph *g, const char *base_in)
@@ -131,7 +154,7 @@ char *graph_fresh_name(struct graph *g, const char *base_in)
 		b.len = k - 1;
 	}
 	if (num)
-		sb_printf(&cand, "%s_%ld", b.buf, num);
+		put_suffixed(&cand, b.buf, num);
 	else
 		sb_puts(&cand, b.buf);
 	struct name_slot *base = names_slot(g->mem, b.buf);
@@ -141,8 +164,7 @@ char *graph_fresh_name(struct graph *g, const char *base_in)
 		num = base->count;
 	while (names_used(g->mem, cand.buf) || is_reserved_name(cand.buf)) {
 		num++;
-		cand.len = 0;
-		sb_printf(&cand, "%s_%ld", b.buf, num);
+		put_suffixed(&cand, b.buf, num);
 	}
 	struct name_slot *taken = names_slot(g->mem, cand.buf);
 	if (!taken)
@@ -308,13 +330,13 @@ int graph_add(struct graph *g, struct gnode *n)
 	return g->nnodes++;
 }
 
-static void garg_remap(struct garg *a, const int *to)
+void graph_remap_arg(struct garg *a, const int *to)
 {
 	if (a->kind == GARG_NODE)
 		a->node = to[a->node];
 	else if (a->kind == GARG_LIST || a->kind == GARG_TUPLE)
 		for (int i = 0; i < a->n; i++)
-			garg_remap(&a->items[i], to);
+			graph_remap_arg(&a->items[i], to);
 }
 
 int graph_hoist_inputs(struct graph *g)
@@ -349,7 +371,7 @@ int graph_hoist_inputs(struct graph *g)
 		memcpy(g->nodes, inputs, sizeof *inputs * nin);
 	for (int i = 0; i < g->nnodes; i++)
 		for (int a = 0; a < g->nodes[i].nargs; a++)
-			garg_remap(&g->nodes[i].args[a], to);
+			graph_remap_arg(&g->nodes[i].args[a], to);
 	for (int i = 0; i < g->noutputs; i++)
 		g->outputs[i] = to[g->outputs[i]];
 	free(inputs);
@@ -420,6 +442,16 @@ struct graph *graph_copy(const struct graph *g)
 	struct graph *c = graph_new(g->name, g->compile_id, g->src, g->line, g->stage);
 	if (!c)
 		return NULL;
+	/* the nodes array at its size at once, not grown by doubling */
+	if (g->nnodes > 0 && !(c->nodes = malloc(sizeof *c->nodes * (size_t)g->nnodes)))
+		goto fail;
+	c->cap = g->nnodes;
+	/* and the names' table, not rehashed as it fills */
+	size_t ncap = 64;
+	while (((size_t)g->nnodes + 1) * 2 > ncap)
+		ncap *= 2;
+	if (names_grow(c->mem, ncap) < 0)
+		goto fail;
 	for (int i = 0; i < g->nnodes; i++)
 		if (copy_node(c, &g->nodes[i]) < 0)
 			goto fail;
@@ -536,9 +568,12 @@ static void garg_shift(struct garg *a, int from, int delta)
 			garg_shift(&a->items[i], from, delta);
 }
 
-static void shift_refs(struct graph *g, int from, int delta)
+/* Args read earlier nodes (graph_verify), so only the nodes from index
+ * start on can read one at or after `from`: an edit near the end of a
+ * long graph costs what follows it, not the whole list. */
+static void shift_refs(struct graph *g, int start, int from, int delta)
 {
-	for (int i = 0; i < g->nnodes; i++)
+	for (int i = start; i < g->nnodes; i++)
 		for (int k = 0; k < g->nodes[i].nargs; k++)
 			garg_shift(&g->nodes[i].args[k], from, delta);
 	for (int i = 0; i < g->noutputs; i++)
@@ -550,7 +585,7 @@ int graph_insert(struct graph *g, int pos, const struct gnode *n)
 {
 	if (pos < 0 || pos > g->nnodes || grow(g) < 0)
 		return -1;
-	shift_refs(g, pos, 1);
+	shift_refs(g, pos, pos, 1);
 	memmove(&g->nodes[pos + 1], &g->nodes[pos], sizeof *g->nodes * (size_t)(g->nnodes - pos));
 	g->nodes[pos] = *n;
 	g->nnodes++;
@@ -573,7 +608,8 @@ static int garg_replace(struct garg *a, int from, int to)
 int graph_replace_uses(struct graph *g, int from, int to)
 {
 	int k = 0;
-	for (int i = 0; i < g->nnodes; i++)
+	/* args read earlier nodes (graph_verify): from's readers come after it */
+	for (int i = from + 1; i < g->nnodes; i++)
 		for (int j = 0; j < g->nodes[i].nargs; j++)
 			k += garg_replace(&g->nodes[i].args[j], from, to);
 	for (int i = 0; i < g->noutputs; i++)
@@ -603,7 +639,8 @@ int graph_erase(struct graph *g, int i)
 			tj_error_set("graph %s: cannot erase %s, an output", g->compile_id, name);
 			return -1;
 		}
-	for (int r = 0; r < g->nnodes; r++) {
+	/* args read earlier nodes (graph_verify): readers come after i */
+	for (int r = i + 1; r < g->nnodes; r++) {
 		int want[2] = {i, 0};
 		for (int k = 0; k < g->nodes[r].nargs; k++)
 			garg_each_node(&g->nodes[r].args[k], find_reader, want);
@@ -615,7 +652,67 @@ int graph_erase(struct graph *g, int i)
 	node_release(&g->nodes[i]);
 	memmove(&g->nodes[i], &g->nodes[i + 1], sizeof *g->nodes * (size_t)(g->nnodes - i - 1));
 	g->nnodes--;
-	shift_refs(g, i + 1, -1);
+	shift_refs(g, i, i + 1, -1);
+	return 0;
+}
+
+struct erase_check {
+	const bool *drop;
+	int nnodes;
+	int reader;     /* -1: none found */
+	int read;       /* the dropped node it reads */
+};
+
+static void find_dropped(int node, void *ctx)
+{
+	struct erase_check *c = ctx;
+	if (c->reader < 0 && node >= 0 && node < c->nnodes && c->drop[node])
+		c->read = node;
+}
+
+int graph_erase_nodes(struct graph *g, const bool *drop)
+{
+	for (int k = 0; k < g->noutputs; k++)
+		if (drop[g->outputs[k]]) {
+			tj_error_set("graph %s: cannot erase %s, an output", g->compile_id, g->nodes[g->outputs[k]].name);
+			return -1;
+		}
+	struct erase_check c = {drop, g->nnodes, -1, -1};
+	for (int r = 0; r < g->nnodes && c.reader < 0; r++) {
+		if (drop[r])
+			continue;
+		for (int k = 0; k < g->nodes[r].nargs; k++)
+			garg_each_node(&g->nodes[r].args[k], find_dropped, &c);
+		if (c.read >= 0)
+			c.reader = r;
+	}
+	if (c.reader >= 0) {
+		tj_error_set("graph %s: cannot erase %s, %s reads it", g->compile_id, g->nodes[c.read].name,
+			     g->nodes[c.reader].name);
+		return -1;
+	}
+	int *to = malloc(sizeof *to * ((size_t)g->nnodes + 1));
+	if (!to) {
+		tj_error_set("out of memory");
+		return -1;
+	}
+	int n = 0;
+	for (int i = 0; i < g->nnodes; i++) {
+		if (drop[i]) {
+			to[i] = -1;
+			node_release(&g->nodes[i]);
+			continue;
+		}
+		to[i] = n;
+		g->nodes[n++] = g->nodes[i];
+	}
+	g->nnodes = n;
+	for (int i = 0; i < n; i++)
+		for (int a = 0; a < g->nodes[i].nargs; a++)
+			graph_remap_arg(&g->nodes[i].args[a], to);
+	for (int k = 0; k < g->noutputs; k++)
+		g->outputs[k] = to[g->outputs[k]];
+	free(to);
 	return 0;
 }
 

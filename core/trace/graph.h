@@ -174,7 +174,9 @@ static inline bool graph_is_used(const struct graph_users *u, int i)
 /* ---- editing, for passes ----
  * Each keeps the list in order and the indexes dense: the nodes after an
  * inserted or erased one move, and every arg and output follows them.
- * Pointers into g->nodes do not survive an insert. */
+ * Pointers into g->nodes do not survive an insert. Since args read
+ * earlier nodes (graph_verify), an edit at i looks only at the nodes from
+ * i on: appending is cheap, an edit in the middle O(n). */
 
 /* Puts n at index pos (0 <= pos <= nnodes); the nodes from pos on move up
  * by one. n's name, args and source are in g's arena (graph_fresh_name,
@@ -186,9 +188,17 @@ int graph_insert(struct graph *g, int pos, const struct gnode *n);
 /* Every arg and output that reads node from reads node to instead;
  * returns how many were changed. to must come before from's readers. */
 int graph_replace_uses(struct graph *g, int from, int to);
+/* Every node arg i of a's tree becomes to[i] (a pass that rebuilds the
+ * list renumbers the args of the nodes it keeps). */
+void graph_remap_arg(struct garg *a, const int *to);
 /* Removes node i, which nothing reads and which is not an output; the
  * nodes after it move down by one. Returns 0, or -1 after tj_error_set(). */
 int graph_erase(struct graph *g, int i);
+/* Removes every node i with drop[i] (drop has g->nnodes entries) in one
+ * pass, as graph_erase on each from the last would: the others keep their
+ * order, args and outputs follow. Nothing kept may read a dropped node,
+ * nor an output be one: else -1 after tj_error_set(), g unchanged. */
+int graph_erase_nodes(struct graph *g, const bool *drop);
 
 /* ---- checking ----
  * The invariants every pass keeps: inputs first, then the rest; every

@@ -565,6 +565,53 @@ START_TEST(test_replace_uses_then_erase)
 }
 END_TEST
 
+/* the partition's dead code: the nodes marked go in one pass, the others
+ * keep their order and what reads them follows */
+START_TEST(test_erase_nodes)
+{
+	struct graph *g = toy_graph();
+	struct gnode in = g->nodes[0];
+	in.name = graph_fresh_name(g, "b");
+	in.source = graph_strdup(g, "L['b']");
+	ck_assert_int_eq(graph_insert(g, 1, &in), 1);
+	bool drop[5] = {false, false, true, true, false};
+	/* nothing goes while a kept node reads a dropped one, or returns it */
+	ck_assert_int_eq(graph_erase_nodes(g, drop), -1);
+	char *msg = tj_error_take();
+	ck_assert_str_eq(msg, "graph 0/0: cannot erase add, div reads it");
+	free(msg);
+	bool out[5] = {false, false, false, false, true};
+	ck_assert_int_eq(graph_erase_nodes(g, out), -1);
+	msg = tj_error_take();
+	ck_assert_str_eq(msg, "graph 0/0: cannot erase div, an output");
+	free(msg);
+	ck_assert_int_eq(g->nnodes, 5);
+
+	ck_assert_int_eq(graph_replace_uses(g, 3, 1), 1);
+	ck_assert_int_eq(graph_erase_nodes(g, drop), 0);
+	ck_assert_int_eq(g->nnodes, 3);
+	ck_assert_int_eq(g->outputs[0], 2);
+	ck_assert_int_eq(g->nodes[2].args[1].node, 1);
+	ck_assert_str_eq(listing(g), "graph 0/0 toy_example (toy.tj:1) \xc2\xb7 1 op\n"
+				     "  a: f32[10] = input L['a']\n"
+				     "  b: f32[10] = input L['b']\n"
+				     "  div: f32[10] = div(a, b)                 # toy.tj:2  x = a / (abs(a) + 1)\n"
+				     "  return (div,)\n");
+	struct strbuf why = STRBUF_INIT;
+	ck_assert_int_eq(graph_verify(g, &why), 0);
+	sb_release(&why);
+
+	/* a rebuilt list renumbers args, inside lists too */
+	struct garg items[2] = {node_arg(2), node_arg(0)};
+	struct garg list = {.kind = GARG_LIST, .n = 2, .items = items};
+	int to[3] = {1, 0, 0};
+	graph_remap_arg(&list, to);
+	ck_assert_int_eq(items[0].node, 0);
+	ck_assert_int_eq(items[1].node, 1);
+	graph_free(g);
+}
+END_TEST
+
 /* a decomposition: div(a, add) becomes mul(a, reciprocal(add)), the new
  * nodes before their users, keeping the stack of the node they replace */
 START_TEST(test_insert_before)
@@ -766,6 +813,7 @@ static Suite *graph_suite(void)
 	tcase_add_test(passes, test_users);
 	tcase_add_test(passes, test_replace_uses_then_erase);
 	tcase_add_test(passes, test_insert_before);
+	tcase_add_test(passes, test_erase_nodes);
 	tcase_add_test(passes, test_verify);
 	tcase_add_test_raise_signal(passes, test_check_aborts, SIGABRT);
 	tcase_add_test(passes, test_copy_independent);
