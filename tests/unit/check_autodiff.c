@@ -12,6 +12,8 @@
 #include <stdlib.h>
 #include <string.h>
 
+#define TEST_CAPTURE_GRAPHS
+#include "program_test_util.h"
 #include "aot_autodiff.h"
 #include "aot_decompose.h"
 #include "autograd.h"
@@ -26,59 +28,7 @@
 #include "strbuf.h"
 #include "vm.h"
 
-#define MAX_GRAPHS 16
-static struct graph *graphs[MAX_GRAPHS];
-static int ngraphs;
-
-static void on_compile(struct compile_listener *l, const struct compile_record *r)
-{
-	(void)l;
-	if (r->graph && ngraphs < MAX_GRAPHS)
-		ck_assert_ptr_nonnull(graphs[ngraphs++] = graph_copy(r->graph));
-}
-
-static struct compile_listener listener = {on_compile, NULL};
-
 static struct vm *vm;
-
-#define MAX_SOURCES 8
-static struct source *sources[MAX_SOURCES];
-static int nsources;
-
-/* runs a program, keeping a copy of each graph it compiles */
-static void run_program(const char *text)
-{
-	struct runtime_config rc = {COMPILE_SWITCHES_INIT, {0, stderr, NULL}, {INJECT_NONE, INJECT_COMPILE_ERROR}};
-	struct runtime *rt = runtime_new(&rc);
-	ck_assert_ptr_nonnull(rt);
-	compile_log_listen(rt->log, &listener);
-	struct vm *pvm = prelude_vm_new();
-	vm_set_runtime(pvm, rt);
-	struct source *src = source_from_string("prog.tj", text, strlen(text));
-	struct src_loc loc;
-	char *msg = NULL;
-	struct code *code = compile_source(src, &loc, &msg);
-	ck_assert_msg(code != NULL, "compile error at %d:%d: %s", loc.line, loc.col, msg);
-	free(msg);
-	value r = vm_run_module(pvm, code);
-	ck_assert_msg(!val_is_err(r), "%s", tj_error_peek());
-	frame_eval_free(rt);
-	vm_free(pvm);
-	val_decref(val_obj(VAL_CODE, code));
-	compile_log_unlisten(rt->log, &listener);
-	runtime_free(rt);
-	/* the graphs' user stacks point into src: it goes with them */
-	ck_assert_int_lt(nsources, MAX_SOURCES);
-	sources[nsources++] = src;
-}
-
-static void drop_graphs(void)
-{
-	while (ngraphs)
-		graph_free(graphs[--ngraphs]);
-	while (nsources)
-		source_free(sources[--nsources]);
-}
 
 static void setup(void)
 {
@@ -248,7 +198,7 @@ static void check_program(const char *body, const char *args, bool positive, uns
 {
 	char text[2048];
 	snprintf(text, sizeof text, "def f(x, y):\n%sg = compile(f)\n%s", body, args);
-	run_program(text);
+	run_capturing(text);
 	ck_assert_msg(ngraphs > 0, "no graph in\n%s", text);
 	for (int k = 0; k < ngraphs; k++)
 		check_grads(graphs[k], text, positive, zero_tangents);
@@ -316,7 +266,7 @@ START_TEST(test_dynamic)
 			   "    return (x * x).sum(1).sin().sum() + x.mean() + softmax(x, 0).max(0)[0] * x.sum(0).exp()\n"
 			   "g = compile(f, dynamic=True)\n"
 			   "g(randn(3, 4, requires_grad=True))\n";
-	run_program(text);
+	run_capturing(text);
 	ck_assert_int_eq(ngraphs, 1);
 	ck_assert_int_gt(graphs[0]->nsyms, 0);
 	check_grads(graphs[0], text, false, 0);
@@ -389,7 +339,7 @@ END_TEST
 /* an op with no rule: an error naming it and the line, no joint */
 START_TEST(test_no_rule)
 {
-	run_program("@allow_in_graph\ndef h(a):\n    return a * 2\n"
+	run_capturing("@allow_in_graph\ndef h(a):\n    return a * 2\n"
 		    "def f(x, y):\n    a = x * 2\n    return h(a) * y\ng = compile(f)\n" XY);
 	ck_assert_int_eq(ngraphs, 1);
 	struct graph *d = graph_copy(graphs[0]);
@@ -427,7 +377,7 @@ END_TEST
 /* an index the getitem rule does not handle: an error naming the node */
 START_TEST(test_index_error)
 {
-	run_program("def f(x, y):\n    return x[::2] * y[1:]\ng = compile(f)\n" XY);
+	run_capturing("def f(x, y):\n    return x[::2] * y[1:]\ng = compile(f)\n" XY);
 	ck_assert_int_eq(ngraphs, 1);
 	struct graph *d = graph_copy(graphs[0]);
 	ck_assert_int_eq(aot_decompose(d, NULL), 0);

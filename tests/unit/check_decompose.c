@@ -12,6 +12,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#define TEST_CAPTURE_GRAPHS
 #include "program_test_util.h"
 #include "aot_decompose.h"
 #include "autograd.h"
@@ -51,50 +52,7 @@ END_TEST
 
 /* ---- graphs from programs ---- */
 
-#define MAX_GRAPHS 16
-static struct graph *graphs[MAX_GRAPHS];
-static int ngraphs;
-
-static void on_compile(struct compile_listener *l, const struct compile_record *r)
-{
-	(void)l;
-	if (r->graph && ngraphs < MAX_GRAPHS)
-		ck_assert_ptr_nonnull(graphs[ngraphs++] = graph_copy(r->graph));
-}
-
-static struct compile_listener listener = {on_compile, NULL};
-
 static struct vm *vm;
-
-#define MAX_SOURCES 8
-static struct source *sources[MAX_SOURCES];
-static int nsources;
-
-/* runs a program, keeping a copy of each graph it compiles */
-static void run_program(const char *text)
-{
-	struct runtime *rt = test_runtime_new(&listener);
-	struct vm *pvm = prelude_vm_new();
-	vm_set_runtime(pvm, rt);
-	struct source *src;
-	struct code *code = test_compile(text, &src);
-	value r = vm_run_module(pvm, code);
-	ck_assert_msg(!val_is_err(r), "%s", tj_error_peek());
-	vm_free(pvm);
-	val_decref(val_obj(VAL_CODE, code));
-	test_runtime_free(rt, &listener);
-	/* the graphs' user stacks point into src: it goes with them */
-	ck_assert_int_lt(nsources, MAX_SOURCES);
-	sources[nsources++] = src;
-}
-
-static void drop_graphs(void)
-{
-	while (ngraphs)
-		graph_free(graphs[--ngraphs]);
-	while (nsources)
-		source_free(sources[--nsources]);
-}
 
 static void setup(void)
 {
@@ -298,7 +256,7 @@ START_TEST(test_programs)
 			 "for n in [3, 4, 6]:\n"
 			 "    g(arange(n * 20).reshape(n, 4, 5).float() / 7 - 5)\n",
 			 bodies[_i].body, dyn ? "True" : "None");
-		run_program(text);
+		run_capturing(text);
 		ck_assert_msg(ngraphs > 0, "no graph in\n%s", text);
 		int ncomp = 0;
 		for (int k = 0; k < ngraphs; k++)
@@ -323,7 +281,7 @@ static struct graph *one_graph(const char *body, const char *arg, const char *dy
 {
 	static char text[1024];
 	snprintf(text, sizeof text, "def f(x):\n%sg = compile(f, dynamic=%s)\ng(%s)\n", body, dynamic, arg);
-	run_program(text);
+	run_capturing(text);
 	ck_assert_int_eq(ngraphs, 1);
 	return graphs[0];
 }
