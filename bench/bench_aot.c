@@ -191,22 +191,9 @@ int main(int argc, char **argv)
 	sb_puts(&prog, "def leaf(b):\n    return b.requires_grad_()\n"
 		       "def fwd(fn, x, w):\n    return fn(x, w).sum()\n"
 		       "def bwd(loss):\n    loss.backward()\n");
-	struct source *src = source_from_string("bench_aot.tj", prog.buf, prog.len);
-	struct src_loc loc;
-	char *msg = NULL;
-	struct code *code = compile_source(src, &loc, &msg);
-	if (!code) {
-		fprintf(stderr, "bench_aot: %s\n", msg ? msg : "syntax error");
-		return 2;
-	}
-	struct runtime_config rc = {COMPILE_SWITCHES_INIT, {0, stderr, NULL}, {INJECT_NONE, INJECT_COMPILE_ERROR}};
-	struct runtime *rt = runtime_new(&rc);
-	struct vm *vm = prelude_vm_new();
-	if (!rt)
-		return 2;
-	vm_set_runtime(vm, rt);
-	if (val_is_err(vm_run_module(vm, code)))
-		die(vm, "module");
+	struct bench_prog bp = bench_load(prog.buf);
+	struct vm *vm = bp.vm;
+	struct runtime *rt = bp.rt;
 	struct compile_listener cl = {watch_compile, NULL};
 	compile_log_listen(rt->log, &cl);
 
@@ -218,12 +205,7 @@ int main(int argc, char **argv)
 		       last_error);
 
 	compile_log_unlisten(rt->log, &cl);
-	frame_eval_free(rt);
-	vm_free(vm);
-	runtime_free(rt);
-	val_decref(val_obj(VAL_CODE, code));
-	source_free(src);
-	free(msg);
+	bench_unload(&bp);
 	sb_release(&prog);
 	return 0;
 }

@@ -63,22 +63,9 @@ int main(int argc, char **argv)
 	sb_puts(&prog, "    return x\nclong = compile(long)\n");
 	sb_puts(&prog, "def dyn(x, v):\n    return (x.relu() * 2 + v).sum(1).softmax(0)\ncdyn = compile(dyn)\n"
 		       "def mk(n):\n    return ones(n, 4)\nv4 = ones(4)\n");
-	struct source *src = source_from_string("bench.tj", prog.buf, prog.len);
-	struct src_loc loc;
-	char *msg = NULL;
-	struct code *code = compile_source(src, &loc, &msg);
-	if (!code) {
-		fprintf(stderr, "bench_compile: %s\n", msg ? msg : "syntax error");
-		return 2;
-	}
-	struct runtime_config rc = {COMPILE_SWITCHES_INIT, {0, stderr, NULL}, {INJECT_NONE, INJECT_COMPILE_ERROR}};
-	struct runtime *rt = runtime_new(&rc);
-	struct vm *vm = prelude_vm_new();
-	if (!rt)
-		return 2;
-	vm_set_runtime(vm, rt);
-	if (val_is_err(vm_run_module(vm, code)))
-		die(vm, "module");
+	struct bench_prog bp = bench_load(prog.buf);
+	struct vm *vm = bp.vm;
+	struct runtime *rt = bp.rt;
 	value f = global(vm, "f"), cf = global(vm, "cf"), x = global(vm, "x"), clong = global(vm, "clong");
 
 	/* 1. the hit path */
@@ -133,12 +120,7 @@ int main(int argc, char **argv)
 	free(te);
 	free(tc);
 	free(tt);
-	frame_eval_free(rt);
-	vm_free(vm);
-	runtime_free(rt);
-	val_decref(val_obj(VAL_CODE, code));
-	source_free(src);
-	free(msg);
+	bench_unload(&bp);
 	sb_release(&prog);
 	return status;
 }
