@@ -12,7 +12,6 @@
  * fit_grad) and adds up those of a value read more than once.
  */
 #include <math.h>
-#include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -93,14 +92,8 @@ static void at_node(struct ad *a, int i)
 	a->b.stack = n->nstack ? n->stack : a->def;
 }
 
-static int emit(struct ad *a, int op, int nargs, ...)
-{
-	va_list ap;
-	va_start(ap, nargs);
-	int r = aot_emitv(&a->b, op, nargs, ap);
-	va_end(ap);
-	return r;
-}
+/* op(args...) through the pass's builder (aot_emit) */
+#define emit(pass, op, ...) aot_emit(&(pass)->b, op, __VA_ARGS__)
 
 static int item(struct ad *a, int t, int k) { return aot_item(&a->b, t, k); }
 

@@ -1,11 +1,13 @@
 /* aot_build.c - new nodes for the graph passes of stage 2 (aot_build.h). */
+#include <stdarg.h>
 #include <string.h>
 
 #include "aot_build.h"
 #include "ops.h"
 #include "ops_meta.h"
 
-void aot_garg_drop(struct garg *a)
+/* drops the constants' references of an arg that no node took */
+static void aot_garg_drop(struct garg *a)
 {
 	if (a->kind == GARG_CONST)
 		val_decref(a->constant);
@@ -14,7 +16,8 @@ void aot_garg_drop(struct garg *a)
 			aot_garg_drop(&a->items[i]);
 }
 
-int aot_build_oom(struct aot_build *b)
+/* sets "out of memory" (once) and fails the builder: -1 */
+static int aot_build_oom(struct aot_build *b)
 {
 	if (!b->failed)
 		tj_error_set("out of memory");
@@ -106,7 +109,7 @@ static int insert(struct aot_build *b, struct gnode *n)
 	return b->pos++;
 }
 
-int aot_emitv(struct aot_build *b, int op, int nargs, va_list ap)
+static int aot_emitv(struct aot_build *b, int op, int nargs, va_list ap)
 {
 	const struct ops_sig *sig = ops_signature(op);
 	struct gnode n;

@@ -10,7 +10,6 @@
 #ifndef TJ_AOT_BUILD_H
 #define TJ_AOT_BUILD_H
 
-#include <stdarg.h>
 #include <stdbool.h>
 
 #include "graph.h"
@@ -34,21 +33,16 @@ static inline struct garg aot_gsize(struct sym_size s)
 {
 	return s.sym >= 0 ? (struct garg){.kind = GARG_SYM, .sym = s.sym} : aot_gint(s.value);
 }
-/* drops the constants' references of an arg that no node took */
-void aot_garg_drop(struct garg *a);
 /* a list or tuple of n args (their references pass to it), in the arena */
 struct garg aot_gseq(struct aot_build *b, enum garg_kind kind, int n, const struct garg *items);
 /* a tuple of sizes (symbols as GARG_SYM), of dims */
 struct garg aot_gsizes(struct aot_build *b, int n, const struct sym_size *s);
 struct garg aot_gdims(struct aot_build *b, int n, const int *dims);
 
-/* sets "out of memory" (once) and fails the builder: -1 */
-int aot_build_oom(struct aot_build *b);
 /* op(args...): nargs leading arguments (struct garg, their references
  * pass to the node), the op's defaults for the rest; requires_grad as
  * the tracer says. The new node's index, or -1. */
 int aot_emit(struct aot_build *b, int op, int nargs, ...);
-int aot_emitv(struct aot_build *b, int op, int nargs, va_list ap);
 /* item k of the tuple that node t returns (max with a dim) */
 int aot_item(struct aot_build *b, int t, int k);
 

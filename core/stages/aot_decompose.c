@@ -9,7 +9,6 @@
  * checks once, at the end of the row. The pass then points the composite's
  * users at the builder's result and erases the composite.
  */
-#include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -121,14 +120,8 @@ static int arg_type(struct dec *d, const struct garg *a, struct meta_tensor *t)
 
 /* ---- new nodes ---- */
 
-static int emit(struct dec *d, int op, int nargs, ...)
-{
-	va_list ap;
-	va_start(ap, nargs);
-	int r = aot_emitv(&d->b, op, nargs, ap);
-	va_end(ap);
-	return r;
-}
+/* op(args...) through the pass's builder (aot_emit) */
+#define emit(pass, op, ...) aot_emit(&(pass)->b, op, __VA_ARGS__)
 
 static int item(struct dec *d, int t, int k) { return aot_item(&d->b, t, k); }
 
