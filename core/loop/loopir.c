@@ -204,7 +204,7 @@ static bool is_binop(const struct lkernel *k, lref r, binop op)
 
 lref loop_imul(struct lkernel *k, lref a, lref b)
 {
-	int64_t x, y;
+	int64_t x = 0, y = 0;
 	if (a < 0 || b < 0)
 		return -1;
 	bool ca = loop_is_const(k, a, &x), cb = loop_is_const(k, b, &y);
@@ -266,7 +266,7 @@ static lref join_divmod(struct lkernel *k, lref p, lref q)
 
 lref loop_iadd(struct lkernel *k, lref a, lref b)
 {
-	int64_t x, y;
+	int64_t x = 0, y = 0;
 	if (a < 0 || b < 0)
 		return -1;
 	bool ca = loop_is_const(k, a, &x), cb = loop_is_const(k, b, &y);
@@ -303,7 +303,7 @@ lref loop_iadd(struct lkernel *k, lref a, lref b)
 
 lref loop_idiv(struct lkernel *k, lref a, lref b)
 {
-	int64_t x, y;
+	int64_t x = 0, y = 0;
 	if (a < 0 || b < 0)
 		return -1;
 	bool cb = loop_is_const(k, b, &y);
@@ -318,7 +318,7 @@ lref loop_idiv(struct lkernel *k, lref a, lref b)
 
 lref loop_imod(struct lkernel *k, lref a, lref b)
 {
-	int64_t x, y;
+	int64_t x = 0, y = 0;
 	if (a < 0 || b < 0)
 		return -1;
 	bool cb = loop_is_const(k, b, &y);
@@ -527,8 +527,63 @@ uint64_t loop_kernel_hash(const struct lkernel *k)
 	return h;
 }
 
+static void mark(const struct lkernel *k, lref r, bool *keep)
+{
+	if (r < 0 || keep[r])
+		return;
+	keep[r] = true;
+	for (int i = 0; i < 3; i++)
+		mark(k, k->nodes[r].a[i], keep);
+}
+
+/* drops the nodes that no root, size or length reads (what a builder made
+ * and did not use), keeping the others' order: the listing and the hash
+ * then depend only on what the kernel computes */
+static void compact(struct lkernel *k)
+{
+	bool *keep = calloc((size_t)k->nnodes + 1, sizeof *keep);
+	lref *to = malloc(((size_t)k->nnodes + 1) * sizeof *to);
+	if (!keep || !to)
+		goto cleanup; /* the kernel stays as it is: still correct */
+	for (int s = 0; s < k->nsections; s++)
+		for (int i = 0; i < k->sections[s].nroots; i++)
+			mark(k, k->sections[s].roots[i], keep);
+	for (int v = 0; v < k->nvars; v++)
+		mark(k, k->vars[v].size, keep);
+	for (int b = 0; b < k->nbufs; b++)
+		mark(k, k->bufs[b].numel, keep);
+	int n = 0;
+	for (int r = 0; r < k->nnodes; r++) {
+		to[r] = keep[r] ? n : -1;
+		if (!keep[r])
+			continue;
+		struct lnode nd = k->nodes[r];
+		for (int i = 0; i < 3; i++)
+			if (nd.a[i] >= 0)
+				nd.a[i] = to[nd.a[i]];
+		k->nodes[n++] = nd;
+	}
+	k->nnodes = n;
+	for (int s = 0; s < k->nsections; s++)
+		for (int i = 0; i < k->sections[s].nroots; i++)
+			k->sections[s].roots[i] = to[k->sections[s].roots[i]];
+	for (int v = 0; v < k->nvars; v++)
+		k->vars[v].size = to[k->vars[v].size];
+	for (int b = 0; b < k->nbufs; b++)
+		k->bufs[b].numel = k->bufs[b].numel >= 0 ? to[k->bufs[b].numel] : -1;
+	/* the table points at old numbers: rebuild it */
+	free(k->mem->table);
+	k->mem->table = NULL;
+	k->mem->table_cap = 0;
+	table_grow(k);
+cleanup:
+	free(keep);
+	free(to);
+}
+
 void loop_kernel_finish(struct lkernel *k)
 {
+	compact(k);
 	snprintf(k->name, sizeof k->name, "k_%016llx", (unsigned long long)loop_kernel_hash(k));
 }
 
