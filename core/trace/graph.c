@@ -1328,3 +1328,15 @@ cleanup:
 		free(symval);
 	return rc;
 }
+
+/* ---- one node at a time, for a stage's own runner ---- */
+
+void graph_bind_syms(const struct graph *g, tensor *const *inputs, int64_t *symval)
+{
+	bind_syms(g, inputs, symval);
+}
+
+value graph_run_node(struct vm *vm, const struct gnode *n, const value *vals, const int64_t *symval)
+{
+	return run_node(vm, n, vals, symval);
+}

@@ -235,5 +235,11 @@ void graph_format_args(const struct graph *g, const struct gnode *n, struct strb
  * g->noutputs new references. Returns 0 or -1 after tj_error_set(). */
 struct vm;
 int graph_interpret(struct vm *vm, const struct graph *g, tensor *const *inputs, value *outputs);
+/* What graph_interpret does for a stage that runs some nodes itself
+ * (inductor's extern calls): symval[] gets each symbol's size from the
+ * inputs, and one GN_OP or GN_CALL node runs on the values vals[] of the
+ * nodes it reads (a new reference, or an error value after tj_error_set). */
+void graph_bind_syms(const struct graph *g, tensor *const *inputs, int64_t *symval);
+value graph_run_node(struct vm *vm, const struct gnode *n, const value *vals, const int64_t *symval);
 
 #endif
