@@ -119,9 +119,13 @@ static bool makes_grad_leaf(const struct graph *g)
 	return false;
 }
 
-/* the pending error, prefixed with the backend's name */
-static void *compile_error(void)
+/* the pending error, prefixed with the backend's name; unsupported: a
+ * graph this stage cannot compile (an op without a decomposition or a
+ * gradient rule, not out of memory), which the frame runs on eager */
+static void *compile_error(struct compile_ctx *cc, bool unsupported)
 {
+	const char *pending = tj_error_peek();
+	cc->unsupported = unsupported && pending && strcmp(pending, "out of memory") != 0;
 	char *why = tj_error_take();
 	tj_error_set("aot_eager: %s", why ? why : "out of memory");
 	free(why);
@@ -201,7 +205,7 @@ static void *aot_compile(struct compile_ctx *cc, const struct graph *g)
 		tj_error_set("aot_eager: AotCompileError: the graph uses relu (TJIT_INJECT_BUG=aot:compile_error)");
 		return NULL;
 	}
-	bool grad = false;
+	bool grad = false, unsupported = false;
 	bool *rg = input_grads(g, &grad);
 	struct aot_artifact *a = calloc(1, sizeof *a);
 	if (!rg || !a || !(a->forward = graph_copy(g))) {
@@ -214,12 +218,14 @@ static void *aot_compile(struct compile_ctx *cc, const struct graph *g)
 	if (bug && cc->bug->kind == INJECT_ACCURACY && backend_relu_to_add(a->forward) < 0)
 		goto fail;
 	grad = grad && !makes_grad_leaf(g);
+	unsupported = true;
 	/* names the op and the user line when a composite cannot be decomposed */
 	if (aot_decompose_keeping(a->forward, cc, grad ? NULL : acts_on_tape) < 0)
 		goto fail;
 	/* names the op and the user line when it has no gradient rule */
 	if (grad && differentiate(cc, a, rg) < 0)
 		goto fail;
+	unsupported = false;
 	if (show(cc, a->forward) < 0 || (a->backward && show(cc, a->backward) < 0))
 		goto fail;
 	free(rg);
@@ -227,7 +233,7 @@ static void *aot_compile(struct compile_ctx *cc, const struct graph *g)
 fail:
 	free(rg);
 	artifact_decref(a);
-	return compile_error();
+	return compile_error(cc, unsupported);
 }
 
 /* the tape node's backward: the backward graph on this call's saved
@@ -354,5 +360,5 @@ static int aot_run(void *compiled, struct vm *vm, tensor *const *inputs, value *
 }
 
 const struct backend backend_aot_eager = {
-	"aot_eager", aot_compile, aot_run, aot_release, false,
+	"aot_eager", aot_compile, aot_run, aot_release, false, &backend_eager,
 };

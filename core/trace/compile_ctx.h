@@ -86,6 +86,9 @@ struct compile_ctx {
 	struct compile_log *log;          /* NULL: no logging */
 	const char *compile_id;           /* "0/1" */
 	/* handed back */
+	bool unsupported;                 /* set by a compile that returns NULL because it cannot
+	                                     handle the graph: the frame runs on the backend's
+	                                     fallback (backend.h) rather than raise */
 	int nphases, phases_cap;
 	struct compile_phase *phases;     /* in the order they began */
 	int open;                         /* the innermost open phase, -1: none */

@@ -755,6 +755,14 @@ void compile_log_warning(struct compile_log *log, const char *fmt, ...)
 	fflush(out);
 }
 
+void compile_log_warning_at(struct compile_log *log, const struct source *src, struct src_loc loc, const char *text)
+{
+	FILE *out = log->out ? log->out : stderr;
+	fflush(stdout);
+	diag_print(out, src, loc, "warning", "%s", text);
+	fflush(out);
+}
+
 void compile_log_listen(struct compile_log *log, struct compile_listener *l)
 {
 	l->next = log->listeners;

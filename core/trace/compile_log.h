@@ -127,6 +127,9 @@ void compile_log_break_hit(struct compile_log *log, const struct compile_record 
 void compile_log_text(struct compile_log *log, const char *compile_id, const char *text);
 /* "cache_size_limit reached" and similar warnings: always printed. */
 void compile_log_warning(struct compile_log *log, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
+/* A warning at a user line, in the form of the VM's errors ("f.tj:10:9:
+ * warning: text", the line, a caret): always printed. */
+void compile_log_warning_at(struct compile_log *log, const struct source *src, struct src_loc loc, const char *text);
 
 /* Frees what the record owns: error, the guards' texts and the array, the
  * failures' strings and the array, brk with its stack array (the frames'

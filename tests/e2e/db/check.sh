@@ -158,7 +158,8 @@ check "aot_eager: decompose is a phase of the backend's compile" "$db" \
 # aot_eager with an input that requires grad: the forward graph (its
 # outputs, then what backward needs) and the backward graph (the saved
 # tensors, then the tangents), the joint and partition phases; a graph
-# without a gradient rule is a compile whose outcome is the error
+# without a gradient rule is a compile whose outcome is the error, and
+# its frame falls back to the eager backend's entry
 cat >"$work/aotg.tj" <<'TJ'
 def f(x, w):
     return (x * w).sigmoid().sum()
@@ -198,13 +199,18 @@ def opaque(x):
 def f(x):
     return opaque(x + 1).sum()
 
-print(compile(f, backend="aot_eager")(ones(2).requires_grad_()))
+cf = compile(f, backend="aot_eager")
+print(cf(ones(2).requires_grad_()))
+print(cf(ones(2).requires_grad_()))
 TJ
 db=$work/aotn.db
-run 1 run --db "$db" aotn.tj
+run 0 run --db "$db" aotn.tj
 check "aot_eager: no gradient rule is the compile's outcome" "$db" \
-	"SELECT label, outcome, error FROM compiles" \
-	"0/0|error|aot_eager: no gradient rule for an allow_in_graph call at aotn.tj:6"
+	"SELECT label, backend, outcome, error FROM compiles" \
+	"0/0|aot_eager|error|aot_eager: no gradient rule for an allow_in_graph call at aotn.tj:6"
+check "aot_eager: ... and the frame ran on eager, compiled once" "$db" \
+	"SELECT calls, cache_hits, eager_calls FROM frames" \
+	"2|1|0"
 
 # TJIT_DB names the file; --db wins over it; --no-db writes nothing
 TJIT_DB=$work/env.db run 0 run tests/e2e/db/limit.tj
