@@ -783,14 +783,6 @@ void aot_joint_release(struct aot_joint *j)
 
 /* ---- the partition ---- */
 
-static int64_t node_bytes(const struct gnode *n)
-{
-	int64_t b = (int64_t)dtype_size(n->dt);
-	for (int k = 0; k < n->ndim; k++)
-		b *= n->shape[k].value;
-	return n->is_tensor ? b : 0;
-}
-
 /* cheap to compute again in backward: pointwise ops and views */
 static bool cheap(const struct gnode *n)
 {
@@ -857,7 +849,7 @@ static void frontier_add(struct frontier *f, const struct garg *x)
 	f->stamp[x->node] = f->comp;
 	if (!f->in_r[x->node]) {
 		f->nodes[f->n++] = x->node;
-		f->bytes += node_bytes(&f->g->nodes[x->node]);
+		f->bytes += graph_node_bytes(&f->g->nodes[x->node]);
 	}
 }
 
@@ -900,7 +892,7 @@ static void choose(const struct aot_joint *j, struct cut *c, struct choose_work 
 		int64_t keep = 0;
 		struct frontier f = {g, c->in_r, w->stamp, w->front, 0, r, 0};
 		for (int i = w->head[r]; i >= 0; i = w->next[i]) {
-			keep += c->needed[i] ? node_bytes(&g->nodes[i]) : 0;
+			keep += c->needed[i] ? graph_node_bytes(&g->nodes[i]) : 0;
 			for (int a = 0; a < g->nodes[i].nargs; a++)
 				frontier_add(&f, &g->nodes[i].args[a]);
 		}
@@ -1038,7 +1030,7 @@ static int make_forward(const struct aot_joint *j, const struct cut *c, struct a
 	for (int i = 0; i < g->nnodes; i++)
 		if (c->saved[i]) {
 			outs[p->noutputs + p->nsaved++] = i;
-			p->saved_bytes += node_bytes(&g->nodes[i]);
+			p->saved_bytes += graph_node_bytes(&g->nodes[i]);
 		}
 	for (int i = 0; i < j->nprimals; i++)
 		keep[i] = true;

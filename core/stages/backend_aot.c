@@ -29,7 +29,6 @@
 #include "aot_decompose.h"
 #include "autograd.h"
 #include "backends.h"
-#include "compile_log.h"
 #include "ops.h"
 
 struct aot_artifact {
@@ -132,20 +131,23 @@ static void *compile_error(struct compile_ctx *cc, bool unsupported)
 	return NULL;
 }
 
-/* a copy of g for the log, which outlives the compile, not the artifact */
-static int show(struct compile_ctx *cc, const struct graph *g)
+/* a copy of g for the log, which outlives the compile, not the artifact;
+ * NULL when out of memory */
+static struct graph *show(struct compile_ctx *cc, const struct graph *g)
 {
 	struct graph *shown = graph_copy(g);
 	if (!shown || compile_ctx_add_graph(cc, shown) < 0) {
 		tj_error_set("out of memory");
-		return -1;
+		return NULL;
 	}
-	return 0;
+	return shown;
 }
 
 /* the joint and the partition of the decomposed g, as phases of the
- * compile; the two graphs and what run needs of them go into a */
-static int differentiate(struct compile_ctx *cc, struct aot_artifact *a, const bool *requires_grad)
+ * compile; the two graphs and what run needs of them go into a, the
+ * nodes recomputed rather than saved into *nrecomputed */
+static int differentiate(struct compile_ctx *cc, struct aot_artifact *a, const bool *requires_grad,
+			 int *nrecomputed)
 {
 	struct aot_joint j;
 	struct aot_partition p;
@@ -174,13 +176,7 @@ static int differentiate(struct compile_ctx *cc, struct aot_artifact *a, const b
 	p.fwd = p.bwd = NULL;
 	p.grad_output = NULL;
 	aot_joint_release(&j);
-	if (compile_ctx_logs(cc, LOG_AOT_GRAPHS)) {
-		char line[160];
-		snprintf(line, sizeof line, "aot_eager: %d saved tensor%s between forward and backward, %lld bytes, %d node%s recomputed\n",
-			 p.nsaved, p.nsaved == 1 ? "" : "s", (long long)p.saved_bytes, p.nrecomputed,
-			 p.nrecomputed == 1 ? "" : "s");
-		compile_ctx_dump(cc, line);
-	}
+	*nrecomputed = p.nrecomputed;
 	aot_partition_release(&p);
 	return 0;
 }
@@ -206,6 +202,7 @@ static void *aot_compile(struct compile_ctx *cc, const struct graph *g)
 		return NULL;
 	}
 	bool grad = false, unsupported = false;
+	int nrecomputed = 0;
 	bool *rg = input_grads(g, &grad);
 	struct aot_artifact *a = calloc(1, sizeof *a);
 	if (!rg || !a || !(a->forward = graph_copy(g))) {
@@ -223,11 +220,14 @@ static void *aot_compile(struct compile_ctx *cc, const struct graph *g)
 	if (aot_decompose_keeping(a->forward, cc, grad ? NULL : acts_on_tape) < 0)
 		goto fail;
 	/* names the op and the user line when it has no gradient rule */
-	if (grad && differentiate(cc, a, rg) < 0)
+	if (grad && differentiate(cc, a, rg, &nrecomputed) < 0)
 		goto fail;
 	unsupported = false;
-	if (show(cc, a->forward) < 0 || (a->backward && show(cc, a->backward) < 0))
+	struct graph *fwd = show(cc, a->forward);
+	if (!fwd || (a->backward && !show(cc, a->backward)))
 		goto fail;
+	if (a->backward)
+		compile_ctx_set_saved(cc, fwd, a->nsaved, nrecomputed);
 	free(rg);
 	return a;
 fail:

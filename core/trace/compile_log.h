@@ -92,6 +92,7 @@ struct compile_record {
 	struct graph **graphs_extra;
 	int nkernels;               /* the kernels the backend generated */
 	struct kernel_record *kernels;
+	struct saved_info saved;    /* aot_eager's partition: its fwd is one of graphs_extra */
 	/* The compiled function (compile()'s result) under whose call this
 	 * compile happened: the innermost one running, named by the function it
 	 * wraps. `tjit explain` groups compiles by it; NULL name: none known (the

@@ -384,6 +384,7 @@ static void record_finish(struct runtime *rt, struct compile_record *rec, struct
 		rec->graphs_extra = cc->graphs;
 		rec->nkernels = cc->nkernels;
 		rec->kernels = cc->kernels;
+		rec->saved = cc->saved;
 		cc->phases = NULL;
 		cc->graphs = NULL;
 		cc->kernels = NULL;

@@ -448,6 +448,10 @@ START_TEST(test_aot_eager_grad)
 	ck_assert_str_eq(cc.phases[0].name, "decompose");
 	ck_assert_str_eq(cc.phases[1].name, "joint");
 	ck_assert_str_eq(cc.phases[2].name, "partition");
+	/* the saved tensors, for the log: the forward graph's last outputs */
+	ck_assert_ptr_eq(cc.saved.fwd, cc.graphs[0]);
+	ck_assert_int_gt(cc.saved.nsaved, 0);
+	ck_assert_int_eq(cc.graphs[0]->noutputs, 1 + cc.saved.nsaved);
 	compile_ctx_release(&cc);
 	tensor *t = val_as_tensor(got);
 	char buf[64];

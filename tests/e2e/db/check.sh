@@ -9,7 +9,8 @@
 # text by hash, config, start, end, exit status), frames and their
 # counters, compiles with their ids and reasons, guards, guard failures,
 # graph breaks with their codes and hit counts, graphs and nodes (also
-# aot_eager's forward graph beside the captured one, and its phase). A
+# aot_eager's forward and backward graphs beside the captured one, its
+# phases, the tensors it saves between them, its fallback to eager). A
 # program killed by SIGKILL keeps its rows, with ended_at NULL.
 #
 # Environment: TJIT (the binary; default ./tjit), TJ_SRCDIR (the top
@@ -157,7 +158,8 @@ check "aot_eager: decompose is a phase of the backend's compile" "$db" \
 
 # aot_eager with an input that requires grad: the forward graph (its
 # outputs, then what backward needs) and the backward graph (the saved
-# tensors, then the tangents), the joint and partition phases; a graph
+# tensors, then the tangents), the joint and partition phases, the saved
+# tensors (aot_saved, compiles.saved_bytes); a graph
 # without a gradient rule is a compile whose outcome is the error, and
 # its frame falls back to the eager backend's entry
 cat >"$work/aotg.tj" <<'TJ'
@@ -191,6 +193,32 @@ check "aot_eager with grad: decompose, joint and partition are phases of the bac
 3|decompose|2
 4|joint|2
 5|partition|2"
+check "aot_eager with grad: the saved tensors, and their bytes on the compile" "$db" \
+	"SELECT c.saved_bytes, s.idx, s.name, s.dtype, s.shape, s.bytes FROM compiles c JOIN aot_saved s ON s.compile_id = c.id ORDER BY s.idx" \
+	"16|0|x|float32|[2]|8
+16|1|w|float32|[2]|8"
+# relu(x @ w): backward takes w and the mask of relu (a bool tensor the
+# forward graph makes), not the matmul
+cat >"$work/aotm.tj" <<'TJ'
+def f(x, w):
+    return (x @ w).relu().sum()
+
+x = ones(2, 3).requires_grad_()
+compile(f, backend="aot_eager")(x, full((3, 4), 0.5)).backward()
+TJ
+db=$work/aotm.db
+run 0 run --db "$db" aotm.tj
+check "aot_eager: each saved tensor is a node of the forward graph" "$db" \
+	"SELECT s.idx, s.name, n.kind, n.op, n.args, s.dtype, s.shape, s.bytes, n.line FROM aot_saved s JOIN graphs gr ON gr.id = s.graph_id JOIN nodes n ON n.graph_id = gr.id AND n.idx = s.node_idx WHERE gr.stage = 'aot_forward' ORDER BY s.idx" \
+	"0|w|input||L['w']|float32|[3, 4]|48|
+1|gt|op|gt|relu, 0.0|bool|[2, 4]|8|2"
+check "aot_eager: the bytes saved between forward and backward" "$db" \
+	"SELECT label, saved_bytes FROM compiles" "0/0|56"
+check "aot_eager: the forward graph returns them after its output" "$db" \
+	"SELECT n.args FROM graphs gr JOIN nodes n ON n.graph_id = gr.id WHERE gr.stage = 'aot_forward' AND n.kind = 'output'" \
+	"sum_1, w, gt"
+check "a compile without a partition saves nothing" "$work/aot.db" \
+	"SELECT saved_bytes IS NULL, (SELECT count(*) FROM aot_saved) FROM compiles" "1|0"
 cat >"$work/aotn.tj" <<'TJ'
 @allow_in_graph
 def opaque(x):
