@@ -31,6 +31,7 @@ enum stmt {
 	Q_FRAMES,
 	Q_FRAME_COMPILES,
 	Q_BREAKS,
+	Q_BACKEND_PHASES,
 	Q_FAILURES,
 	Q_GUARDS,
 	Q_RUNS_PAGE,
@@ -102,6 +103,12 @@ static const char *const stmt_sql[Q_COUNT] = {
 		" FROM compiles WHERE run_id = ?1 GROUP BY frame_id",
 	[Q_BREAKS] = BREAK_PLACE_COLS " WHERE b.run_id = ?1 GROUP BY b.code, b.file, b.line"
 		     " ORDER BY h DESC, count(*) DESC, b.file, b.line, b.code",
+	/* the phases a stage timed directly inside a compile's "backend"
+	 * phase, summed by name over the run, in the order first seen */
+	[Q_BACKEND_PHASES] = "SELECT p.name, sum(p.ms), count(*) FROM compiles c"
+			     " JOIN compile_phases b ON b.compile_id = c.id AND b.name = 'backend' AND b.parent IS NULL"
+			     " JOIN compile_phases p ON p.compile_id = c.id AND p.parent = b.position"
+			     " WHERE c.run_id = ?1 GROUP BY p.name ORDER BY min(p.id)",
 	[Q_FAILURES] = "SELECT g.compile_id, c.frame_id, g.failed_label, g.guard_text, g.value_seen"
 		       " FROM guard_failures g JOIN compiles c ON c.id = g.compile_id"
 		       " WHERE g.run_id = ?1 ORDER BY g.compile_id, g.id",
@@ -763,6 +770,29 @@ int dbq_breaks(struct dbq *q, int64_t run_id, struct dbq_break **out, int *n, ch
 void dbq_breaks_free(struct dbq_break *b, int n)
 {
 	free_rows(&break_type, b, n);
+}
+
+/* ---- the backend's phases ---- */
+
+#define F(field, kind, col) {col, kind, offsetof(struct dbq_phase, field)}
+static const struct col phase_cols[] = {
+	F(name, COL_TEXT, 0), F(ms, COL_DOUBLE, 1), F(compiles, COL_I64, 2),
+};
+#undef F
+static const struct row_type phase_type = ROW_TYPE(struct dbq_phase, phase_cols);
+
+int dbq_backend_phases(struct dbq *q, int64_t run_id, struct dbq_phase **out, int *n, char **err)
+{
+	sqlite3_stmt *st = list_begin(q, Q_BACKEND_PHASES, out, n, err);
+	if (!st)
+		return -1;
+	sqlite3_bind_int64(st, 1, run_id);
+	return collect(q, st, (void **)out, n, &phase_type, err);
+}
+
+void dbq_phases_free(struct dbq_phase *p, int n)
+{
+	free_rows(&phase_type, p, n);
 }
 
 /* ---- guard failures ---- */

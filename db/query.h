@@ -103,6 +103,18 @@ struct dbq_break {
 int dbq_breaks(struct dbq *q, int64_t run_id, struct dbq_break **out, int *n, char **err);
 void dbq_breaks_free(struct dbq_break *b, int n);
 
+/* The phases a backend timed inside its compiles ("decompose", "joint",
+ * "partition" of aot_eager; the direct children of each compile's
+ * "backend" phase in compile_phases), summed by name over a run, in the
+ * order they were first logged. */
+struct dbq_phase {
+	char *name;
+	double ms;
+	int64_t compiles;     /* compiles that timed it */
+};
+int dbq_backend_phases(struct dbq *q, int64_t run_id, struct dbq_phase **out, int *n, char **err);
+void dbq_phases_free(struct dbq_phase *p, int n);
+
 /* The guard failures of a run by compile, each compile's in their order
  * (newest entry first), streamed: there is one per existing
  * entry per recompile. The strings live until fn returns; fn returns 0 to
