@@ -40,6 +40,7 @@ enum stmt {
 	Q_GRAPH,
 	Q_GRAPHS_OF,
 	Q_NODES,
+	Q_SAVED,
 	/* ---- tjit-tui ---- */
 	Q_TUI_COMPILES_BEFORE,
 	Q_TUI_FRAME_COMPILES_AFTER,
@@ -59,7 +60,7 @@ enum stmt {
 #define COMPILE_COLS                                                                                     \
 	"c.id, c.run_id, c.frame_id, c.label, f.frame_index, c.compile_index, f.function, f.file, f.line," \
 	" f.resume_pc, f.resume_line, c.reason, c.backend, c.outcome, c.dynamic, c.error, c.started_at,"  \
-	" c.trace_ms, c.guard_ms, c.backend_ms, c.total_ms, c.op_count"
+	" c.trace_ms, c.guard_ms, c.backend_ms, c.total_ms, c.op_count, c.saved_bytes"
 #define COMPILES_SELECT "SELECT " COMPILE_COLS " FROM compiles c JOIN frames f ON f.id = c.frame_id"
 #define RUN_ROW_COLS                                                                                     \
 	"SELECT id, tool, program, command, started_at, ended_at, exit_status, pid, compile_count,"       \
@@ -127,6 +128,8 @@ static const char *const stmt_sql[Q_COUNT] = {
 	[Q_GRAPHS_OF] = GRAPH_SELECT " WHERE g.compile_id = ?1 ORDER BY g.id",
 	[Q_NODES] = "SELECT idx, name, kind, op, args, dtype, shape, file, line, col, user_stack"
 		    " FROM nodes WHERE graph_id = ?1 ORDER BY idx",
+	[Q_SAVED] = "SELECT idx, graph_id, node_idx, name, dtype, shape, bytes"
+		    " FROM aot_saved WHERE compile_id = ?1 ORDER BY idx",
 	/* ---- tjit-tui: pages in both directions by a key range ---- */
 	[Q_TUI_COMPILES_BEFORE] = COMPILES_SELECT " WHERE c.run_id = ?1 AND c.id < ?2 ORDER BY c.id DESC LIMIT ?3",
 	[Q_TUI_FRAME_COMPILES_AFTER] = COMPILES_SELECT " WHERE c.frame_id = ?1 AND c.compile_index > ?2"
@@ -894,7 +897,7 @@ static const struct col compile_cols[] = {
 	F(backend, COL_TEXT, 12), F(outcome, COL_TEXT, 13), F(dynamic, COL_TEXT_NULL, 14),
 	F(error, COL_TEXT_NULL, 15), F(started_at, COL_DOUBLE, 16), F(trace_ms, COL_DOUBLE, 17),
 	F(guard_ms, COL_DOUBLE, 18), F(backend_ms, COL_DOUBLE, 19), F(total_ms, COL_DOUBLE, 20),
-	F(op_count, COL_I64, 21),
+	F(op_count, COL_I64, 21), F(partitioned, COL_SET, 22), F(saved_bytes, COL_I64, 22),
 };
 #undef F
 static const struct row_type compile_type = ROW_TYPE(struct dbq_compile, compile_cols);
@@ -1006,6 +1009,28 @@ int dbq_nodes(struct dbq *q, int64_t graph_id, struct dbq_node **out, int *n, ch
 void dbq_nodes_free(struct dbq_node *nd, int n)
 {
 	free_rows(&node_type, nd, n);
+}
+
+#define F(field, kind, col) {col, kind, offsetof(struct dbq_saved, field)}
+static const struct col saved_cols[] = {
+	F(idx, COL_INT, 0), F(graph_id, COL_I64, 1), F(node, COL_INT, 2), F(name, COL_TEXT, 3),
+	F(dtype, COL_TEXT_NULL, 4), F(shape, COL_TEXT_NULL, 5), F(bytes, COL_I64, 6),
+};
+#undef F
+static const struct row_type saved_type = ROW_TYPE(struct dbq_saved, saved_cols);
+
+int dbq_saved(struct dbq *q, int64_t compile_id, struct dbq_saved **out, int *n, char **err)
+{
+	sqlite3_stmt *st = list_begin(q, Q_SAVED, out, n, err);
+	if (!st)
+		return -1;
+	sqlite3_bind_int64(st, 1, compile_id);
+	return collect(q, st, (void **)out, n, &saved_type, err);
+}
+
+void dbq_saved_free(struct dbq_saved *s, int n)
+{
+	free_rows(&saved_type, s, n);
 }
 
 /* ---- tjit-tui ---- */

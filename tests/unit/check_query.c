@@ -497,6 +497,65 @@ START_TEST(test_backend_phases)
 }
 END_TEST
 
+/* a compile's saved tensors, and whether it has a partition at all */
+START_TEST(test_saved)
+{
+	struct db_writer *w = must_open(dbpath);
+	begin(w, "tjit run", prog_text);
+	struct db_frame f = {0, "f", "prog.tj", 1, 0, 0};
+	int64_t fr = db_log_frame(w, &f);
+	struct db_node nodes[] = {
+		{"x", "input", NULL, "L['x']", "float32", "[2]", NULL, 0, 0, NULL},
+		{"sin", "op", "sin", "x", "float32", "[2]", "prog.tj", 2, 9, NULL},
+		{"output", "output", NULL, "sin, x", NULL, NULL, NULL, 0, 0, NULL},
+	};
+	struct db_graph g[] = {
+		{"captured", "f", 1, "graph", 3, nodes, 0, NULL},
+		{"aot_forward", "f", 1, "graph", 3, nodes, 0, NULL},
+	};
+	struct db_saved saved[] = {{0, "x", "float32", "[2]", 8}};
+	struct db_compile c = {.frame_id = fr, .compile_id = "0/0", .reason = "first", .backend = "aot_eager",
+			       .dynamic = "None", .outcome = "ok", .op_count = 1, .ngraphs = 2, .graphs = g,
+			       .partitioned = 1, .saved_graph = 1, .saved_bytes = 8, .nsaved = 1, .saved = saved};
+	int64_t c0 = db_log_compile(w, &c, NULL);
+	c.compile_id = "0/1";
+	c.compile_index = 1;
+	c.partitioned = 0;
+	c.nsaved = 0;
+	int64_t c1 = db_log_compile(w, &c, NULL);
+	db_end_run(w, 0);
+	db_close(w);
+
+	struct dbq *q = must_query(dbpath);
+	char *err = NULL;
+	struct dbq_compile dc;
+	ck_assert_int_eq(dbq_compile_get(q, 1, "0/0", &dc, &err), 0);
+	ck_assert(dc.partitioned);
+	ck_assert_int_eq(dc.saved_bytes, 8);
+	dbq_compile_release(&dc);
+	ck_assert_int_eq(dbq_compile_get(q, 1, "0/1", &dc, &err), 0);
+	ck_assert(!dc.partitioned);
+	dbq_compile_release(&dc);
+	struct dbq_saved *s = NULL;
+	int n = 0;
+	ck_assert_int_eq(dbq_saved(q, c0, &s, &n, &err), 0);
+	ck_assert_int_eq(n, 1);
+	ck_assert_str_eq(s[0].name, "x");
+	ck_assert_str_eq(s[0].shape, "[2]");
+	ck_assert_int_eq(s[0].node, 0);
+	ck_assert_int_eq(s[0].bytes, 8);
+	struct dbq_graph fwd;
+	ck_assert_int_eq(dbq_graph_get(q, s[0].graph_id, &fwd, &err), 0);
+	ck_assert_str_eq(fwd.stage, "aot_forward");
+	dbq_graph_release(&fwd);
+	dbq_saved_free(s, n);
+	ck_assert_int_eq(dbq_saved(q, c1, &s, &n, &err), 0);
+	ck_assert_int_eq(n, 0);
+	dbq_saved_free(s, n);
+	dbq_close(q);
+}
+END_TEST
+
 START_TEST(test_browsing)
 {
 	three_runs();
@@ -898,6 +957,7 @@ static Suite *query_suite(void)
 	tcase_add_test(tc, test_failures);
 	tcase_add_test(tc, test_guards);
 	tcase_add_test(tc, test_backend_phases);
+	tcase_add_test(tc, test_saved);
 	tcase_add_test(tc, test_browsing);
 	tcase_add_test(tc, test_tui_compile_pages);
 	tcase_add_test(tc, test_tui_break_places);
