@@ -386,10 +386,16 @@ static void log_saved(struct strbuf *out, const struct compile_record *r)
 		      (long long)saved_bytes(s), s->nrecomputed, s->nrecomputed == 1 ? "" : "s");
 }
 
+/* an error that raised: not a backend's that fell back */
+static bool raised(const struct compile_record *r)
+{
+	return r->outcome && strcmp(r->outcome, "error") == 0 && !r->fallback;
+}
+
 /* No entry came out of it: a cache-limit or frozen miss, or an error. */
 static bool skipped(const struct compile_record *r)
 {
-	return r->outcome && (strcmp(r->outcome, "skipped") == 0 || strcmp(r->outcome, "error") == 0);
+	return r->outcome && (strcmp(r->outcome, "skipped") == 0 || raised(r));
 }
 
 static void log_lines(struct compile_log *log, const struct compile_record *r)
@@ -399,7 +405,7 @@ static void log_lines(struct compile_log *log, const struct compile_record *r)
 	if (a & LOG_RECOMPILES)
 		log_recompile(&out, r);
 	/* a fullgraph failure raises Unsupported instead: not a break that happened */
-	if ((a & LOG_GRAPH_BREAKS) && r->brk && !(r->outcome && strcmp(r->outcome, "error") == 0))
+	if ((a & LOG_GRAPH_BREAKS) && r->brk && !raised(r))
 		log_break(&out, r);
 	if ((a & LOG_GRAPH_CODE) && r->graph)
 		log_graph(&out, r->compile_id, r->graph);

@@ -82,6 +82,8 @@ struct compile_record {
 	double trace_ms, guard_ms, backend_ms, total_ms;
 	const char *outcome;        /* "ok", "graph_break", "error", "skipped" */
 	char *error;
+	const char *fallback;       /* an "error" whose graph runs on this backend instead (eager):
+	                               it made an entry all the same; NULL: none */
 	int nguards;
 	struct guard_record *guards;
 	int nfailures;

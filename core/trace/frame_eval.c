@@ -634,6 +634,7 @@ static enum outcome fall_back(struct job *j, struct entry **out)
 	sb_printf(&sb, "%s; falling back to the %s backend", msg ? msg : "cannot compile the graph", fb->name);
 	j->rec.outcome = "error";
 	j->rec.error = msg ? msg : util_strdup("cannot compile the graph");
+	j->rec.fallback = fb->name;
 	struct code *c = j->f->code;
 	struct src_loc loc = {0};
 	if (c->locs && (int)j->f->pc < c->ninsns)
