@@ -120,9 +120,8 @@ static int sum_to(struct ad *a, int g, int ndim, const struct sym_size *shape)
 		return -1;
 	struct gnode gn = a->b.g->nodes[g];
 	int lead = gn.ndim - ndim, dims[TENSOR_MAX_DIMS], nd = 0;
-	if (lead < 0) {
+	if (lead < 0)
 		return aot_build_fail(&a->b, "autodiff: a gradient of %d dims for a tensor of %d", gn.ndim, ndim);
-	}
 	for (int k = 0; k < gn.ndim; k++)
 		if (k < lead || (!same_size(gn.shape[k], shape[k - lead]) && shape[k - lead].sym < 0 &&
 				 shape[k - lead].value == 1))
@@ -288,10 +287,9 @@ static void r_where(struct ad *a, const struct garg *x, int g)
 static int reduced_dims(struct ad *a, const struct garg *x, const struct garg *dim, int *dims)
 {
 	int nd = a->b.g->nodes[x->node].ndim, n = is_none(dim) ? 0 : read_ints(dim, dims, TENSOR_MAX_DIMS);
-	if (n < 0) {
+	if (n < 0)
 		return aot_build_fail(&a->b, "autodiff: %s: the dims are not constant",
 				      ops_table[a->b.g->nodes[a->cur].op].name);
-	}
 	if (n == 0)
 		for (; n < nd; n++)
 			dims[n] = n;
@@ -783,6 +781,11 @@ void aot_joint_release(struct aot_joint *j)
 
 /* ---- the partition ---- */
 
+static int64_t node_bytes(const struct gnode *n)
+{
+	return graph_node_bytes(n);
+}
+
 /* cheap to compute again in backward: pointwise ops and views */
 static bool cheap(const struct gnode *n)
 {
@@ -849,7 +852,7 @@ static void frontier_add(struct frontier *f, const struct garg *x)
 	f->stamp[x->node] = f->comp;
 	if (!f->in_r[x->node]) {
 		f->nodes[f->n++] = x->node;
-		f->bytes += graph_node_bytes(&f->g->nodes[x->node]);
+		f->bytes += node_bytes(&f->g->nodes[x->node]);
 	}
 }
 
@@ -892,7 +895,7 @@ static void choose(const struct aot_joint *j, struct cut *c, struct choose_work 
 		int64_t keep = 0;
 		struct frontier f = {g, c->in_r, w->stamp, w->front, 0, r, 0};
 		for (int i = w->head[r]; i >= 0; i = w->next[i]) {
-			keep += c->needed[i] ? graph_node_bytes(&g->nodes[i]) : 0;
+			keep += c->needed[i] ? node_bytes(&g->nodes[i]) : 0;
 			for (int a = 0; a < g->nodes[i].nargs; a++)
 				frontier_add(&f, &g->nodes[i].args[a]);
 		}
@@ -1030,7 +1033,7 @@ static int make_forward(const struct aot_joint *j, const struct cut *c, struct a
 	for (int i = 0; i < g->nnodes; i++)
 		if (c->saved[i]) {
 			outs[p->noutputs + p->nsaved++] = i;
-			p->saved_bytes += graph_node_bytes(&g->nodes[i]);
+			p->saved_bytes += node_bytes(&g->nodes[i]);
 		}
 	for (int i = 0; i < j->nprimals; i++)
 		keep[i] = true;
