@@ -38,6 +38,7 @@ struct aot_artifact {
 	int noutputs, nsaved, nprimals, ntangents;
 	int *tangent_of;        /* [ntangents]: the output each tangent is the gradient of */
 	int *grad_output;       /* [nprimals]: input i's gradient is backward->outputs[k], -1: none */
+	int nrecomputed;        /* for the log: forward nodes backward computes again */
 	bool runtime_error;     /* aot:runtime_error on a graph with relu */
 };
 
@@ -118,36 +119,34 @@ static bool makes_grad_leaf(const struct graph *g)
 	return false;
 }
 
-/* the pending error, prefixed with the backend's name; unsupported: a
- * graph this stage cannot compile (an op without a decomposition or a
- * gradient rule, not out of memory), which the frame runs on eager */
-static void *compile_error(struct compile_ctx *cc, bool unsupported)
+/* the pending error, prefixed with the backend's name. Every error but
+ * out of memory (and the injected one, raised before) is a graph this
+ * stage cannot compile, an op without a decomposition or a gradient rule:
+ * unsupported, the frame runs on eager (backend.h) */
+static void *compile_error(struct compile_ctx *cc)
 {
 	const char *pending = tj_error_peek();
-	cc->unsupported = unsupported && pending && strcmp(pending, "out of memory") != 0;
+	cc->unsupported = pending && strcmp(pending, "out of memory") != 0;
 	char *why = tj_error_take();
 	tj_error_set("aot_eager: %s", why ? why : "out of memory");
 	free(why);
 	return NULL;
 }
 
-/* a copy of g for the log, which outlives the compile, not the artifact;
- * NULL when out of memory */
-static struct graph *show(struct compile_ctx *cc, const struct graph *g)
+/* a copy of g for the log, which outlives the compile, not the artifact */
+static int show(struct compile_ctx *cc, const struct graph *g)
 {
 	struct graph *shown = graph_copy(g);
 	if (!shown || compile_ctx_add_graph(cc, shown) < 0) {
 		tj_error_set("out of memory");
-		return NULL;
+		return -1;
 	}
-	return shown;
+	return 0;
 }
 
 /* the joint and the partition of the decomposed g, as phases of the
- * compile; the two graphs and what run needs of them go into a, the
- * nodes recomputed rather than saved into *nrecomputed */
-static int differentiate(struct compile_ctx *cc, struct aot_artifact *a, const bool *requires_grad,
-			 int *nrecomputed)
+ * compile; the two graphs and what run needs of them go into a */
+static int differentiate(struct compile_ctx *cc, struct aot_artifact *a, const bool *requires_grad)
 {
 	struct aot_joint j;
 	struct aot_partition p;
@@ -176,7 +175,7 @@ static int differentiate(struct compile_ctx *cc, struct aot_artifact *a, const b
 	p.fwd = p.bwd = NULL;
 	p.grad_output = NULL;
 	aot_joint_release(&j);
-	*nrecomputed = p.nrecomputed;
+	a->nrecomputed = p.nrecomputed;
 	aot_partition_release(&p);
 	return 0;
 }
@@ -201,8 +200,7 @@ static void *aot_compile(struct compile_ctx *cc, const struct graph *g)
 		tj_error_set("aot_eager: AotCompileError: the graph uses relu (TJIT_INJECT_BUG=aot:compile_error)");
 		return NULL;
 	}
-	bool grad = false, unsupported = false;
-	int nrecomputed = 0;
+	bool grad = false;
 	bool *rg = input_grads(g, &grad);
 	struct aot_artifact *a = calloc(1, sizeof *a);
 	if (!rg || !a || !(a->forward = graph_copy(g))) {
@@ -215,25 +213,23 @@ static void *aot_compile(struct compile_ctx *cc, const struct graph *g)
 	if (bug && cc->bug->kind == INJECT_ACCURACY && backend_relu_to_add(a->forward) < 0)
 		goto fail;
 	grad = grad && !makes_grad_leaf(g);
-	unsupported = true;
 	/* names the op and the user line when a composite cannot be decomposed */
 	if (aot_decompose_keeping(a->forward, cc, grad ? NULL : acts_on_tape) < 0)
 		goto fail;
 	/* names the op and the user line when it has no gradient rule */
-	if (grad && differentiate(cc, a, rg, &nrecomputed) < 0)
+	if (grad && differentiate(cc, a, rg) < 0)
 		goto fail;
-	unsupported = false;
-	struct graph *fwd = show(cc, a->forward);
-	if (!fwd || (a->backward && !show(cc, a->backward)))
+	if (show(cc, a->forward) < 0 || (a->backward && show(cc, a->backward) < 0))
 		goto fail;
+	/* the partition, for the log: the forward graph was handed back just before the backward */
 	if (a->backward)
-		compile_ctx_set_saved(cc, fwd, a->nsaved, nrecomputed);
+		compile_ctx_set_saved(cc, cc->graphs[cc->ngraphs - 2], a->nsaved, a->nrecomputed);
 	free(rg);
 	return a;
 fail:
 	free(rg);
 	artifact_decref(a);
-	return compile_error(cc, unsupported);
+	return compile_error(cc);
 }
 
 /* the tape node's backward: the backward graph on this call's saved
