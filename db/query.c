@@ -41,6 +41,7 @@ enum stmt {
 	Q_GRAPHS_OF,
 	Q_NODES,
 	Q_SAVED,
+	Q_COMPILE_BACKEND_PHASES,
 	/* ---- tjit-tui ---- */
 	Q_TUI_COMPILES_BEFORE,
 	Q_TUI_FRAME_COMPILES_AFTER,
@@ -128,6 +129,11 @@ static const char *const stmt_sql[Q_COUNT] = {
 	[Q_GRAPHS_OF] = GRAPH_SELECT " WHERE g.compile_id = ?1 ORDER BY g.id",
 	[Q_NODES] = "SELECT idx, name, kind, op, args, dtype, shape, file, line, col, user_stack"
 		    " FROM nodes WHERE graph_id = ?1 ORDER BY idx",
+	/* the phases directly inside one compile's "backend" phase */
+	[Q_COMPILE_BACKEND_PHASES] = "SELECT p.name, p.ms, 1 FROM compile_phases b"
+				     " JOIN compile_phases p ON p.compile_id = b.compile_id AND p.parent = b.position"
+				     " WHERE b.compile_id = ?1 AND b.name = 'backend' AND b.parent IS NULL"
+				     " ORDER BY p.position",
 	[Q_SAVED] = "SELECT idx, graph_id, node_idx, name, dtype, shape, bytes"
 		    " FROM aot_saved WHERE compile_id = ?1 ORDER BY idx",
 	/* ---- tjit-tui: pages in both directions by a key range ---- */
@@ -790,6 +796,15 @@ int dbq_backend_phases(struct dbq *q, int64_t run_id, struct dbq_phase **out, in
 	if (!st)
 		return -1;
 	sqlite3_bind_int64(st, 1, run_id);
+	return collect(q, st, (void **)out, n, &phase_type, err);
+}
+
+int dbq_compile_backend_phases(struct dbq *q, int64_t compile_id, struct dbq_phase **out, int *n, char **err)
+{
+	sqlite3_stmt *st = list_begin(q, Q_COMPILE_BACKEND_PHASES, out, n, err);
+	if (!st)
+		return -1;
+	sqlite3_bind_int64(st, 1, compile_id);
 	return collect(q, st, (void **)out, n, &phase_type, err);
 }
 

@@ -113,6 +113,8 @@ struct dbq_phase {
 	int64_t compiles;     /* compiles that timed it */
 };
 int dbq_backend_phases(struct dbq *q, int64_t run_id, struct dbq_phase **out, int *n, char **err);
+/* The same for one compile, in the order they began (compiles is 1). */
+int dbq_compile_backend_phases(struct dbq *q, int64_t compile_id, struct dbq_phase **out, int *n, char **err);
 void dbq_phases_free(struct dbq_phase *p, int n);
 
 /* The guard failures of a run by compile, each compile's in their order

@@ -984,6 +984,27 @@ static int add_saved_row(struct tui *t, struct pane *p, const struct dbq_compile
 	return 0;
 }
 
+/* the phases the backend timed inside its time (aot_eager's decompose,
+ * joint, partition), when it did */
+static int add_phases_row(struct tui *t, struct pane *p, int64_t compile_id, char **err)
+{
+	struct dbq_phase *ph = NULL;
+	int n = 0;
+	if (dbq_compile_backend_phases(t->q, compile_id, &ph, &n, err) < 0)
+		return -1;
+	struct strbuf text = STRBUF_INIT;
+	for (int k = 0; k < n; k++) {
+		char ms[32];
+		fmt_ms(ms, sizeof ms, ph[k].ms);
+		sb_printf(&text, "%s%s %s", k ? " · " : "", ph[k].name, ms);
+	}
+	if (n)
+		add_text_row(p, T_NONE, "in backend: %s", sb_str(&text));
+	sb_release(&text);
+	dbq_phases_free(ph, n);
+	return 0;
+}
+
 static int build_compile(struct tui *t, struct view *v, int i, char **err)
 {
 	(void)i;
@@ -1056,8 +1077,9 @@ static int build_compile(struct tui *t, struct view *v, int i, char **err)
 	p->all.r[p->all.n - 1].line = c.resume_pc ? c.resume_line : c.line;
 	p->all.r[p->all.n - 1].s2 = xstrdup(c.file);
 	add_text_row(p, T_NONE, "time: trace %s · guards %s · backend %s · total %s", tr, gu, be, tot);
+	int rc = add_phases_row(t, p, c.id, err);
 	dbq_compile_release(&c);
-	return 0;
+	return rc;
 }
 
 static int open_compile(struct tui *t, struct view *v, char **err)

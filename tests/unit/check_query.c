@@ -493,6 +493,16 @@ START_TEST(test_backend_phases)
 	ck_assert_int_eq(dbq_backend_phases(q, 2, &ph, &n, &err), 0);
 	ck_assert_int_eq(n, 0);
 	dbq_phases_free(ph, n);
+	/* one compile's, in the order they began */
+	struct dbq_compile c0;
+	ck_assert_int_eq(dbq_compile_get(q, 1, "0/0", &c0, &err), 0);
+	ck_assert_int_eq(dbq_compile_backend_phases(q, c0.id, &ph, &n, &err), 0);
+	ck_assert_int_eq(n, 2);
+	ck_assert_str_eq(ph[0].name, "decompose");
+	ck_assert_double_eq(ph[0].ms, 1.25);
+	ck_assert_str_eq(ph[1].name, "joint");
+	dbq_phases_free(ph, n);
+	dbq_compile_release(&c0);
 	dbq_close(q);
 }
 END_TEST
