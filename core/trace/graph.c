@@ -478,6 +478,14 @@ int graph_op_count(const struct graph *g)
 	return k;
 }
 
+int64_t graph_node_bytes(const struct gnode *n)
+{
+	int64_t b = (int64_t)dtype_size(n->dt);
+	for (int k = 0; k < n->ndim; k++)
+		b *= n->shape[k].value;
+	return n->is_tensor ? b : 0;
+}
+
 /* ---- users ---- */
 
 /* calls f(node, ctx) for each node arg in a's tree */

@@ -144,6 +144,9 @@ int graph_hoist_inputs(struct graph *g);
 /* Drops nodes from index n on (a failed inlined call rolls back). */
 void graph_truncate(struct graph *g, int n);
 int graph_op_count(const struct graph *g);  /* GN_OP and GN_CALL nodes */
+/* A tensor node's bytes, elements times the dtype's size, at the example
+ * sizes of its symbols (those it was traced with); 0 when not a tensor. */
+int64_t graph_node_bytes(const struct gnode *n);
 /* A deep copy into a graph of its own (its own arena, constants' and
  * callees' references, names; the user frames' function names and
  * sources stay borrowed). NULL when out of memory. */
