@@ -1069,7 +1069,7 @@ static int lower_steps(struct lower *L, const int *order, int norder)
 	return rc;
 }
 
-int ind_lower(const struct graph *g, struct ind_program *p)
+int ind_lower(const struct graph *g, struct ind_program *p, struct compile_ctx *cc)
 {
 	struct lower L = {.g = g, .p = p};
 	int n = g->nnodes, rc = -1, norder = 0;
@@ -1090,8 +1090,18 @@ int ind_lower(const struct graph *g, struct ind_program *p)
 	}
 	for (int i = 0; i < n; i++)
 		p->node_buf[i] = L.group_of[i] = -1;
+	int ph = cc ? compile_ctx_phase_begin(cc, "schedule") : -1;
 	choose_members(&L);
-	if (form_groups(&L, order, &norder) < 0 || lower_steps(&L, order, norder) < 0)
+	int ok = form_groups(&L, order, &norder);
+	if (cc)
+		compile_ctx_phase_end(cc, ph);
+	if (ok < 0)
+		goto cleanup;
+	ph = cc ? compile_ctx_phase_begin(cc, "lower") : -1;
+	ok = lower_steps(&L, order, norder);
+	if (cc)
+		compile_ctx_phase_end(cc, ph);
+	if (ok < 0)
 		goto cleanup;
 	rc = 0;
 cleanup:
