@@ -30,6 +30,9 @@ struct codegen_api {
 	const char *target_id;
 	int ncores;               /* online processors, for the caller's pool */
 
+	/* (the IR emitter of inductor's loop kernels goes here: a module
+	 * built directly, through cg_impl.h's cg_module_new) */
+
 	/* a module from textual LLVM IR; the triple and data layout are set
 	 * to the host's whatever the text says */
 	struct cg_module *(*parse_ir)(const char *llvm_ir_text, const char *name, char **err);

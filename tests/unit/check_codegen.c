@@ -1,7 +1,7 @@
 /* check_codegen.c - the code generator's shared object through
  * codegen_load: a hand-written LLVM IR kernel parsed, verified, optimized
  * (vectorized), emitted, loaded into the JIT, looked up and called, its
- * numbers checked; libm resolved from the process; the object through the
+ * numbers checked; libm and libc resolved from the process; the object through the
  * kernel cache's file into a fresh process's JIT; bad IR and a verifier
  * failure as errors, never an abort; loading twice, garbage, missing
  * symbols; finding the object and checking its ABI. Each test runs in a
@@ -45,6 +45,14 @@ static const char exp_ir[] =
 	"define void @k_exp(ptr %out, float %x) {\n"
 	"  %e = call float @expf(float %x)\n"
 	"  store float %e, ptr %out\n"
+	"  ret void\n"
+	"}\n";
+
+/* memset(out, 7, n): llvm.memset of an unknown length is a call to libc */
+static const char memset_ir[] =
+	"declare void @llvm.memset.p0.i64(ptr, i8, i64, i1)\n"
+	"define void @k_fill(ptr %out, i64 %n) {\n"
+	"  call void @llvm.memset.p0.i64(ptr %out, i8 7, i64 %n, i1 false)\n"
 	"  ret void\n"
 	"}\n";
 
@@ -134,7 +142,7 @@ START_TEST(test_compile_load_call)
 }
 END_TEST
 
-START_TEST(test_libm_from_process)
+START_TEST(test_libc_libm_from_process)
 {
 	const struct codegen_api *api = load();
 	size_t len;
@@ -146,6 +154,18 @@ START_TEST(test_libm_from_process)
 	float out = 0;
 	k(&out, 1.0f);
 	ck_assert_float_eq_tol(out, expf(1.0f), 1e-6f);
+	free(obj);
+
+	obj = compile(api, memset_ir, "k_fill", &len, NULL);
+	ck_assert_msg(api->load_object(obj, len, &err) == 0, "%s", err);
+	void (*fill)(unsigned char *, int64_t) = (void (*)(unsigned char *, int64_t))api->lookup("k_fill", &err);
+	ck_assert_msg(fill != NULL, "%s", err);
+	unsigned char buf[300];
+	memset(buf, 1, sizeof buf);
+	fill(buf, 299);
+	ck_assert_uint_eq(buf[0], 7);
+	ck_assert_uint_eq(buf[298], 7);
+	ck_assert_uint_eq(buf[299], 1);
 	free(obj);
 }
 END_TEST
@@ -320,7 +340,7 @@ int main(void)
 	tcase_set_timeout(tc, 60); /* libLLVM's load, and ASan's */
 	tcase_add_test(tc, test_table);
 	tcase_add_test(tc, test_compile_load_call);
-	tcase_add_test(tc, test_libm_from_process);
+	tcase_add_test(tc, test_libc_libm_from_process);
 	tcase_add_test(tc, test_cache_file_to_fresh_process);
 	tcase_add_test(tc, test_bad_ir);
 	tcase_add_test(tc, test_verifier_failure);
