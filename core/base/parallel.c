@@ -2,9 +2,11 @@
  * are numbered chunks that the workers and the caller take in turn under
  * the pool's lock (a chunk is much more work than taking the lock). A
  * second caller while a job runs, or fn calling parallel_for, runs inline. */
+#define _GNU_SOURCE /* sched_getaffinity */
 #include "parallel.h"
 
 #include <pthread.h>
+#include <sched.h>
 #include <stdlib.h>
 #include <unistd.h>
 
@@ -34,7 +36,11 @@ static int threads_wanted(void)
 		if (*end == '\0' && v >= 1 && v <= 1024)
 			return (int)v;
 	}
-	long cores = sysconf(_SC_NPROCESSORS_ONLN);
+	/* the cores this process may run on (a container or taskset may
+	 * allow fewer than are online) */
+	cpu_set_t set;
+	long cores = sched_getaffinity(0, sizeof set, &set) == 0 ? CPU_COUNT(&set)
+								: sysconf(_SC_NPROCESSORS_ONLN);
 	return cores >= 1 ? (int)(cores > 1024 ? 1024 : cores) : 1;
 }
 

@@ -3,12 +3,14 @@
  * cache on the same folder, as a later run sees it), and every damaged
  * file (a flipped byte, truncated, another kernel's, not a cache file)
  * reported as bad, never returned; the default folder from the
- * environment; memory only when the disk is off. */
+ * environment; memory only when the disk is off; processes racing to
+ * write one entry while another reads it. */
 #include <check.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
+#include <sys/wait.h>
 #include <unistd.h>
 
 #include "error.h"
@@ -247,6 +249,61 @@ START_TEST(test_unwritable_dir)
 }
 END_TEST
 
+/* two processes write the same entry over and over while a third reads
+ * it: the reader sees no file or a whole one, never a part */
+START_TEST(test_racing_writers)
+{
+	make_dir();
+	unsigned char big[64 * 1024];
+	for (size_t i = 0; i < sizeof big; i++)
+		big[i] = (unsigned char)(i * 31 + 7);
+	pid_t writers[2];
+	for (int w = 0; w < 2; w++) {
+		writers[w] = fork();
+		ck_assert_int_ge(writers[w], 0);
+		if (writers[w] == 0) {
+			for (int i = 0; i < 100; i++) {
+				struct kernel_cache *kc = kernel_cache_new(dir, true);
+				if (!kc || kernel_cache_put(kc, key_a(), big, sizeof big) != 0)
+					_exit(1);
+				kernel_cache_free(kc);
+			}
+			_exit(0);
+		}
+	}
+	for (int i = 0; i < 300; i++) {
+		struct kernel_cache *kc = kernel_cache_new(dir, true);
+		const void *obj;
+		size_t len;
+		char *why;
+		enum kc_result r = kernel_cache_get(kc, key_a(), &obj, &len, &why);
+		ck_assert_msg(r == KC_MISS || r == KC_DISK, "read %d: %s", i, why ? why : "?");
+		if (r == KC_DISK) {
+			ck_assert_uint_eq(len, sizeof big);
+			ck_assert_mem_eq(obj, big, sizeof big);
+		}
+		kernel_cache_free(kc);
+	}
+	for (int w = 0; w < 2; w++) {
+		int status;
+		ck_assert_int_eq(waitpid(writers[w], &status, 0), writers[w]);
+		ck_assert(WIFEXITED(status) && WEXITSTATUS(status) == 0);
+	}
+	/* the last read, after both: the entry */
+	struct kernel_cache *kc = kernel_cache_new(dir, true);
+	const void *obj;
+	size_t len;
+	char *why;
+	ck_assert_int_eq(kernel_cache_get(kc, key_a(), &obj, &len, &why), KC_DISK);
+	kernel_cache_free(kc);
+	/* no temporary file left behind */
+	char cmd[160];
+	snprintf(cmd, sizeof cmd, "test \"$(ls -A '%s' | wc -l)\" -eq 1", dir);
+	ck_assert_int_eq(system(cmd), 0);
+	remove_dir();
+}
+END_TEST
+
 START_TEST(test_default_dir)
 {
 	setenv("TJIT_CACHE_DIR", "/x/tjc", 1);
@@ -291,6 +348,7 @@ int main(void)
 	tcase_add_test(tc, test_renamed_entry);
 	tcase_add_test(tc, test_other_version);
 	tcase_add_test(tc, test_unwritable_dir);
+	tcase_add_test(tc, test_racing_writers);
 	tcase_add_test(tc, test_default_dir);
 	suite_add_tcase(s, tc);
 	SRunner *sr = srunner_create(s);
