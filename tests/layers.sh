@@ -10,7 +10,10 @@
 #
 # With the core library built (its objects in TJ_BUILDDIR/core), it also
 # fails when an object calls or reads a symbol defined in a layer above
-# its own.
+# its own, and when an object of a shared object that tjit opens at run
+# time (core/codegen/libtjcodegen.so: automake names its objects
+# libNAME_so-FILE.o) uses a symbol of any other file of core/: the shared
+# object links no core code.
 #
 # Environment: TJ_SRCDIR (the top source folder; default: the folder above
 # this script), TJ_BUILDDIR (default: the current folder).
@@ -101,11 +104,15 @@ END {
 		close(f)
 	}
 	# symbols: "path/libtjcore_a-name.o: ADDR T sym" or "path/...o:  U sym"
-	# (automake names an object libNAME_a-FILE.o)
+	# (automake names an object libNAME_a-FILE.o, or libNAME_so-FILE.o
+	# for a shared object built as a program)
 	while ((getline line < syms) > 0) {
 		split(line, w, " ")
 		o = w[1]; sub(/:.*/, "", o)
-		src = stem(o); sub(/^lib[A-Za-z0-9_]*_a-/, "", src)
+		src = stem(o)
+		if (src ~ /^lib[A-Za-z0-9_]*_so-/)
+			in_so[substr(src, index(src, "-") + 1)] = src
+		sub(/^lib[A-Za-z0-9_]*_(a|so)-/, "", src)
 		nw = 0
 		for (j in w) nw++
 		sym = w[nw]; type = w[nw - 1]
@@ -121,6 +128,10 @@ END {
 			continue
 		fl = layer[by_stem[u[1]]]; dl = layer[by_stem[def[u[2]]]]
 		ncalls++
+		if ((u[1] in in_so) && !(def[u[2]] in in_so)) {
+			fail(by_stem[u[1]] ": uses " u[2] " of " by_stem[def[u[2]]] ": a file of a shared object (" in_so[u[1]] ".o) links no core code")
+			continue
+		}
 		if (rank[dl] <= rank[fl])
 			continue
 		fail(by_stem[u[1]] ": uses " u[2] " of " by_stem[def[u[2]]] ", layer " dl ", above its layer " fl)
@@ -145,9 +156,11 @@ printf '#include "high.h"\n' >"$tree/core/low/low.h"
 : >"$tree/core/high/high.h"
 printf 'void high_fn(void);\nvoid low_fn(void) { high_fn(); }\n' >"$tree/core/low/low.c"
 printf 'void high_fn(void) {}\n' >"$tree/core/high/high.c"
+printf 'void low_fn(void);\nvoid shared_fn(void) { low_fn(); }\n' >"$tree/core/high/shared.c"
 calls=
 if (cd "$tree" && ${CC:-cc} -c -o core/low/low.o core/low/low.c &&
-	${CC:-cc} -c -o core/high/high.o core/high/high.c) >/dev/null 2>&1; then
+	${CC:-cc} -c -o core/high/high.o core/high/high.c &&
+	${CC:-cc} -c -o core/high/libx_so-shared.o core/high/shared.c) >/dev/null 2>&1; then
 	calls=1
 else
 	echo "layers.sh: no C compiler: the self-test checks includes only"
@@ -161,4 +174,8 @@ esac
 case $got in
 *"FAIL: core/low/low.c: uses high_fn of core/high/high.c, layer high, above its layer low"*) ;;
 *) echo "FAIL: a call up the layers went unnoticed: $got"; exit 1 ;;
+esac
+case $got in
+*"FAIL: core/high/shared.c: uses low_fn of core/low/low.c: a file of a shared object (libx_so-shared.o) links no core code"*) ;;
+*) echo "FAIL: a shared object using the core went unnoticed: $got"; exit 1 ;;
 esac

@@ -29,4 +29,19 @@ static inline uint64_t hash_fnv1a_str(const char *s)
 	return h;
 }
 
+/* FNV-1a, 128 bits: the kernel cache's keys (kernel_cache.h), whose
+ * files live across runs and versions, so that two kernels never share
+ * one by chance. Fed in pieces: h = hash_fnv1a128(HASH_FNV1A128_INIT, ...) */
+typedef unsigned __int128 hash128_t;
+#define HASH_FNV1A128_INIT (((hash128_t)0x6c62272e07bb0142ull << 64) | 0x62b821756295c58dull)
+#define HASH_FNV1A128_PRIME (((hash128_t)0x0000000001000000ull << 64) | 0x000000000000013bull)
+
+static inline hash128_t hash_fnv1a128(hash128_t h, const void *p, size_t n)
+{
+	const unsigned char *b = p;
+	for (size_t i = 0; i < n; i++)
+		h = (h ^ b[i]) * HASH_FNV1A128_PRIME;
+	return h;
+}
+
 #endif

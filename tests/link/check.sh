@@ -9,8 +9,15 @@
 #
 # As a control, tjit (which runs programs) must show vm_new: otherwise nm
 # cannot see the symbols (a stripped binary) and the check proves nothing.
-# Environment: TJIT, TJIT_TUI, TJIT_DOT (default: ./tjit, ./tjit-tui,
-# ./tjit-dot), NM (default nm).
+#
+# Then no tool links libLLVM (its load costs every start about 17 ms):
+# only the code generator's shared object does, which tjit opens on the
+# first inductor compile (doc/codegen.md); as a control, that object must
+# need libLLVM. Skipped without readelf.
+# Environment: TJIT, TJIT_PROFILE, TJIT_TUI, TJIT_DOT (default: ./tjit,
+# ./tjit-profile, ./tjit-tui, ./tjit-dot), CODEGEN_SO (default: beside
+# tjit, core/codegen/libtjcodegen.so), NM (default nm), READELF (default
+# readelf).
 set -u
 nm=${NM:-nm}
 tjit=${TJIT:-./tjit}
@@ -39,6 +46,28 @@ for tool in "${TJIT_TUI:-./tjit-tui}" "${TJIT_DOT:-./tjit-dot}"; do
 		status=1
 	else
 		echo "PASS: $(basename "$tool") links no VM, tensor, tracer or compile-log module"
+	fi
+done
+
+readelf=${READELF:-readelf}
+if ! command -v "$readelf" >/dev/null 2>&1; then
+	echo "SKIP: no $readelf: the libLLVM check"
+	exit $status
+fi
+needs_llvm() { "$readelf" -d "$1" 2>/dev/null | grep 'NEEDED' | grep -q 'libLLVM'; }
+so=${CODEGEN_SO:-$(dirname "$tjit")/core/codegen/libtjcodegen.so}
+[ -f "$so" ] || { echo "check.sh: no code generator at $so (set CODEGEN_SO)" >&2; exit 99; }
+if ! needs_llvm "$so"; then
+	echo "FAIL: $readelf shows no libLLVM needed by $so: the check proves nothing"
+	exit 1
+fi
+for tool in "$tjit" "${TJIT_PROFILE:-./tjit-profile}" "${TJIT_TUI:-./tjit-tui}" "${TJIT_DOT:-./tjit-dot}"; do
+	[ -x "$tool" ] || { echo "check.sh: no binary at $tool" >&2; exit 99; }
+	if needs_llvm "$tool"; then
+		echo "FAIL: $(basename "$tool") links libLLVM: only $(basename "$so") may"
+		status=1
+	else
+		echo "PASS: $(basename "$tool") does not link libLLVM"
 	fi
 done
 exit $status

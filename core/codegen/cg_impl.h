@@ -1,0 +1,43 @@
+/* cg_impl.h - inside libtjcodegen.so: what a file of the object that
+ * builds modules needs (the IR emitter), with the LLVM types that
+ * codegen.h keeps out of tjit. */
+#ifndef TJ_CG_IMPL_H
+#define TJ_CG_IMPL_H
+
+#include <llvm-c/Core.h>
+#include <llvm-c/TargetMachine.h>
+
+#include "codegen.h"
+
+/* a module and the context it lives in, owned together */
+struct cg_module {
+	LLVMContextRef ctx;
+	LLVMModuleRef mod;
+	LLVMTargetMachineRef tm; /* the host's, made on first use: per module, as
+				    a target machine is not shared between threads */
+};
+
+/* a module of that name in a new context, with the host's triple and data
+ * layout; NULL with *err */
+struct cg_module *cg_module_new(const char *name, char **err);
+/* takes the context and module (already in that context); sets the host's
+ * triple and data layout; NULL with *err, and then disposes of both */
+struct cg_module *cg_module_wrap(LLVMContextRef ctx, LLVMModuleRef mod, char **err);
+
+/* sets *err (when err is not NULL) to a malloc'd message; returns -1 */
+int cg_fail(char **err, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
+/* the same with LLVM's message appended after ": " and disposed of */
+int cg_fail_llvm(char **err, char *llvm_msg, const char *what);
+/* the same for an LLVMErrorRef, consumed */
+int cg_fail_error(char **err, LLVMErrorRef e, const char *what);
+
+/* a target machine for the host at that code generation level (PIC, small
+ * code model); NULL with *err */
+LLVMTargetMachineRef cg_host_machine(LLVMCodeGenOptLevel level, char **err);
+const char *cg_host_triple(void);
+
+/* the JIT (cg_jit.c): codegen_api's load_object and lookup */
+int cg_jit_load_object(const void *obj, size_t len, char **err);
+void *cg_jit_lookup(const char *symbol, char **err);
+
+#endif

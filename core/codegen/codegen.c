@@ -1,0 +1,256 @@
+/* codegen.c - libtjcodegen.so's table (tjit_codegen_api), the host target,
+ * modules from IR text, verification, the new pass manager's pipelines
+ * and object emission. The JIT is in cg_jit.c. */
+#include <pthread.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include <llvm-c/Analysis.h>
+#include <llvm-c/Core.h>
+#include <llvm-c/Error.h>
+#include <llvm-c/IRReader.h>
+#include <llvm-c/Target.h>
+#include <llvm-c/TargetMachine.h>
+#include <llvm-c/Transforms/PassBuilder.h>
+
+#include "cg_impl.h"
+
+/* the host, found once (cg_host_init) */
+static struct {
+	char *triple, *cpu, *features;
+	LLVMTargetRef target;
+	char *init_error; /* why the native target cannot be used, or NULL */
+} host;
+
+static struct codegen_api api;
+static pthread_once_t api_once = PTHREAD_ONCE_INIT;
+
+int cg_fail(char **err, const char *fmt, ...)
+{
+	if (!err)
+		return -1;
+	va_list ap;
+	va_start(ap, fmt);
+	if (vasprintf(err, fmt, ap) < 0)
+		*err = NULL;
+	va_end(ap);
+	return -1;
+}
+
+int cg_fail_llvm(char **err, char *llvm_msg, const char *what)
+{
+	/* LLVM's messages often end in a newline: drop it */
+	size_t n = llvm_msg ? strlen(llvm_msg) : 0;
+	while (n > 0 && (llvm_msg[n - 1] == '\n' || llvm_msg[n - 1] == ' '))
+		n--;
+	cg_fail(err, "%s: %.*s", what, (int)n, llvm_msg ? llvm_msg : "");
+	if (llvm_msg)
+		LLVMDisposeMessage(llvm_msg);
+	return -1;
+}
+
+int cg_fail_error(char **err, LLVMErrorRef e, const char *what)
+{
+	char *msg = LLVMGetErrorMessage(e); /* consumes e */
+	cg_fail(err, "%s: %s", what, msg);
+	LLVMDisposeErrorMessage(msg);
+	return -1;
+}
+
+const char *cg_host_triple(void) { return host.triple; }
+
+LLVMTargetMachineRef cg_host_machine(LLVMCodeGenOptLevel level, char **err)
+{
+	if (host.init_error) {
+		cg_fail(err, "%s", host.init_error);
+		return NULL;
+	}
+	/* PIC and the small code model: the objects are cached and linked
+	 * anywhere in the process by the JIT's linker */
+	LLVMTargetMachineRef tm = LLVMCreateTargetMachine(host.target, host.triple, host.cpu,
+		host.features, level, LLVMRelocPIC, LLVMCodeModelSmall);
+	if (!tm)
+		cg_fail(err, "cannot make a target machine for %s", host.triple);
+	return tm;
+}
+
+static void cg_set_host(LLVMModuleRef mod, LLVMTargetMachineRef tm)
+{
+	LLVMSetTarget(mod, host.triple);
+	LLVMTargetDataRef td = LLVMCreateTargetDataLayout(tm);
+	LLVMSetModuleDataLayout(mod, td);
+	LLVMDisposeTargetData(td);
+}
+
+struct cg_module *cg_module_wrap(LLVMContextRef ctx, LLVMModuleRef mod, char **err)
+{
+	struct cg_module *m = calloc(1, sizeof *m);
+	if (!m) {
+		cg_fail(err, "out of memory");
+		goto fail;
+	}
+	m->ctx = ctx;
+	m->mod = mod;
+	m->tm = cg_host_machine(LLVMCodeGenLevelDefault, err);
+	if (!m->tm)
+		goto fail;
+	cg_set_host(mod, m->tm);
+	return m;
+fail:
+	free(m);
+	LLVMDisposeModule(mod);
+	LLVMContextDispose(ctx);
+	return NULL;
+}
+
+struct cg_module *cg_module_new(const char *name, char **err)
+{
+	LLVMContextRef ctx = LLVMContextCreate();
+	return cg_module_wrap(ctx, LLVMModuleCreateWithNameInContext(name, ctx), err);
+}
+
+static struct cg_module *cg_parse_ir(const char *text, const char *name, char **err)
+{
+	if (!text)
+		return cg_fail(err, "no IR text"), NULL;
+	LLVMContextRef ctx = LLVMContextCreate();
+	/* the parser takes the buffer, also when it fails */
+	LLVMMemoryBufferRef buf = LLVMCreateMemoryBufferWithMemoryRangeCopy(text, strlen(text),
+		name ? name : "kernel");
+	LLVMModuleRef mod = NULL;
+	char *msg = NULL;
+	if (LLVMParseIRInContext(ctx, buf, &mod, &msg)) {
+		char what[160];
+		snprintf(what, sizeof what, "%s: bad LLVM IR", name ? name : "kernel");
+		cg_fail_llvm(err, msg, what);
+		LLVMContextDispose(ctx);
+		return NULL;
+	}
+	return cg_module_wrap(ctx, mod, err);
+}
+
+static char *cg_module_ir(struct cg_module *m)
+{
+	char *s = LLVMPrintModuleToString(m->mod);
+	char *copy = s ? strdup(s) : NULL;
+	LLVMDisposeMessage(s);
+	return copy;
+}
+
+static int cg_verify(struct cg_module *m, char **err)
+{
+	char *msg = NULL;
+	if (!LLVMVerifyModule(m->mod, LLVMReturnStatusAction, &msg)) {
+		LLVMDisposeMessage(msg);
+		return 0;
+	}
+	size_t n;
+	const char *name = LLVMGetModuleIdentifier(m->mod, &n);
+	char what[160];
+	snprintf(what, sizeof what, "%.*s: LLVM IR does not verify", (int)(n < 100 ? n : 100), name);
+	return cg_fail_llvm(err, msg, what);
+}
+
+static int cg_optimize(struct cg_module *m, int level, char **err)
+{
+	if (level < 0 || level > 3)
+		return cg_fail(err, "optimization level %d: not 0 to 3", level);
+	char pipeline[32];
+	snprintf(pipeline, sizeof pipeline, "default<O%d>", level);
+	LLVMPassBuilderOptionsRef opts = LLVMCreatePassBuilderOptions();
+	/* off by default in the C API's options, on in clang at O2 */
+	LLVMPassBuilderOptionsSetLoopVectorization(opts, level >= 2);
+	LLVMPassBuilderOptionsSetSLPVectorization(opts, level >= 2);
+	LLVMPassBuilderOptionsSetLoopUnrolling(opts, level >= 2);
+	LLVMErrorRef e = LLVMRunPasses(m->mod, pipeline, m->tm, opts);
+	LLVMDisposePassBuilderOptions(opts);
+	return e ? cg_fail_error(err, e, "optimize") : 0;
+}
+
+static int cg_emit_object(struct cg_module *m, void **obj, size_t *len, char **err)
+{
+	LLVMMemoryBufferRef buf = NULL;
+	char *msg = NULL;
+	*obj = NULL;
+	*len = 0;
+	if (LLVMTargetMachineEmitToMemoryBuffer(m->tm, m->mod, LLVMObjectFile, &msg, &buf))
+		return cg_fail_llvm(err, msg, "emit object");
+	size_t n = LLVMGetBufferSize(buf);
+	void *copy = malloc(n ? n : 1);
+	if (!copy) {
+		LLVMDisposeMemoryBuffer(buf);
+		return cg_fail(err, "out of memory");
+	}
+	memcpy(copy, LLVMGetBufferStart(buf), n);
+	LLVMDisposeMemoryBuffer(buf);
+	*obj = copy;
+	*len = n;
+	return 0;
+}
+
+static void cg_module_free(struct cg_module *m)
+{
+	if (!m)
+		return;
+	if (m->tm)
+		LLVMDisposeTargetMachine(m->tm);
+	LLVMDisposeModule(m->mod);
+	LLVMContextDispose(m->ctx);
+	free(m);
+}
+
+static char *dup_llvm(char *s)
+{
+	char *copy = strdup(s ? s : "");
+	LLVMDisposeMessage(s);
+	return copy;
+}
+
+static void cg_host_init(void)
+{
+	unsigned maj, min, patch;
+	static char version[32];
+	LLVMGetVersion(&maj, &min, &patch);
+	snprintf(version, sizeof version, "%u.%u.%u", maj, min, patch);
+
+	char *msg = NULL;
+	if (LLVMInitializeNativeTarget() || LLVMInitializeNativeAsmPrinter() ||
+	    LLVMInitializeNativeAsmParser())
+		host.init_error = strdup("LLVM has no native target for this host");
+	host.triple = dup_llvm(LLVMGetDefaultTargetTriple());
+	host.cpu = dup_llvm(LLVMGetHostCPUName());
+	host.features = dup_llvm(LLVMGetHostCPUFeatures());
+	if (!host.init_error && LLVMGetTargetFromTriple(host.triple, &host.target, &msg)) {
+		cg_fail_llvm(&host.init_error, msg, "no LLVM target for the host");
+		msg = NULL;
+	}
+	LLVMDisposeMessage(msg);
+
+	static char *target_id;
+	if (asprintf(&target_id, "%s;%s;%s", host.triple, host.cpu, host.features) < 0)
+		target_id = NULL;
+	long ncores = sysconf(_SC_NPROCESSORS_ONLN);
+
+	api.abi = CODEGEN_ABI;
+	api.llvm_version = version;
+	api.target_id = target_id ? target_id : "unknown";
+	api.ncores = ncores > 0 ? (int)ncores : 1;
+	api.parse_ir = cg_parse_ir;
+	api.module_ir = cg_module_ir;
+	api.verify = cg_verify;
+	api.optimize = cg_optimize;
+	api.emit_object = cg_emit_object;
+	api.module_free = cg_module_free;
+	api.load_object = cg_jit_load_object;
+	api.lookup = cg_jit_lookup;
+}
+
+__attribute__((visibility("default")))
+const struct codegen_api *tjit_codegen_api(void)
+{
+	pthread_once(&api_once, cg_host_init);
+	return &api;
+}
