@@ -161,7 +161,8 @@ bool loop_is_const(const struct lkernel *k, lref r, int64_t *v);
 /* does r (transitively) read var v */
 bool loop_uses_var(const struct lkernel *k, lref r, int var);
 
-/* Names the kernel "k_<hash>" from loop_kernel_hash; call when built. */
+/* Drops the nodes nothing reads (renumbering the others, in order) and
+ * names the kernel "k_<hash>" from loop_kernel_hash; call when built. */
 void loop_kernel_finish(struct lkernel *k);
 /* 64 bits over everything that decides the machine code: the nodes, vars,
  * sections and buffer dtypes (not the buffers' names), so that the same
