@@ -179,6 +179,108 @@ static LLVMValueRef erf_f32(struct mb *m, LLVMValueRef x)
 	return sel(m, cmp(m, LLVMRealOLT, ax, k(m, 1.0)), small, copysign_(m, big, x));
 }
 
+/* ---- sin and cos of float32: the argument reduced exactly ----
+ * |x| = M 2^(E-150) (M the 24-bit significand, E the biased exponent).
+ * y = |x| 2/pi modulo 4 only needs the bits of 2/pi from position
+ * E - 151 on (the earlier ones give multiples of 4): a table holds those
+ * 96 bits for each E, the integer product M * W (120 bits, three 64-bit
+ * multiplies) has y's quadrant in its bits 94-95 and its fraction below,
+ * kept to 64 bits (the truncation of 2/pi costs under 2^-70). The
+ * fraction, rounded to the nearest quadrant, times pi/2 is r in
+ * [-pi/4, pi/4] as a double; sin r and cos r are Taylor polynomials in
+ * double (error under 1e-11), rounded once to float. */
+
+/* 2/pi, 256 bits after the binary point */
+static const char two_over_pi[] = "a2f9836e4e441529fc2757d1f534ddc0db6295993c439041fe5163abdebbc561";
+
+/* bit i (1 = the first after the binary point) of 2/pi; 0 for i <= 0 */
+static unsigned twopi_bit(int i)
+{
+	if (i <= 0 || i > 4 * (int)(sizeof two_over_pi - 1))
+		return 0;
+	char c = two_over_pi[(i - 1) / 4];
+	unsigned d = c <= '9' ? (unsigned)(c - '0') : (unsigned)(c - 'a' + 10);
+	return (d >> (3 - (i - 1) % 4)) & 1;
+}
+
+/* the table: for each biased exponent E, the 96 bits of 2/pi from
+ * position E - 151, as three 32-bit words (a private constant global
+ * shared by the module's kernels) */
+static LLVMValueRef twopi_table(struct mb *m)
+{
+	static const char name[] = "tj.two_over_pi";
+	LLVMValueRef g = LLVMGetNamedGlobal(m->mod, name);
+	if (g)
+		return g;
+	LLVMContextRef cx = LLVMGetModuleContext(m->mod);
+	LLVMTypeRef t32 = LLVMInt32TypeInContext(cx);
+	LLVMValueRef words[256 * 3];
+	for (int e = 0; e < 256; e++)
+		for (int w = 0; w < 3; w++) {
+			unsigned v = 0;
+			for (int j = 0; j < 32; j++)
+				v = v << 1 | twopi_bit(e - 152 + 1 + 32 * w + j);
+			words[e * 3 + w] = LLVMConstInt(t32, v, 0);
+		}
+	LLVMTypeRef at = LLVMArrayType2(t32, 256 * 3);
+	g = LLVMAddGlobal(m->mod, at, name);
+	LLVMSetInitializer(g, LLVMConstArray2(t32, words, 256 * 3));
+	LLVMSetGlobalConstant(g, 1);
+	LLVMSetLinkage(g, LLVMPrivateLinkage);
+	LLVMSetUnnamedAddress(g, LLVMGlobalUnnamedAddr);
+	LLVMSetAlignment(g, 16);
+	return g;
+}
+
+static const double sin_c[] = {-1.0 / 6, 1.0 / 120, -1.0 / 5040, 1.0 / 362880, -1.0 / 39916800};
+static const double cos_c[] = {-0.5, 1.0 / 24, -1.0 / 720, 1.0 / 40320, -1.0 / 3628800, 1.0 / 479001600};
+
+static LLVMValueRef sincos_f32(struct mb *m, LLVMValueRef x, bool want_cos)
+{
+	LLVMBuilderRef b = m->b;
+	LLVMContextRef cx = LLVMGetModuleContext(m->mod);
+	LLVMTypeRef t64 = LLVMInt64TypeInContext(cx), td = LLVMDoubleTypeInContext(cx);
+	LLVMValueRef bits = LLVMBuildBitCast(b, x, m->ti, "");
+	LLVMValueRef ex = LLVMBuildAnd(b, LLVMBuildLShr(b, bits, ki(m, 23), ""), ki(m, 255), "");
+	LLVMValueRef mant = LLVMBuildOr(b, LLVMBuildAnd(b, bits, ki(m, 0x7fffff), ""), ki(m, 0x800000), "");
+	LLVMValueRef mw = LLVMBuildZExt(b, mant, t64, "");
+	LLVMValueRef idx = LLVMBuildMul(b, LLVMBuildZExt(b, ex, t64, ""), LLVMConstInt(t64, 3, 0), "");
+	LLVMValueRef tab = twopi_table(m), w[3];
+	for (int i = 0; i < 3; i++) {
+		LLVMValueRef ix[2] = {LLVMConstInt(t64, 0, 0), LLVMBuildAdd(b, idx, LLVMConstInt(t64, i, 0), "")};
+		LLVMValueRef p = LLVMBuildInBoundsGEP2(b, LLVMGlobalGetValueType(tab), tab, ix, 2, "");
+		LLVMValueRef v = LLVMBuildLoad2(b, m->ti, p, "");
+		LLVMSetAlignment(v, 4);
+		w[i] = LLVMBuildMul(b, mw, LLVMBuildZExt(b, v, t64, ""), "");
+	}
+	LLVMValueRef c32 = LLVMConstInt(t64, 32, 0), lo32 = LLVMConstInt(t64, 0xffffffffu, 0);
+	LLVMValueRef s1 = LLVMBuildAdd(b, w[1], LLVMBuildLShr(b, w[2], c32, ""), "");
+	LLVMValueRef s2 = LLVMBuildAdd(b, w[0], LLVMBuildLShr(b, s1, c32, ""), "");
+	LLVMValueRef f = LLVMBuildShl(b, s2, LLVMConstInt(t64, 34, 0), "");
+	f = LLVMBuildOr(b, f, LLVMBuildShl(b, LLVMBuildAnd(b, s1, lo32, ""), LLVMConstInt(t64, 2, 0), ""), "");
+	f = LLVMBuildOr(b, f, LLVMBuildLShr(b, LLVMBuildAnd(b, w[2], lo32, ""), LLVMConstInt(t64, 30, 0), ""), "");
+	LLVMValueRef q = LLVMBuildAdd(b, LLVMBuildLShr(b, s2, LLVMConstInt(t64, 30, 0), ""),
+				      LLVMBuildLShr(b, f, LLVMConstInt(t64, 63, 0), ""), "");
+	if (want_cos)
+		q = LLVMBuildAdd(b, q, LLVMConstInt(t64, 1, 0), "");
+	struct mb md = {b, m->mod, td, t64};
+	LLVMValueRef r = mul(&md, LLVMBuildSIToFP(b, f, td, ""), k(&md, 1.5707963267948966 * 0x1p-64));
+	LLVMValueRef r2 = mul(&md, r, r);
+	LLVMValueRef sr = add(&md, r, mul(&md, mul(&md, r, r2), horner(&md, r2, sin_c, 5)));
+	LLVMValueRef cr = add(&md, k(&md, 1.0), mul(&md, r2, horner(&md, r2, cos_c, 6)));
+	LLVMValueRef odd = LLVMBuildICmp(b, LLVMIntNE, LLVMBuildAnd(b, q, LLVMConstInt(t64, 1, 0), ""),
+					 LLVMConstInt(t64, 0, 0), "");
+	LLVMValueRef neg = LLVMBuildICmp(b, LLVMIntNE, LLVMBuildAnd(b, q, LLVMConstInt(t64, 2, 0), ""),
+					 LLVMConstInt(t64, 0, 0), "");
+	if (!want_cos) /* sin is odd */
+		neg = LLVMBuildXor(b, neg, LLVMBuildICmp(b, LLVMIntSLT, bits, ki(m, 0), ""), "");
+	LLVMValueRef v = sel(m, odd, cr, sr);
+	v = LLVMBuildFPTrunc(b, sel(m, neg, LLVMBuildFNeg(b, v, ""), v), m->t, "");
+	LLVMValueRef tiny = LLVMBuildICmp(b, LLVMIntULT, ex, ki(m, 115), ""); /* |x| < 2^-12 */
+	v = sel(m, tiny, want_cos ? k(m, 1.0) : x, v);
+	return sel(m, LLVMBuildICmp(b, LLVMIntEQ, ex, ki(m, 255), ""), k(m, NAN), v);
+}
+
 static LLVMValueRef exp_any(struct mb *m, LLVMValueRef x, bool f32)
 {
 	return f32 ? exp_f32(m, x) : call1(m, "llvm.exp", x);
@@ -197,8 +299,8 @@ LLVMValueRef cg_math_unary(LLVMBuilderRef b, LLVMModuleRef mod, unop op, LLVMVal
 	case UNOP_sqrt: return call1(&m, "llvm.sqrt", x);
 	case UNOP_rsqrt: return dvd(&m, one, call1(&m, "llvm.sqrt", x));
 	case UNOP_reciprocal: return dvd(&m, one, x);
-	case UNOP_sin: return call1(&m, "llvm.sin", x);
-	case UNOP_cos: return call1(&m, "llvm.cos", x);
+	case UNOP_sin: return f32 ? sincos_f32(&m, x, false) : call1(&m, "llvm.sin", x);
+	case UNOP_cos: return f32 ? sincos_f32(&m, x, true) : call1(&m, "llvm.cos", x);
 	case UNOP_tanh: return f32 ? tanh_f32(&m, x) : libm_call(b, mod, "tanh", x);
 	case UNOP_sigmoid: return dvd(&m, one, add(&m, one, exp_any(&m, LLVMBuildFNeg(b, x, ""), f32)));
 	case UNOP_silu: return dvd(&m, x, add(&m, one, exp_any(&m, LLVMBuildFNeg(b, x, ""), f32)));

@@ -167,6 +167,8 @@ static loop_kernel_fn compile_err(struct tk *t, char **err)
 	char *ir = LLVMPrintModuleToString(mod);
 	last_ir = strdup(ir);
 	LLVMDisposeMessage(ir);
+	if (getenv("CG_EMIT_DUMP")) /* the optimized IR of every kernel, for a look */
+		fprintf(stderr, "%s\n", last_ir);
 	ck_assert_ptr_null(LLVMOrcLLJITAddLLVMIRModule(jit, LLVMOrcLLJITGetMainJITDylib(jit),
 						       LLVMOrcCreateNewThreadSafeModule(mod, tsc)));
 	LLVMOrcExecutorAddress addr = 0;
@@ -298,7 +300,9 @@ static double unary_ulps(int op, int dt)
 	case UNOP_log:
 	case UNOP_tanh:
 	case UNOP_sigmoid:
-	case UNOP_silu: return 4;
+	case UNOP_silu:
+	case UNOP_sin:
+	case UNOP_cos: return 4;
 	case UNOP_gelu: return 64; /* eager's own 1 + erff(x) cancels for x << 0 */
 	default: return 0;
 	}
@@ -588,6 +592,8 @@ static double ref_fn(int op, double x)
 	case UNOP_exp: return exp(x);
 	case UNOP_log: return log(x);
 	case UNOP_tanh: return tanh(x);
+	case UNOP_sin: return sin(x);
+	case UNOP_cos: return cos(x);
 	/* eager's formula: exp(-x) overflows float32 below -88.7 */
 	case UNOP_sigmoid: return 1 / (1 + (double)(float)exp(-x));
 	case UNOP_silu: return x / (1 + (double)(float)exp(-x));
@@ -643,7 +649,7 @@ static double sweep(int op, double *eager_worst)
 
 START_TEST(test_transcendental_sweep)
 {
-	static const int ops[] = {UNOP_exp, UNOP_log, UNOP_tanh, UNOP_sigmoid, UNOP_silu, UNOP_gelu};
+	static const int ops[] = {UNOP_exp, UNOP_log, UNOP_tanh, UNOP_sigmoid, UNOP_silu, UNOP_gelu, UNOP_sin, UNOP_cos};
 	for (size_t i = 0; i < sizeof ops / sizeof ops[0]; i++) {
 		double eager;
 		double e = sweep(ops[i], &eager);
