@@ -825,10 +825,13 @@ static int emit_body(struct emit *e)
 		/* sizes: int64 expressions of symbols, once at entry */
 		if (v == 0 && k->nouter > 0)
 			continue;
+		int h = node_home(e, k->vars[v].size);
+		if (h < 0)
+			return -1;
+		if (h != 0)
+			return fail(e, k->vars[v].size, "the size of var %d reads a var", v), -1;
 		if (!(e->size[v] = node_value(e, k->vars[v].size)))
 			return -1;
-		if (e->home[k->vars[v].size] != 0)
-			return fail(e, k->vars[v].size, "the size of var %d reads a var", v), -1;
 	}
 	LLVMBasicBlockRef ret = LLVMAppendBasicBlockInContext(e->cx, e->body, "ret");
 	struct loop outer[LOOP_MAX_VARS];

@@ -12,7 +12,11 @@
 #include <stdio.h>
 #include <time.h>
 
+#define TEST_CAPTURE_GRAPHS
+#include "aot_decompose.h"
 #include "cg_emit.h"
+#include "inductor_lower.h"
+#include "program_test_util.h"
 #include "tensor_test_util.h"
 
 /* ---- a tiny kernel builder: nodes appended as given, no hash-consing ---- */
@@ -788,6 +792,87 @@ START_TEST(test_no_outer_and_index_math)
 }
 END_TEST
 
+/* runs the one kernel of program i (0: the chain on (4, 5), 1: softmax,
+ * 2: log_softmax on (8, 16)) and compares it with the eager ops */
+static void run_lowered(loop_kernel_fn f, const struct lkernel *k, int i)
+{
+	int64_t rows = i == 0 ? 4 : 8, cols = i == 0 ? 5 : 16, n = rows * cols, trips;
+	ck_assert_int_eq(k->nbufs, 2);
+	ck_assert(k->nouter == 0 || loop_is_const(k, k->vars[0].size, &trips));
+	if (k->nouter == 0)
+		trips = 1;
+	tensor *x = tensor_empty(DT_FLOAT32, 2, SHAPE(rows, cols)), *want;
+	float out[128];
+	for (int64_t j = 0; j < n; j++)
+		((float *)x->data)[j] = (float)rnd_float() * 4;
+	f((void *[]){x->data, out}, NULL, 0, trips);
+	if (i == 0) {
+		tensor *two = py_float(2), *one = py_float(1), *three = py_float(3);
+		tensor *a = tensor_binary(BINOP_mul, x, two), *b = tensor_binary(BINOP_add, a, one);
+		tensor *c = tensor_unary(UNOP_tanh, b), *d = tensor_unary(UNOP_sigmoid, x);
+		tensor *e = tensor_binary(BINOP_mul, c, d), *g = tensor_binary(BINOP_div, x, three);
+		tensor *h = tensor_binary(BINOP_sub, e, g);
+		want = tensor_unary(UNOP_relu, h);
+		tensor *tmp[] = {two, one, three, a, b, c, d, e, g, h};
+		for (size_t j = 0; j < sizeof tmp / sizeof tmp[0]; j++)
+			tensor_decref(tmp[j]);
+	} else {
+		want = i == 1 ? tensor_softmax(x, -1) : tensor_log_softmax(x, -1);
+	}
+	ck_assert_ptr_nonnull(want);
+	expect_same(i == 0 ? "lowered chain" : i == 1 ? "lowered softmax" : "lowered log_softmax", DT_FLOAT32, out,
+		    want->data, n, 8, x->data, DT_FLOAT32);
+	tensor_decref(want);
+	tensor_decref(x);
+}
+
+/* every kernel that the lowering makes of real programs emits, verifies
+ * and optimizes */
+START_TEST(test_lowered_kernels)
+{
+	static const char *const progs[][2] = {
+		{"    return relu(tanh(x * 2 + 1) * sigmoid(x) - x / 3)\n", "randn(4, 5)"},
+		{"    return softmax(x, -1)\n", "randn(8, 16)"},
+		{"    return log_softmax(x, -1)\n", "randn(8, 16)"},
+		{"    return x.sum(1), x.mean(1, keepdim=True), x.var()\n", "randn(6, 7)"},
+		{"    return x.max(0)\n", "randn(6, 7)"},
+		{"    return x.permute(1, 0) * 2\n", "randn(3, 5)"},
+		{"    return (x * 2).reshape(5, 3) + 1\n", "randn(3, 5)"},
+		{"    return gelu(x) + exp(x) - log(abs(x) + 1) + sin(x) * cos(x)\n", "randn(9)"},
+		{"    return where(x > 0, x, x * 0.5)\n", "randn(9)"},
+		{"    return (x * 3) // 2 + x % 5\n", "arange(10)"},
+	};
+	for (size_t i = 0; i < sizeof progs / sizeof progs[0]; i++) {
+		char text[1024];
+		snprintf(text, sizeof text, "def f(x):\n%sg = compile(f)\ng(%s)\n", progs[i][0], progs[i][1]);
+		run_capturing(text);
+		ck_assert_int_eq(ngraphs, 1);
+		ck_assert_int_eq(aot_decompose(graphs[0], NULL), 0);
+		struct ind_program p;
+		memset(&p, 0, sizeof p);
+		ck_assert_msg(ind_lower(graphs[0], &p) == 0, "%s: %s", progs[i][0], tj_error_peek());
+		int nk = 0;
+		for (int s = 0; s < p.nsteps; s++) {
+			if (p.steps[s].kind != ISTEP_KERNEL)
+				continue;
+			struct tk t = {.k = *p.steps[s].k};
+			char *err = NULL;
+			loop_kernel_fn f = compile_err(&t, &err);
+			if (!f) {
+				char *listing = loop_kernel_format(p.steps[s].k);
+				ck_abort_msg("%s%s\n%s", progs[i][0], err, listing);
+			}
+			if (i < 3) /* one kernel x -> out: run it against eager */
+				run_lowered(f, p.steps[s].k, (int)i);
+			nk++;
+		}
+		ck_assert_int_gt(nk, 0);
+		ind_program_release(&p);
+		drop_graphs();
+	}
+}
+END_TEST
+
 int main(void)
 {
 	Suite *s = suite_create("cg_emit");
@@ -804,6 +889,7 @@ int main(void)
 	tcase_add_test(tc, test_vectorized);
 	tcase_add_test(tc, test_errors);
 	tcase_add_test(tc, test_no_outer_and_index_math);
+	tcase_add_test(tc, test_lowered_kernels);
 	suite_add_tcase(s, tc);
 	SRunner *sr = srunner_create(s);
 	srunner_run_all(sr, CK_NORMAL);
