@@ -224,7 +224,7 @@ static LLVMValueRef sel(struct emit *e, LLVMValueRef c, LLVMValueRef a, LLVMValu
 
 static LLVMValueRef intrinsic1(struct emit *e, const char *name, LLVMValueRef x)
 {
-	return cg_intrinsic(e->b, e->mod, name, &x, 1);
+	return cg_math_intrinsic(e->b, e->mod, name, &x, 1);
 }
 
 /* a -> dt with tensor.c's conversions: float -> int64 truncates, NaN and
@@ -371,7 +371,7 @@ static LLVMValueRef float_divmod(struct emit *e, LLVMValueRef a, LLVMValueRef d,
 	div = sel(e, adj, LLVMBuildFSub(b, div, one, ""), div);
 	LLVMValueRef q = LLVMBuildFDiv(b, a, d, "");
 	LLVMValueRef args[2] = {z, q};
-	LLVMValueRef signed_zero = cg_intrinsic(b, e->mod, "llvm.copysign", args, 2);
+	LLVMValueRef signed_zero = cg_math_intrinsic(b, e->mod, "llvm.copysign", args, 2);
 	LLVMValueRef fl = intrinsic1(e, "llvm.floor", div);
 	fl = sel(e, fcmp(e, LLVMRealOGT, LLVMBuildFSub(b, div, fl, ""), cfl(t, 0.5)), LLVMBuildFAdd(b, fl, one, ""),
 		 fl);
@@ -431,7 +431,7 @@ static LLVMValueRef emit_binary(struct emit *e, lref r, const struct lnode *n, L
 			if (pn->op == LOP_CONST && pn->c.f == 2.0) /* eager's x ** 2 is x * x */
 				return LLVMBuildFMul(b, a, a, "");
 			LLVMValueRef args[2] = {a, d};
-			return cg_intrinsic(b, e->mod, "llvm.pow", args, 2);
+			return cg_math_intrinsic(b, e->mod, "llvm.pow", args, 2);
 		}
 		case BINOP_floordiv: return float_divmod(e, a, d, false);
 		case BINOP_mod: return float_divmod(e, a, d, true);
@@ -716,7 +716,7 @@ static int reduce_step(struct emit *e, lref r, const struct lsection *s)
 		bool is_max = op == REDOP_max;
 		if (f) {
 			LLVMValueRef args[2] = {acc, x};
-			nv = cg_intrinsic(b, e->mod, is_max ? "llvm.maximum" : "llvm.minimum", args, 2);
+			nv = cg_math_intrinsic(b, e->mod, is_max ? "llvm.maximum" : "llvm.minimum", args, 2);
 		} else {
 			LLVMIntPredicate p = dt == DT_BOOL ? (is_max ? LLVMIntUGT : LLVMIntULT)
 							   : (is_max ? LLVMIntSGT : LLVMIntSLT);

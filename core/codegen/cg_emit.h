@@ -16,7 +16,7 @@ int cg_emit_kernel(LLVMModuleRef mod, const struct lkernel *k, char **err);
 
 /* A call of the overloaded intrinsic name ("llvm.fabs") on args, typed
  * by args[0]; NULL when LLVM does not know it. */
-LLVMValueRef cg_intrinsic(LLVMBuilderRef b, LLVMModuleRef mod, const char *name, LLVMValueRef *args, int n);
+LLVMValueRef cg_math_intrinsic(LLVMBuilderRef b, LLVMModuleRef mod, const char *name, LLVMValueRef *args, int n);
 
 /* The value of a float-only unary op (exp, log, sqrt, rsqrt, sin, cos,
  * tanh, sigmoid, gelu, silu, reciprocal) on x, a float or double, emitted

@@ -7,14 +7,15 @@
  * in each comment; doc/codegen-math.md gives the intervals, the method and
  * the measured errors. Polynomials are evaluated by Horner's rule with
  * separate fmul and fadd (no contraction: the same result on every CPU).
- * float64 calls libm (through LLVM's intrinsics or by name) for now.
+ * float64 has the inline exp (and so sigmoid and silu); its log, tanh,
+ * erf, sin and cos call libm (through LLVM's intrinsics or by name).
  */
 #include <math.h>
 #include <string.h>
 
 #include "cg_emit.h"
 
-LLVMValueRef cg_intrinsic(LLVMBuilderRef b, LLVMModuleRef mod, const char *name, LLVMValueRef *args, int n)
+LLVMValueRef cg_math_intrinsic(LLVMBuilderRef b, LLVMModuleRef mod, const char *name, LLVMValueRef *args, int n)
 {
 	unsigned id = LLVMLookupIntrinsicID(name, strlen(name));
 	if (!id)
@@ -58,12 +59,12 @@ static LLVMValueRef cmp(struct mb *m, LLVMRealPredicate p, LLVMValueRef a, LLVMV
 }
 static LLVMValueRef call1(struct mb *m, const char *name, LLVMValueRef x)
 {
-	return cg_intrinsic(m->b, m->mod, name, &x, 1);
+	return cg_math_intrinsic(m->b, m->mod, name, &x, 1);
 }
 static LLVMValueRef copysign_(struct mb *m, LLVMValueRef mag, LLVMValueRef sgn)
 {
 	LLVMValueRef a[2] = {mag, sgn};
-	return cg_intrinsic(m->b, m->mod, "llvm.copysign", a, 2);
+	return cg_math_intrinsic(m->b, m->mod, "llvm.copysign", a, 2);
 }
 
 /* c[0] + x (c[1] + x (... c[n-1])) */
@@ -79,33 +80,44 @@ static LLVMValueRef horner(struct mb *m, LLVMValueRef x, const double *c, int n)
 static const double exp_c[] = {1.0, 1.0000000377162139, 0.50000000471177575, 0.16666415514653277,
 			       0.041666352896775158, 0.0083751263981533351, 0.0013941108433972674};
 
-/* 2^n for an i32 n in [-126, 127], as a float built from its bits */
-static LLVMValueRef pow2i(struct mb *m, LLVMValueRef n)
+/* exp(r) for float64, r in [-ln2/2, ln2/2]: Taylor to degree 13 (truncation 4e-18) */
+static const double exp_d[] = {1.0, 1.0, 0.5, 1.0 / 6, 1.0 / 24, 1.0 / 120, 1.0 / 720, 1.0 / 5040,
+			       1.0 / 40320, 1.0 / 362880, 1.0 / 3628800, 1.0 / 39916800, 1.0 / 479001600,
+			       1.0 / 6227020800};
+
+/* 2^n for an integer n in the normal range, built from its bits */
+static LLVMValueRef pow2i(struct mb *m, LLVMValueRef n, bool f64)
 {
-	LLVMValueRef bits = LLVMBuildShl(m->b, LLVMBuildAdd(m->b, n, ki(m, 127), ""), ki(m, 23), "");
-	return LLVMBuildBitCast(m->b, bits, m->t, "");
+	LLVMValueRef e = LLVMBuildAdd(m->b, n, ki(m, f64 ? 1023 : 127), "");
+	return LLVMBuildBitCast(m->b, LLVMBuildShl(m->b, e, ki(m, f64 ? 52 : 23), ""), m->t, "");
 }
 
 /* exp(x) = 2^n exp(r), n = round(x / ln2), r = x - n ln2 in two parts
- * (ln2_hi has 16 bits, so n ln2_hi is exact). x is clamped to [-104, 89]
- * first (NaN to 89), so that n fits and overflow / underflow come out of
- * the last product: 2^n is applied as 2^(n - n/2) 2^(n/2), the first
- * product exact, the second rounding once into the inf, normal or
- * denormal result. */
-static LLVMValueRef exp_f32(struct mb *m, LLVMValueRef x)
+ * (ln2_hi has 16 bits for float, 32 for double, so n ln2_hi is exact). x
+ * is clamped first ([-104, 89] for float, [-746, 710] for double; NaN to
+ * the top), so that n fits and overflow / underflow come out of the last
+ * product: 2^n is applied as 2^(n - n/2) 2^(n/2), the first product exact,
+ * the second rounding once into the inf, normal or denormal result. */
+static LLVMValueRef exp_flt(struct mb *m, LLVMValueRef x, bool f64)
 {
 	LLVMBuilderRef b = m->b;
-	LLVMValueRef xc = sel(m, cmp(m, LLVMRealOLT, x, k(m, 89.0)), x, k(m, 89.0));
-	xc = sel(m, cmp(m, LLVMRealOGT, xc, k(m, -104.0)), xc, k(m, -104.0));
+	double hi = f64 ? 710.0 : 89.0, lo = f64 ? -746.0 : -104.0;
+	LLVMValueRef xc = sel(m, cmp(m, LLVMRealOLT, x, k(m, hi)), x, k(m, hi));
+	xc = sel(m, cmp(m, LLVMRealOGT, xc, k(m, lo)), xc, k(m, lo));
 	LLVMValueRef n = call1(m, "llvm.roundeven", mul(m, xc, k(m, 1.44269504088896341)));
-	LLVMValueRef r = sub(m, xc, mul(m, n, k(m, 0.693145751953125)));
-	r = sub(m, r, mul(m, n, k(m, 1.428606820309417232e-06)));
-	LLVMValueRef p = horner(m, r, exp_c, 7);
+	LLVMValueRef r = sub(m, xc, mul(m, n, k(m, f64 ? 0.6931471803691238 : 0.693145751953125)));
+	r = sub(m, r, mul(m, n, k(m, f64 ? 1.9082149292705877e-10 : 1.428606820309417232e-06)));
+	LLVMValueRef p = f64 ? horner(m, r, exp_d, 14) : horner(m, r, exp_c, 7);
 	LLVMValueRef ni = LLVMBuildFPToSI(b, n, m->ti, "");
 	LLVMValueRef n1 = LLVMBuildAShr(b, ni, ki(m, 1), "");
 	LLVMValueRef n2 = LLVMBuildSub(b, ni, n1, "");
-	LLVMValueRef y = mul(m, mul(m, p, pow2i(m, n1)), pow2i(m, n2));
+	LLVMValueRef y = mul(m, mul(m, p, pow2i(m, n1, f64)), pow2i(m, n2, f64));
 	return sel(m, cmp(m, LLVMRealUNO, x, x), x, y);
+}
+
+static LLVMValueRef exp_f32(struct mb *m, LLVMValueRef x)
+{
+	return exp_flt(m, x, false);
 }
 
 /* (log1p(f) - f + f^2/2) / f^3, f in [sqrt(1/2) - 1, sqrt(2) - 1]: degree 7, fit error 1.8e-7 */
@@ -283,7 +295,7 @@ static LLVMValueRef sincos_f32(struct mb *m, LLVMValueRef x, bool want_cos)
 
 static LLVMValueRef exp_any(struct mb *m, LLVMValueRef x, bool f32)
 {
-	return f32 ? exp_f32(m, x) : call1(m, "llvm.exp", x);
+	return exp_flt(m, x, !f32);
 }
 
 LLVMValueRef cg_math_unary(LLVMBuilderRef b, LLVMModuleRef mod, unop op, LLVMValueRef x)
