@@ -717,6 +717,8 @@ static int reduce_step(struct emit *e, lref r, const struct lsection *s)
 		if (f) {
 			LLVMValueRef args[2] = {acc, x};
 			nv = cg_math_intrinsic(b, e->mod, is_max ? "llvm.maximum" : "llvm.minimum", args, 2);
+		} else if (dt == DT_BOOL) { /* any / all: vectorizes */
+			nv = is_max ? LLVMBuildOr(b, acc, x, "") : LLVMBuildAnd(b, acc, x, "");
 		} else {
 			LLVMIntPredicate p = dt == DT_BOOL ? (is_max ? LLVMIntUGT : LLVMIntULT)
 							   : (is_max ? LLVMIntSGT : LLVMIntSLT);
