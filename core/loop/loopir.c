@@ -436,6 +436,26 @@ bool loop_uses_var(const struct lkernel *k, lref r, int var)
 	return false;
 }
 
+int64_t loop_eval_size(const struct lkernel *k, lref r, const int64_t *syms)
+{
+	const struct lnode *n = &k->nodes[r];
+	switch (n->op) {
+	case LOP_CONST: return n->c.i;
+	case LOP_SYM: return syms[n->var];
+	case LOP_BINARY: {
+		int64_t a = loop_eval_size(k, n->a[0], syms), b = loop_eval_size(k, n->a[1], syms);
+		switch (n->sub) {
+		case BINOP_add: return a + b;
+		case BINOP_mul: return a * b;
+		case BINOP_floordiv: return b ? floordiv64(a, b) : 0;
+		case BINOP_mod: return b ? a - floordiv64(a, b) * b : 0;
+		default: return 0;
+		}
+	}
+	default: return 0;
+	}
+}
+
 /* ---- structure ---- */
 
 int loop_add_buf(struct lkernel *k, dtype dt, bool written, lref numel, const char *name)

@@ -29,7 +29,6 @@
 #include "aot_decompose.h"
 #include "autograd.h"
 #include "backends.h"
-#include "compile_log.h"
 #include "ops.h"
 
 struct aot_artifact {
@@ -39,6 +38,7 @@ struct aot_artifact {
 	int noutputs, nsaved, nprimals, ntangents;
 	int *tangent_of;        /* [ntangents]: the output each tangent is the gradient of */
 	int *grad_output;       /* [nprimals]: input i's gradient is backward->outputs[k], -1: none */
+	int nrecomputed;        /* for the log: forward nodes backward computes again */
 	bool runtime_error;     /* aot:runtime_error on a graph with relu */
 };
 
@@ -119,9 +119,14 @@ static bool makes_grad_leaf(const struct graph *g)
 	return false;
 }
 
-/* the pending error, prefixed with the backend's name */
-static void *compile_error(void)
+/* the pending error, prefixed with the backend's name. Every error but
+ * out of memory (and the injected one, raised before) is a graph this
+ * stage cannot compile, an op without a decomposition or a gradient rule:
+ * unsupported, the frame runs on eager (backend.h) */
+static void *compile_error(struct compile_ctx *cc)
 {
+	const char *pending = tj_error_peek();
+	cc->unsupported = pending && strcmp(pending, "out of memory") != 0;
 	char *why = tj_error_take();
 	tj_error_set("aot_eager: %s", why ? why : "out of memory");
 	free(why);
@@ -170,13 +175,7 @@ static int differentiate(struct compile_ctx *cc, struct aot_artifact *a, const b
 	p.fwd = p.bwd = NULL;
 	p.grad_output = NULL;
 	aot_joint_release(&j);
-	if (compile_ctx_logs(cc, LOG_AOT_GRAPHS)) {
-		char line[160];
-		snprintf(line, sizeof line, "aot_eager: %d saved tensor%s between forward and backward, %lld bytes, %d node%s recomputed\n",
-			 p.nsaved, p.nsaved == 1 ? "" : "s", (long long)p.saved_bytes, p.nrecomputed,
-			 p.nrecomputed == 1 ? "" : "s");
-		compile_ctx_dump(cc, line);
-	}
+	a->nrecomputed = p.nrecomputed;
 	aot_partition_release(&p);
 	return 0;
 }
@@ -222,12 +221,15 @@ static void *aot_compile(struct compile_ctx *cc, const struct graph *g)
 		goto fail;
 	if (show(cc, a->forward) < 0 || (a->backward && show(cc, a->backward) < 0))
 		goto fail;
+	/* the partition, for the log: the forward graph was handed back just before the backward */
+	if (a->backward)
+		compile_ctx_set_saved(cc, cc->graphs[cc->ngraphs - 2], a->nsaved, a->nrecomputed);
 	free(rg);
 	return a;
 fail:
 	free(rg);
 	artifact_decref(a);
-	return compile_error();
+	return compile_error(cc);
 }
 
 /* the tape node's backward: the backward graph on this call's saved
@@ -354,5 +356,5 @@ static int aot_run(void *compiled, struct vm *vm, tensor *const *inputs, value *
 }
 
 const struct backend backend_aot_eager = {
-	"aot_eager", aot_compile, aot_run, aot_release, false,
+	"aot_eager", aot_compile, aot_run, aot_release, false, &backend_eager,
 };

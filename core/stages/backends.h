@@ -18,6 +18,7 @@ const struct backend *backend_default(void);   /* eager */
 void backend_names(struct strbuf *out);
 
 /* ---- eager (backend_eager.c): the graph is its own artifact ---- */
+extern const struct backend backend_eager;   /* also the fallback of the stages that have one */
 void *backend_eager_compile(struct compile_ctx *cc, const struct graph *g);
 int backend_eager_run(void *compiled, struct vm *vm, tensor *const *inputs, value *outputs);
 void backend_eager_release(void *compiled);

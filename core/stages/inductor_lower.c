@@ -801,6 +801,7 @@ static int add_buf(struct lower *L, int i, enum ind_buf_kind kind)
 	b = &p->bufs[p->nbufs];
 	b->node = i;
 	b->kind = kind;
+	b->by_kernel = false;
 	b->dt = n->dt;
 	b->ndim = n->ndim;
 	memcpy(b->shape, n->shape, sizeof b->shape);
@@ -811,9 +812,12 @@ static int add_buf(struct lower *L, int i, enum ind_buf_kind kind)
 static int close_group(struct lower *L, int gi)
 {
 	const struct group *G = &L->groups[gi];
-	for (int m = 0; m < G->nmembers; m++)
-		if (add_buf(L, G->members[m], IBUF_TEMP) < 0)
+	for (int m = 0; m < G->nmembers; m++) {
+		int b = add_buf(L, G->members[m], IBUF_TEMP);
+		if (b < 0)
 			return -1;
+		L->p->bufs[b].by_kernel = true;
+	}
 	return 0;
 }
 

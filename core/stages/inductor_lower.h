@@ -38,6 +38,7 @@ enum ind_buf_kind {
 struct ind_buf {
 	int node;                       /* the graph node whose value it is */
 	enum ind_buf_kind kind;
+	bool by_kernel;                 /* IBUF_TEMP: a kernel writes it (else an extern call makes it) */
 	dtype dt;
 	int ndim;
 	struct sym_size shape[TENSOR_MAX_DIMS];

@@ -82,6 +82,8 @@ struct compile_record {
 	double trace_ms, guard_ms, backend_ms, total_ms;
 	const char *outcome;        /* "ok", "graph_break", "error", "skipped" */
 	char *error;
+	const char *fallback;       /* an "error" whose graph runs on this backend instead (eager):
+	                               it made an entry all the same; NULL: none */
 	int nguards;
 	struct guard_record *guards;
 	int nfailures;
@@ -92,6 +94,7 @@ struct compile_record {
 	struct graph **graphs_extra;
 	int nkernels;               /* the kernels the backend generated */
 	struct kernel_record *kernels;
+	struct saved_info saved;    /* aot_eager's partition: its fwd is one of graphs_extra */
 	/* The compiled function (compile()'s result) under whose call this
 	 * compile happened: the innermost one running, named by the function it
 	 * wraps. `tjit explain` groups compiles by it; NULL name: none known (the
@@ -127,6 +130,9 @@ void compile_log_break_hit(struct compile_log *log, const struct compile_record 
 void compile_log_text(struct compile_log *log, const char *compile_id, const char *text);
 /* "cache_size_limit reached" and similar warnings: always printed. */
 void compile_log_warning(struct compile_log *log, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
+/* A warning at a user line, in the form of the VM's errors ("f.tj:10:9:
+ * warning: text", the line, a caret): always printed. */
+void compile_log_warning_at(struct compile_log *log, const struct source *src, struct src_loc loc, const char *text);
 
 /* Frees what the record owns: error, the guards' texts and the array, the
  * failures' strings and the array, brk with its stack array (the frames'
