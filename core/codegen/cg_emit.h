@@ -1,0 +1,27 @@
+/* cg_emit.h - inside libtjcodegen.so: the LLVM IR of one loop IR kernel
+ * (cg_emit.c), and the inline math it uses (cg_math.c). */
+#ifndef TJ_CG_EMIT_H
+#define TJ_CG_EMIT_H
+
+#include <llvm-c/Core.h>
+
+#include "loopir.h"
+
+/* Adds to mod (in its context) the function k->name with the signature of
+ * loop_kernel_fn, built with the IR builder (never IR text), and an
+ * internal always-inline body whose buffer pointers are noalias. 0, or -1
+ * with a malloc'd message in *err naming the kernel and the node (an op
+ * and dtype it does not support, a malformed kernel); never aborts. */
+int cg_emit_kernel(LLVMModuleRef mod, const struct lkernel *k, char **err);
+
+/* A call of the overloaded intrinsic name ("llvm.fabs") on args, typed
+ * by args[0]; NULL when LLVM does not know it. */
+LLVMValueRef cg_math_intrinsic(LLVMBuilderRef b, LLVMModuleRef mod, const char *name, LLVMValueRef *args, int n);
+
+/* The value of a float-only unary op (exp, log, sqrt, rsqrt, sin, cos,
+ * tanh, sigmoid, gelu, silu, reciprocal) on x, a float or double, emitted
+ * as inline arithmetic that vectorizes (doc/codegen-math.md gives each
+ * approximation and its error); NULL for any other op. */
+LLVMValueRef cg_math_unary(LLVMBuilderRef b, LLVMModuleRef mod, unop op, LLVMValueRef x);
+
+#endif

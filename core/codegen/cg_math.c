@@ -1,0 +1,326 @@
+/* cg_math.c - the float-only unary ops as inline IR.
+ *
+ * A loop that calls libm's expf or tanhf does not vectorize, so float32
+ * exp, log, tanh, sigmoid, silu and gelu's erf are polynomials built from
+ * fmul/fadd/fdiv/select and bit operations on the float's representation.
+ * The coefficients are Chebyshev fits (near minimax) of the functions named
+ * in each comment; doc/codegen-math.md gives the intervals, the method and
+ * the measured errors. Polynomials are evaluated by Horner's rule with
+ * separate fmul and fadd (no contraction: the same result on every CPU).
+ * float64 has the inline exp (and so sigmoid and silu); its log, tanh,
+ * erf, sin and cos call libm (through LLVM's intrinsics or by name).
+ */
+#include <math.h>
+#include <string.h>
+
+#include "cg_emit.h"
+
+LLVMValueRef cg_math_intrinsic(LLVMBuilderRef b, LLVMModuleRef mod, const char *name, LLVMValueRef *args, int n)
+{
+	unsigned id = LLVMLookupIntrinsicID(name, strlen(name));
+	if (!id)
+		return NULL;
+	LLVMTypeRef t = LLVMTypeOf(args[0]);
+	LLVMValueRef fn = LLVMGetIntrinsicDeclaration(mod, id, &t, 1);
+	LLVMTypeRef ft = LLVMIntrinsicGetType(LLVMGetModuleContext(mod), id, &t, 1);
+	return LLVMBuildCall2(b, ft, fn, args, (unsigned)n, "");
+}
+
+/* a call of the libm function name(double) */
+static LLVMValueRef libm_call(LLVMBuilderRef b, LLVMModuleRef mod, const char *name, LLVMValueRef x)
+{
+	LLVMTypeRef t = LLVMTypeOf(x);
+	LLVMTypeRef ft = LLVMFunctionType(t, &t, 1, 0);
+	LLVMValueRef fn = LLVMGetNamedFunction(mod, name);
+	if (!fn)
+		fn = LLVMAddFunction(mod, name, ft);
+	return LLVMBuildCall2(b, ft, fn, &x, 1, "");
+}
+
+struct mb {
+	LLVMBuilderRef b;
+	LLVMModuleRef mod;
+	LLVMTypeRef t, ti; /* float, and the integer of its width */
+};
+
+static LLVMValueRef k(struct mb *m, double v) { return LLVMConstReal(m->t, v); }
+static LLVMValueRef ki(struct mb *m, long long v) { return LLVMConstInt(m->ti, (unsigned long long)v, 1); }
+static LLVMValueRef add(struct mb *m, LLVMValueRef a, LLVMValueRef c) { return LLVMBuildFAdd(m->b, a, c, ""); }
+static LLVMValueRef sub(struct mb *m, LLVMValueRef a, LLVMValueRef c) { return LLVMBuildFSub(m->b, a, c, ""); }
+static LLVMValueRef mul(struct mb *m, LLVMValueRef a, LLVMValueRef c) { return LLVMBuildFMul(m->b, a, c, ""); }
+static LLVMValueRef dvd(struct mb *m, LLVMValueRef a, LLVMValueRef c) { return LLVMBuildFDiv(m->b, a, c, ""); }
+static LLVMValueRef sel(struct mb *m, LLVMValueRef c, LLVMValueRef a, LLVMValueRef d)
+{
+	return LLVMBuildSelect(m->b, c, a, d, "");
+}
+static LLVMValueRef cmp(struct mb *m, LLVMRealPredicate p, LLVMValueRef a, LLVMValueRef c)
+{
+	return LLVMBuildFCmp(m->b, p, a, c, "");
+}
+static LLVMValueRef call1(struct mb *m, const char *name, LLVMValueRef x)
+{
+	return cg_math_intrinsic(m->b, m->mod, name, &x, 1);
+}
+static LLVMValueRef copysign_(struct mb *m, LLVMValueRef mag, LLVMValueRef sgn)
+{
+	LLVMValueRef a[2] = {mag, sgn};
+	return cg_math_intrinsic(m->b, m->mod, "llvm.copysign", a, 2);
+}
+
+/* c[0] + x (c[1] + x (... c[n-1])) */
+static LLVMValueRef horner(struct mb *m, LLVMValueRef x, const double *c, int n)
+{
+	LLVMValueRef p = k(m, c[n - 1]);
+	for (int i = n - 2; i >= 0; i--)
+		p = add(m, mul(m, p, x), k(m, c[i]));
+	return p;
+}
+
+/* exp(r), r in [-ln2/2, ln2/2]: degree 6, fit error 2e-9 */
+static const double exp_c[] = {1.0, 1.0000000377162139, 0.50000000471177575, 0.16666415514653277,
+			       0.041666352896775158, 0.0083751263981533351, 0.0013941108433972674};
+
+/* exp(r) for float64, r in [-ln2/2, ln2/2]: Taylor to degree 13 (truncation 4e-18) */
+static const double exp_d[] = {1.0, 1.0, 0.5, 1.0 / 6, 1.0 / 24, 1.0 / 120, 1.0 / 720, 1.0 / 5040,
+			       1.0 / 40320, 1.0 / 362880, 1.0 / 3628800, 1.0 / 39916800, 1.0 / 479001600,
+			       1.0 / 6227020800};
+
+/* 2^n for an integer n in the normal range, built from its bits */
+static LLVMValueRef pow2i(struct mb *m, LLVMValueRef n, bool f64)
+{
+	LLVMValueRef e = LLVMBuildAdd(m->b, n, ki(m, f64 ? 1023 : 127), "");
+	return LLVMBuildBitCast(m->b, LLVMBuildShl(m->b, e, ki(m, f64 ? 52 : 23), ""), m->t, "");
+}
+
+/* exp(x) = 2^n exp(r), n = round(x / ln2), r = x - n ln2 in two parts
+ * (ln2_hi has 16 bits for float, 32 for double, so n ln2_hi is exact). x
+ * is clamped first ([-104, 89] for float, [-746, 710] for double; NaN to
+ * the top), so that n fits and overflow / underflow come out of the last
+ * product: 2^n is applied as 2^(n - n/2) 2^(n/2), the first product exact,
+ * the second rounding once into the inf, normal or denormal result. */
+static LLVMValueRef exp_flt(struct mb *m, LLVMValueRef x, bool f64)
+{
+	LLVMBuilderRef b = m->b;
+	double hi = f64 ? 710.0 : 89.0, lo = f64 ? -746.0 : -104.0;
+	LLVMValueRef xc = sel(m, cmp(m, LLVMRealOLT, x, k(m, hi)), x, k(m, hi));
+	xc = sel(m, cmp(m, LLVMRealOGT, xc, k(m, lo)), xc, k(m, lo));
+	LLVMValueRef n = call1(m, "llvm.roundeven", mul(m, xc, k(m, 1.44269504088896341)));
+	LLVMValueRef r = sub(m, xc, mul(m, n, k(m, f64 ? 0.6931471803691238 : 0.693145751953125)));
+	r = sub(m, r, mul(m, n, k(m, f64 ? 1.9082149292705877e-10 : 1.428606820309417232e-06)));
+	LLVMValueRef p = f64 ? horner(m, r, exp_d, 14) : horner(m, r, exp_c, 7);
+	LLVMValueRef ni = LLVMBuildFPToSI(b, n, m->ti, "");
+	LLVMValueRef n1 = LLVMBuildAShr(b, ni, ki(m, 1), "");
+	LLVMValueRef n2 = LLVMBuildSub(b, ni, n1, "");
+	LLVMValueRef y = mul(m, mul(m, p, pow2i(m, n1, f64)), pow2i(m, n2, f64));
+	return sel(m, cmp(m, LLVMRealUNO, x, x), x, y);
+}
+
+static LLVMValueRef exp_f32(struct mb *m, LLVMValueRef x)
+{
+	return exp_flt(m, x, false);
+}
+
+/* (log1p(f) - f + f^2/2) / f^3, f in [sqrt(1/2) - 1, sqrt(2) - 1]: degree 7, fit error 1.8e-7 */
+static const double log_c[] = {0.33333330728190674, -0.25000306422569796, 0.2000104509416068,
+			       -0.16641281463106394, 0.14214495923947962, -0.1299818376365153,
+			       0.12622319849228378, -0.079027437723934404};
+
+/* log(x) = e ln2 + log1p(f), x = 2^e (1 + f), 1 + f in [sqrt(1/2), sqrt(2));
+ * denormals are scaled by 2^23 first; 0, negatives, inf and NaN by selects */
+static LLVMValueRef log_f32(struct mb *m, LLVMValueRef x)
+{
+	LLVMBuilderRef b = m->b;
+	LLVMValueRef tiny = cmp(m, LLVMRealOLT, x, k(m, 1.17549435e-38));
+	LLVMValueRef xs = sel(m, tiny, mul(m, x, k(m, 8388608.0)), x);
+	LLVMValueRef bits = LLVMBuildBitCast(b, xs, m->ti, "");
+	LLVMValueRef ex = LLVMBuildSub(b, LLVMBuildLShr(b, bits, ki(m, 23), ""), ki(m, 127), "");
+	ex = LLVMBuildSub(b, ex, sel(m, tiny, ki(m, 23), ki(m, 0)), "");
+	LLVMValueRef mant = LLVMBuildOr(b, LLVMBuildAnd(b, bits, ki(m, 0x7fffff), ""), ki(m, 0x3f800000), "");
+	LLVMValueRef mf = LLVMBuildBitCast(b, mant, m->t, "");
+	LLVMValueRef big = cmp(m, LLVMRealOGT, mf, k(m, 1.41421356237309505));
+	mf = sel(m, big, mul(m, mf, k(m, 0.5)), mf);
+	ex = LLVMBuildAdd(b, ex, LLVMBuildZExt(b, big, m->ti, ""), "");
+	LLVMValueRef f = sub(m, mf, k(m, 1.0));
+	LLVMValueRef ef = LLVMBuildSIToFP(b, ex, m->t, "");
+	LLVMValueRef f2 = mul(m, f, f);
+	LLVMValueRef lo = sub(m, mul(m, mul(m, f, f2), horner(m, f, log_c, 8)), mul(m, f2, k(m, 0.5)));
+	lo = add(m, lo, mul(m, ef, k(m, 1.428606820309417232e-06)));
+	LLVMValueRef y = add(m, add(m, f, lo), mul(m, ef, k(m, 0.693145751953125)));
+	y = sel(m, cmp(m, LLVMRealOEQ, x, k(m, INFINITY)), x, y);
+	y = sel(m, cmp(m, LLVMRealOEQ, x, k(m, 0.0)), k(m, -INFINITY), y);
+	return sel(m, cmp(m, LLVMRealULT, x, k(m, 0.0)), k(m, NAN), y);
+}
+
+/* (tanh(x) - x) / x^3 as a polynomial in x^2, |x| < 0.625: degree 4, fit error 4.3e-8 */
+static const double tanh_c[] = {-0.33333328944134255, 0.13332769736976327, -0.05385090957851358,
+				0.020997178999074752, -0.0060967141659081974};
+
+/* tanh: the odd polynomial near 0, else 1 - 2 / (exp(2|x|) + 1), with x's
+ * sign (exp's overflow to inf saturates it to 1; NaN stays NaN) */
+static LLVMValueRef tanh_f32(struct mb *m, LLVMValueRef x)
+{
+	LLVMValueRef ax = call1(m, "llvm.fabs", x);
+	LLVMValueRef x2 = mul(m, x, x);
+	LLVMValueRef small = add(m, x, mul(m, mul(m, x, x2), horner(m, x2, tanh_c, 5)));
+	LLVMValueRef ex = exp_f32(m, add(m, ax, ax));
+	LLVMValueRef big = sub(m, k(m, 1.0), dvd(m, k(m, 2.0), add(m, ex, k(m, 1.0))));
+	/* the sign last: x + x^3 P is +0 for x = -0 */
+	return copysign_(m, sel(m, cmp(m, LLVMRealOLT, ax, k(m, 0.625)), small, big), x);
+}
+
+/* erf(x) / x as a polynomial in x^2, |x| < 1: degree 6, fit error 1.2e-9 */
+static const double erf_a[] = {1.1283791658483509, -0.37612626666720334, 0.11283594715160218,
+			       -0.026854212010626412, 0.0051890874234339739, -0.00080168642871658699,
+			       7.8758750626854883e-05};
+/* erfc(x) exp(x^2) as a polynomial in t = x - 2.5, x in [1, 4]: degree 10, fit error 5.1e-8 */
+static const double erf_r[] = {0.21080636406114359, -0.07434759369537923, 0.024938056886438492,
+			       -0.0079993888647215666, 0.0024665085701356007, -0.00073892788630100948,
+			       0.00021231356744280723, -5.3627294530688494e-05, 1.4689556825108315e-05,
+			       -6.3778622758128662e-06, 1.6118907487327765e-06};
+
+/* erf: x P(x^2) below 1, else 1 - exp(-x^2) R(min(|x|, 4)) with x's sign
+ * (from 4 on, exp(-x^2) R < 2e-8 and the result rounds to 1) */
+static LLVMValueRef erf_f32(struct mb *m, LLVMValueRef x)
+{
+	LLVMValueRef ax = call1(m, "llvm.fabs", x);
+	LLVMValueRef x2 = mul(m, x, x);
+	LLVMValueRef small = mul(m, x, horner(m, x2, erf_a, 7));
+	LLVMValueRef ac = sel(m, cmp(m, LLVMRealOLT, ax, k(m, 4.0)), ax, k(m, 4.0));
+	LLVMValueRef r = horner(m, sub(m, ac, k(m, 2.5)), erf_r, 11);
+	LLVMValueRef big = sub(m, k(m, 1.0), mul(m, exp_f32(m, LLVMBuildFNeg(m->b, x2, "")), r));
+	return sel(m, cmp(m, LLVMRealOLT, ax, k(m, 1.0)), small, copysign_(m, big, x));
+}
+
+/* ---- sin and cos of float32: the argument reduced exactly ----
+ * |x| = M 2^(E-150) (M the 24-bit significand, E the biased exponent).
+ * y = |x| 2/pi modulo 4 only needs the bits of 2/pi from position
+ * E - 151 on (the earlier ones give multiples of 4): a table holds those
+ * 96 bits for each E, the integer product M * W (120 bits, three 64-bit
+ * multiplies) has y's quadrant in its bits 94-95 and its fraction below,
+ * kept to 64 bits (the truncation of 2/pi costs under 2^-70). The
+ * fraction, rounded to the nearest quadrant, times pi/2 is r in
+ * [-pi/4, pi/4] as a double; sin r and cos r are Taylor polynomials in
+ * double (error under 1e-11), rounded once to float. */
+
+/* 2/pi, 256 bits after the binary point */
+static const char two_over_pi[] = "a2f9836e4e441529fc2757d1f534ddc0db6295993c439041fe5163abdebbc561";
+
+/* bit i (1 = the first after the binary point) of 2/pi; 0 for i <= 0 */
+static unsigned twopi_bit(int i)
+{
+	if (i <= 0 || i > 4 * (int)(sizeof two_over_pi - 1))
+		return 0;
+	char c = two_over_pi[(i - 1) / 4];
+	unsigned d = c <= '9' ? (unsigned)(c - '0') : (unsigned)(c - 'a' + 10);
+	return (d >> (3 - (i - 1) % 4)) & 1;
+}
+
+/* the table: for each biased exponent E, the 96 bits of 2/pi from
+ * position E - 151, as three 32-bit words (a private constant global
+ * shared by the module's kernels) */
+static LLVMValueRef twopi_table(struct mb *m)
+{
+	static const char name[] = "tj.two_over_pi";
+	LLVMValueRef g = LLVMGetNamedGlobal(m->mod, name);
+	if (g)
+		return g;
+	LLVMContextRef cx = LLVMGetModuleContext(m->mod);
+	LLVMTypeRef t32 = LLVMInt32TypeInContext(cx);
+	LLVMValueRef words[256 * 3];
+	for (int e = 0; e < 256; e++)
+		for (int w = 0; w < 3; w++) {
+			unsigned v = 0;
+			for (int j = 0; j < 32; j++)
+				v = v << 1 | twopi_bit(e - 152 + 1 + 32 * w + j);
+			words[e * 3 + w] = LLVMConstInt(t32, v, 0);
+		}
+	LLVMTypeRef at = LLVMArrayType2(t32, 256 * 3);
+	g = LLVMAddGlobal(m->mod, at, name);
+	LLVMSetInitializer(g, LLVMConstArray2(t32, words, 256 * 3));
+	LLVMSetGlobalConstant(g, 1);
+	LLVMSetLinkage(g, LLVMPrivateLinkage);
+	LLVMSetUnnamedAddress(g, LLVMGlobalUnnamedAddr);
+	LLVMSetAlignment(g, 16);
+	return g;
+}
+
+static const double sin_c[] = {-1.0 / 6, 1.0 / 120, -1.0 / 5040, 1.0 / 362880, -1.0 / 39916800};
+static const double cos_c[] = {-0.5, 1.0 / 24, -1.0 / 720, 1.0 / 40320, -1.0 / 3628800, 1.0 / 479001600};
+
+static LLVMValueRef sincos_f32(struct mb *m, LLVMValueRef x, bool want_cos)
+{
+	LLVMBuilderRef b = m->b;
+	LLVMContextRef cx = LLVMGetModuleContext(m->mod);
+	LLVMTypeRef t64 = LLVMInt64TypeInContext(cx), td = LLVMDoubleTypeInContext(cx);
+	LLVMValueRef bits = LLVMBuildBitCast(b, x, m->ti, "");
+	LLVMValueRef ex = LLVMBuildAnd(b, LLVMBuildLShr(b, bits, ki(m, 23), ""), ki(m, 255), "");
+	LLVMValueRef mant = LLVMBuildOr(b, LLVMBuildAnd(b, bits, ki(m, 0x7fffff), ""), ki(m, 0x800000), "");
+	LLVMValueRef mw = LLVMBuildZExt(b, mant, t64, "");
+	LLVMValueRef idx = LLVMBuildMul(b, LLVMBuildZExt(b, ex, t64, ""), LLVMConstInt(t64, 3, 0), "");
+	LLVMValueRef tab = twopi_table(m), w[3];
+	for (int i = 0; i < 3; i++) {
+		LLVMValueRef ix[2] = {LLVMConstInt(t64, 0, 0), LLVMBuildAdd(b, idx, LLVMConstInt(t64, i, 0), "")};
+		LLVMValueRef p = LLVMBuildInBoundsGEP2(b, LLVMGlobalGetValueType(tab), tab, ix, 2, "");
+		LLVMValueRef v = LLVMBuildLoad2(b, m->ti, p, "");
+		LLVMSetAlignment(v, 4);
+		w[i] = LLVMBuildMul(b, mw, LLVMBuildZExt(b, v, t64, ""), "");
+	}
+	LLVMValueRef c32 = LLVMConstInt(t64, 32, 0), lo32 = LLVMConstInt(t64, 0xffffffffu, 0);
+	LLVMValueRef s1 = LLVMBuildAdd(b, w[1], LLVMBuildLShr(b, w[2], c32, ""), "");
+	LLVMValueRef s2 = LLVMBuildAdd(b, w[0], LLVMBuildLShr(b, s1, c32, ""), "");
+	LLVMValueRef f = LLVMBuildShl(b, s2, LLVMConstInt(t64, 34, 0), "");
+	f = LLVMBuildOr(b, f, LLVMBuildShl(b, LLVMBuildAnd(b, s1, lo32, ""), LLVMConstInt(t64, 2, 0), ""), "");
+	f = LLVMBuildOr(b, f, LLVMBuildLShr(b, LLVMBuildAnd(b, w[2], lo32, ""), LLVMConstInt(t64, 30, 0), ""), "");
+	LLVMValueRef q = LLVMBuildAdd(b, LLVMBuildLShr(b, s2, LLVMConstInt(t64, 30, 0), ""),
+				      LLVMBuildLShr(b, f, LLVMConstInt(t64, 63, 0), ""), "");
+	if (want_cos)
+		q = LLVMBuildAdd(b, q, LLVMConstInt(t64, 1, 0), "");
+	struct mb md = {b, m->mod, td, t64};
+	LLVMValueRef r = mul(&md, LLVMBuildSIToFP(b, f, td, ""), k(&md, 1.5707963267948966 * 0x1p-64));
+	LLVMValueRef r2 = mul(&md, r, r);
+	LLVMValueRef sr = add(&md, r, mul(&md, mul(&md, r, r2), horner(&md, r2, sin_c, 5)));
+	LLVMValueRef cr = add(&md, k(&md, 1.0), mul(&md, r2, horner(&md, r2, cos_c, 6)));
+	LLVMValueRef odd = LLVMBuildICmp(b, LLVMIntNE, LLVMBuildAnd(b, q, LLVMConstInt(t64, 1, 0), ""),
+					 LLVMConstInt(t64, 0, 0), "");
+	LLVMValueRef neg = LLVMBuildICmp(b, LLVMIntNE, LLVMBuildAnd(b, q, LLVMConstInt(t64, 2, 0), ""),
+					 LLVMConstInt(t64, 0, 0), "");
+	if (!want_cos) /* sin is odd */
+		neg = LLVMBuildXor(b, neg, LLVMBuildICmp(b, LLVMIntSLT, bits, ki(m, 0), ""), "");
+	LLVMValueRef v = sel(m, odd, cr, sr);
+	v = LLVMBuildFPTrunc(b, sel(m, neg, LLVMBuildFNeg(b, v, ""), v), m->t, "");
+	LLVMValueRef tiny = LLVMBuildICmp(b, LLVMIntULT, ex, ki(m, 115), ""); /* |x| < 2^-12 */
+	v = sel(m, tiny, want_cos ? k(m, 1.0) : x, v);
+	return sel(m, LLVMBuildICmp(b, LLVMIntEQ, ex, ki(m, 255), ""), k(m, NAN), v);
+}
+
+static LLVMValueRef exp_any(struct mb *m, LLVMValueRef x, bool f32)
+{
+	return exp_flt(m, x, !f32);
+}
+
+LLVMValueRef cg_math_unary(LLVMBuilderRef b, LLVMModuleRef mod, unop op, LLVMValueRef x)
+{
+	LLVMContextRef cx = LLVMGetModuleContext(mod);
+	LLVMTypeRef t = LLVMTypeOf(x);
+	bool f32 = LLVMGetTypeKind(t) == LLVMFloatTypeKind;
+	struct mb m = {b, mod, t, f32 ? LLVMInt32TypeInContext(cx) : LLVMInt64TypeInContext(cx)};
+	LLVMValueRef one = k(&m, 1.0);
+	switch (op) {
+	case UNOP_exp: return exp_any(&m, x, f32);
+	case UNOP_log: return f32 ? log_f32(&m, x) : call1(&m, "llvm.log", x);
+	case UNOP_sqrt: return call1(&m, "llvm.sqrt", x);
+	case UNOP_rsqrt: return dvd(&m, one, call1(&m, "llvm.sqrt", x));
+	case UNOP_reciprocal: return dvd(&m, one, x);
+	case UNOP_sin: return f32 ? sincos_f32(&m, x, false) : call1(&m, "llvm.sin", x);
+	case UNOP_cos: return f32 ? sincos_f32(&m, x, true) : call1(&m, "llvm.cos", x);
+	case UNOP_tanh: return f32 ? tanh_f32(&m, x) : libm_call(b, mod, "tanh", x);
+	case UNOP_sigmoid: return dvd(&m, one, add(&m, one, exp_any(&m, LLVMBuildFNeg(b, x, ""), f32)));
+	case UNOP_silu: return dvd(&m, x, add(&m, one, exp_any(&m, LLVMBuildFNeg(b, x, ""), f32)));
+	case UNOP_gelu: {
+		LLVMValueRef z = mul(&m, x, k(&m, M_SQRT1_2));
+		LLVMValueRef erf = f32 ? erf_f32(&m, z) : libm_call(b, mod, "erf", z);
+		return mul(&m, mul(&m, k(&m, 0.5), x), add(&m, one, erf));
+	}
+	default: return NULL;
+	}
+}

@@ -1,0 +1,932 @@
+/* check_cg_emit.c - the code generator's IR emitter: kernels built by
+ * hand, emitted, verified, optimized at O2, JIT-compiled with a plain
+ * LLJIT, run, and compared with the eager kernels (libtjcore). */
+#include <llvm-c/Analysis.h>
+#include <llvm-c/Core.h>
+#include <llvm-c/LLJIT.h>
+#include <llvm-c/Orc.h>
+#include <llvm-c/Target.h>
+#include <llvm-c/TargetMachine.h>
+#include <llvm-c/Transforms/PassBuilder.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <time.h>
+
+#define TEST_CAPTURE_GRAPHS
+#include "aot_decompose.h"
+#include "cg_emit.h"
+#include "inductor_lower.h"
+#include "program_test_util.h"
+#include "tensor_test_util.h"
+
+/* ---- a tiny kernel builder: nodes appended as given, no hash-consing ---- */
+
+struct tk {
+	struct lkernel k;
+	struct lsection sec[4];
+	lref roots[4][8];
+	struct lbuf bufs[8];
+	struct lnode nodes[256];
+};
+
+static int name_seq;
+
+static struct tk *tk_new(void)
+{
+	struct tk *t = calloc(1, sizeof *t);
+	ck_assert_ptr_nonnull(t);
+	t->k.nodes = t->nodes;
+	t->k.cap = 256;
+	t->k.sections = t->sec;
+	t->k.bufs = t->bufs;
+	for (int s = 0; s < 4; s++)
+		t->sec[s].roots = t->roots[s];
+	snprintf(t->k.name, sizeof t->k.name, "k_t%d", name_seq++);
+	return t;
+}
+
+static lref tk_node(struct tk *t, int op, int sub, int dt, int var, lref a0, lref a1, lref a2)
+{
+	ck_assert_int_lt(t->k.nnodes, 256);
+	struct lnode *n = &t->nodes[t->k.nnodes];
+	*n = (struct lnode){.op = op, .sub = sub, .dt = dt, .var = var, .a = {a0, a1, a2}};
+	return t->k.nnodes++;
+}
+static lref tk_int(struct tk *t, int64_t v)
+{
+	lref r = tk_node(t, LOP_CONST, 0, DT_INT64, 0, -1, -1, -1);
+	t->nodes[r].c.i = v;
+	return r;
+}
+static lref tk_flt(struct tk *t, int dt, double v)
+{
+	lref r = tk_node(t, LOP_CONST, 0, dt, 0, -1, -1, -1);
+	t->nodes[r].c.f = v;
+	return r;
+}
+static lref tk_sym(struct tk *t, int s)
+{
+	if (t->k.nsyms <= s)
+		t->k.nsyms = s + 1;
+	return tk_node(t, LOP_SYM, 0, DT_INT64, s, -1, -1, -1);
+}
+static int tk_var(struct tk *t, lref size, int section)
+{
+	int v = t->k.nvars++;
+	t->k.vars[v] = (struct lvar){size, section};
+	if (section < 0)
+		t->k.nouter++;
+	else
+		t->sec[section].inner[t->sec[section].ninner++] = v;
+	return v;
+}
+static lref tk_vref(struct tk *t, int v) { return tk_node(t, LOP_VAR, 0, DT_INT64, v, -1, -1, -1); }
+static int tk_buf(struct tk *t, int dt, bool written)
+{
+	t->bufs[t->k.nbufs] = (struct lbuf){.dt = dt, .written = written, .numel = -1};
+	return t->k.nbufs++;
+}
+static int tk_section(struct tk *t) { return t->k.nsections++; }
+static void tk_root(struct tk *t, int s, lref r) { t->sec[s].roots[t->sec[s].nroots++] = r; }
+static lref tk_load(struct tk *t, int buf, lref i) { return tk_node(t, LOP_LOAD, 0, t->bufs[buf].dt, buf, i, -1, -1); }
+static lref tk_store(struct tk *t, int buf, lref i, lref v) { return tk_node(t, LOP_STORE, 0, t->bufs[buf].dt, buf, i, v, -1); }
+static lref tk_bin(struct tk *t, int op, lref a, lref b)
+{
+	int dt = t->nodes[a].dt;
+	if ((op >= BINOP_eq && op <= BINOP_ge) || op == BINOP_logical_and || op == BINOP_logical_or)
+		dt = DT_BOOL;
+	return tk_node(t, LOP_BINARY, op, dt, 0, a, b, -1);
+}
+static lref tk_un(struct tk *t, int op, lref a)
+{
+	return tk_node(t, LOP_UNARY, op, op == UNOP_logical_not ? DT_BOOL : t->nodes[a].dt, 0, a, -1, -1);
+}
+static lref tk_red(struct tk *t, int op, int dt, lref a) { return tk_node(t, LOP_REDUCE, op, dt, 0, a, -1, -1); }
+
+/* ---- the JIT ---- */
+
+static LLVMOrcLLJITRef jit;
+static LLVMOrcThreadSafeContextRef tsc;
+static LLVMTargetMachineRef tm;
+static char *last_ir; /* the optimized IR of the last compile */
+
+static void jit_init(void)
+{
+	if (jit)
+		return;
+	LLVMInitializeNativeTarget();
+	LLVMInitializeNativeAsmPrinter();
+	ck_assert_ptr_null(LLVMOrcCreateLLJIT(&jit, NULL));
+	LLVMOrcDefinitionGeneratorRef gen;
+	ck_assert_ptr_null(LLVMOrcCreateDynamicLibrarySearchGeneratorForProcess(&gen, LLVMOrcLLJITGetGlobalPrefix(jit),
+										 NULL, NULL));
+	LLVMOrcJITDylibAddGenerator(LLVMOrcLLJITGetMainJITDylib(jit), gen);
+	tsc = LLVMOrcCreateNewThreadSafeContext();
+	char *triple = LLVMGetDefaultTargetTriple(), *cpu = LLVMGetHostCPUName(), *feat = LLVMGetHostCPUFeatures();
+	LLVMTargetRef target;
+	ck_assert_int_eq(LLVMGetTargetFromTriple(triple, &target, NULL), 0);
+	tm = LLVMCreateTargetMachine(target, triple, cpu, feat, LLVMCodeGenLevelDefault, LLVMRelocDefault,
+				     LLVMCodeModelJITDefault);
+	LLVMDisposeMessage(triple);
+	LLVMDisposeMessage(cpu);
+	LLVMDisposeMessage(feat);
+}
+
+/* emits, verifies, optimizes (O2) and loads k; NULL with *err on an emit error */
+static double last_emit_opt_ms;
+static loop_kernel_fn compile_err(struct tk *t, char **err)
+{
+	jit_init();
+	LLVMContextRef cx = LLVMOrcThreadSafeContextGetContext(tsc);
+	LLVMModuleRef mod = LLVMModuleCreateWithNameInContext(t->k.name, cx);
+	char *triple = LLVMGetTargetMachineTriple(tm);
+	LLVMSetTarget(mod, triple);
+	LLVMDisposeMessage(triple);
+	LLVMTargetDataRef td = LLVMCreateTargetDataLayout(tm);
+	LLVMSetModuleDataLayout(mod, td);
+	LLVMDisposeTargetData(td);
+	struct timespec t0, t1;
+	clock_gettime(CLOCK_MONOTONIC, &t0);
+	if (cg_emit_kernel(mod, &t->k, err) < 0) {
+		/* what was added before the error is gone: the module still verifies */
+		ck_assert_int_eq(LLVMVerifyModule(mod, LLVMReturnStatusAction, NULL), 0);
+		LLVMDisposeModule(mod);
+		return NULL;
+	}
+	char *msg = NULL;
+	if (LLVMVerifyModule(mod, LLVMReturnStatusAction, &msg)) {
+		char *ir = LLVMPrintModuleToString(mod);
+		fprintf(stderr, "%s\n%s\n", msg, ir);
+		ck_abort_msg("the module does not verify");
+	}
+	LLVMDisposeMessage(msg);
+	LLVMPassBuilderOptionsRef po = LLVMCreatePassBuilderOptions();
+	LLVMPassBuilderOptionsSetLoopVectorization(po, 1);
+	LLVMPassBuilderOptionsSetSLPVectorization(po, 1);
+	ck_assert_ptr_null(LLVMRunPasses(mod, "default<O2>", tm, po));
+	LLVMDisposePassBuilderOptions(po);
+	clock_gettime(CLOCK_MONOTONIC, &t1);
+	last_emit_opt_ms = (t1.tv_sec - t0.tv_sec) * 1e3 + (t1.tv_nsec - t0.tv_nsec) / 1e6;
+	free(last_ir);
+	char *ir = LLVMPrintModuleToString(mod);
+	last_ir = strdup(ir);
+	LLVMDisposeMessage(ir);
+	if (getenv("CG_EMIT_DUMP")) /* the optimized IR of every kernel, for a look */
+		fprintf(stderr, "%s\n", last_ir);
+	ck_assert_ptr_null(LLVMOrcLLJITAddLLVMIRModule(jit, LLVMOrcLLJITGetMainJITDylib(jit),
+						       LLVMOrcCreateNewThreadSafeModule(mod, tsc)));
+	LLVMOrcExecutorAddress addr = 0;
+	ck_assert_ptr_null(LLVMOrcLLJITLookup(jit, &addr, t->k.name));
+	return (loop_kernel_fn)(uintptr_t)addr;
+}
+
+static loop_kernel_fn compile(struct tk *t)
+{
+	char *err = NULL;
+	loop_kernel_fn f = compile_err(t, &err);
+	if (!f)
+		ck_abort_msg("emit failed: %s", err ? err : "(no message)");
+	return f;
+}
+
+/* ---- data ---- */
+
+static uint64_t rng = 88172645463325252ull;
+static uint64_t rnd(void)
+{
+	rng ^= rng << 13;
+	rng ^= rng >> 7;
+	rng ^= rng << 17;
+	return rng;
+}
+
+static const double fspecial[] = {0.0, -0.0, 1.0, -1.0, 0.5, -0.5, 1.5, 2.5, -2.5, 3.0, INFINITY, -INFINITY, NAN,
+				  1e-40, -1e-42, 1e30, -1e30, 88.7, 89.5, -103.0, -110.0, 0.3, 2.0, 7.0};
+#define NFSPECIAL ((int)(sizeof fspecial / sizeof fspecial[0]))
+
+static double rnd_float(void)
+{
+	double mag = ldexp((double)(rnd() % 1000000) / 1000000.0 + 0.5, (int)(rnd() % 24) - 12);
+	return rnd() & 1 ? -mag : mag;
+}
+
+/* n values of dt at p; i64 and bool random, floats with the specials first */
+static void fill(void *p, int dt, int64_t n, int kind)
+{
+	for (int64_t i = 0; i < n; i++) {
+		double f = i < NFSPECIAL && kind == 0 ? fspecial[i] : rnd_float();
+		int64_t v = (int64_t)(rnd() % 2001) - 1000;
+		if (kind == 1) /* divisors and exponents: small, nonzero, nonnegative */
+			v = (int64_t)(rnd() % 7) + 1, f = (double)v * (rnd() & 1 ? 1 : -1) * 0.75;
+		if (kind == 0 && i == 1)
+			v = INT64_MIN;
+		switch (dt) {
+		case DT_BOOL: ((uint8_t *)p)[i] = rnd() & 1; break;
+		case DT_INT64: ((int64_t *)p)[i] = v; break;
+		case DT_FLOAT32: ((float *)p)[i] = (float)f; break;
+		default: ((double *)p)[i] = f; break;
+		}
+	}
+}
+
+static tensor *tensor_of(int dt, int64_t n, const void *data)
+{
+	tensor *x = tensor_empty(dt, 1, SHAPE(n));
+	ck_assert_ptr_nonnull(x);
+	memcpy(x->data, data, (size_t)n * dtype_size(dt));
+	return x;
+}
+
+static double ulp_of(double v, int dt)
+{
+	int e;
+	if (v == 0 || !isfinite(v))
+		return dt == DT_FLOAT32 ? 0x1p-149 : 0x1p-1074;
+	frexp(v, &e);
+	double u = ldexp(1.0, e - (dt == DT_FLOAT32 ? 24 : 53));
+	double lo = dt == DT_FLOAT32 ? 0x1p-149 : 0x1p-1074;
+	return u < lo ? lo : u;
+}
+
+static double elem(const void *p, int dt, int64_t i)
+{
+	switch (dt) {
+	case DT_BOOL: return ((const uint8_t *)p)[i];
+	case DT_INT64: return (double)((const int64_t *)p)[i];
+	case DT_FLOAT32: return ((const float *)p)[i];
+	default: return ((const double *)p)[i];
+	}
+}
+
+/* got == want: bit for bit (NaN = any NaN), or within ulps ulps of want */
+static void expect_same(const char *what, int dt, const void *got, const void *want, int64_t n, double ulps,
+			const void *x, int xdt)
+{
+	size_t es = dtype_size(dt);
+	for (int64_t i = 0; i < n; i++) {
+		double g = elem(got, dt, i), w = elem(want, dt, i);
+		bool ok;
+		if (dtype_is_float(dt) && (isnan(g) || isnan(w)))
+			ok = isnan(g) && isnan(w);
+		else if (ulps == 0 || !dtype_is_float(dt) || !isfinite(w))
+			ok = memcmp((const char *)got + i * es, (const char *)want + i * es, es) == 0;
+		else
+			ok = fabs(g - w) <= ulps * ulp_of(w, dt);
+		if (!ok)
+			ck_abort_msg("%s: element %lld of %lld: got %.9g, want %.9g (input %.9g)", what, (long long)i,
+				     (long long)n, g, w, x ? elem(x, xdt, i) : 0.0);
+	}
+}
+
+static const int64_t sizes[] = {0, 1, 7, 33, 1000};
+
+/* ---- pointwise ---- */
+
+/* out[i] = op(x[i]) for i < s0 */
+static struct tk *k_unary(int op, int dt)
+{
+	struct tk *t = tk_new();
+	int v = tk_var(t, tk_sym(t, 0), -1);
+	int x = tk_buf(t, dt, false), o = tk_buf(t, op == UNOP_logical_not ? DT_BOOL : dt, true);
+	lref i = tk_vref(t, v);
+	int s = tk_section(t);
+	tk_root(t, s, tk_store(t, o, i, tk_un(t, op, tk_load(t, x, i))));
+	return t;
+}
+
+/* ops whose float32 result is an approximation: ulps allowed against eager */
+static double unary_ulps(int op, int dt)
+{
+	if (dt == DT_FLOAT64) /* float64: exp inline, the rest libm */
+		return op == UNOP_exp || op == UNOP_sigmoid || op == UNOP_silu ? 4 : 0;
+	switch (op) {
+	case UNOP_exp:
+	case UNOP_log:
+	case UNOP_tanh:
+	case UNOP_sigmoid:
+	case UNOP_silu:
+	case UNOP_sin:
+	case UNOP_cos: return 4;
+	case UNOP_gelu: return 64; /* eager's own 1 + erff(x) cancels for x << 0 */
+	default: return 0;
+	}
+}
+
+START_TEST(test_unary_all)
+{
+	static const bool float_only[UNOP_COUNT] = {
+		[UNOP_exp] = 1, [UNOP_log] = 1, [UNOP_sqrt] = 1, [UNOP_rsqrt] = 1, [UNOP_sin] = 1, [UNOP_cos] = 1,
+		[UNOP_tanh] = 1, [UNOP_sigmoid] = 1, [UNOP_gelu] = 1, [UNOP_silu] = 1, [UNOP_reciprocal] = 1};
+	for (int op = 0; op < UNOP_COUNT; op++)
+		for (int dt = 0; dt < DT_COUNT; dt++) {
+			if ((float_only[op] && !dtype_is_float(dt)) || (op == UNOP_neg && dt == DT_BOOL))
+				continue;
+			struct tk *t = k_unary(op, dt);
+			loop_kernel_fn f = compile(t);
+			int odt = op == UNOP_logical_not ? DT_BOOL : dt;
+			for (size_t si = 0; si < sizeof sizes / sizeof sizes[0]; si++) {
+				int64_t n = sizes[si];
+				void *in = malloc(n * 8 + 8), *out = malloc(n * 8 + 8);
+				fill(in, dt, n, 0);
+				void *bufs[2] = {in, out};
+				int64_t syms[1] = {n};
+				f(bufs, syms, 0, n);
+				tensor *x = tensor_of(dt, n, in), *r = tensor_unary(op, x);
+				ck_assert_ptr_nonnull(r);
+				ck_assert_int_eq(r->dt, odt);
+				char what[64];
+				snprintf(what, sizeof what, "%s %s n=%lld", unop_names[op], dtype_name(dt), (long long)n);
+				expect_same(what, odt, out, r->data, n, unary_ulps(op, dt), in, dt);
+				tensor_decref(x);
+				tensor_decref(r);
+				free(in);
+				free(out);
+			}
+			free(t);
+		}
+}
+END_TEST
+
+/* out[i] = a[i] op b[i] */
+static struct tk *k_binary(int op, int dt)
+{
+	struct tk *t = tk_new();
+	int v = tk_var(t, tk_sym(t, 0), -1);
+	int a = tk_buf(t, dt, false), b = tk_buf(t, dt, false);
+	lref i = tk_vref(t, v);
+	lref r = tk_bin(t, op, tk_load(t, a, i), tk_load(t, b, i));
+	int o = tk_buf(t, t->nodes[r].dt, true);
+	tk_root(t, tk_section(t), tk_store(t, o, i, r));
+	return t;
+}
+
+START_TEST(test_binary_all)
+{
+	for (int op = 0; op < BINOP_COUNT; op++)
+		for (int dt = 0; dt < DT_COUNT; dt++) {
+			bool bool_bad = op == BINOP_sub || op == BINOP_div || op == BINOP_pow || op == BINOP_floordiv ||
+					op == BINOP_mod;
+			if ((dt == DT_BOOL && bool_bad) || (dt == DT_INT64 && op == BINOP_div))
+				continue;
+			struct tk *t = k_binary(op, dt);
+			loop_kernel_fn f = compile(t);
+			int odt = t->bufs[2].dt;
+			bool divisor = dt == DT_INT64 && (op == BINOP_floordiv || op == BINOP_mod || op == BINOP_pow);
+			for (size_t si = 0; si < sizeof sizes / sizeof sizes[0]; si++) {
+				int64_t n = sizes[si];
+				void *a = malloc(n * 8 + 8), *b = malloc(n * 8 + 8), *out = malloc(n * 8 + 8);
+				fill(a, dt, n, 0);
+				fill(b, dt, n, divisor ? 1 : 2);
+				void *bufs[3] = {a, b, out};
+				int64_t syms[1] = {n};
+				f(bufs, syms, 0, n);
+				tensor *ta = tensor_of(dt, n, a), *tb = tensor_of(dt, n, b), *r = tensor_binary(op, ta, tb);
+				ck_assert_msg(r != NULL, "%s", tj_error_peek());
+				char what[64];
+				snprintf(what, sizeof what, "%s %s n=%lld", binop_names[op], dtype_name(dt), (long long)n);
+				expect_same(what, odt, out, r->data, n, 0, a, dt);
+				tensor_decref(ta);
+				tensor_decref(tb);
+				tensor_decref(r);
+				free(a);
+				free(b);
+				free(out);
+			}
+			free(t);
+		}
+}
+END_TEST
+
+START_TEST(test_where_cast_const)
+{
+	/* out[i] = where(c[i], float(x[i]) * 0.1, -1.5) for int64 x; y[i] = int64(out[i]) */
+	struct tk *t = tk_new();
+	int v = tk_var(t, tk_sym(t, 0), -1);
+	int c = tk_buf(t, DT_BOOL, false), x = tk_buf(t, DT_INT64, false);
+	int o = tk_buf(t, DT_FLOAT32, true), y = tk_buf(t, DT_INT64, true), z = tk_buf(t, DT_BOOL, true);
+	lref i = tk_vref(t, v);
+	lref xf = tk_node(t, LOP_CAST, 0, DT_FLOAT32, 0, tk_load(t, x, i), -1, -1);
+	lref m = tk_bin(t, BINOP_mul, xf, tk_flt(t, DT_FLOAT32, 0.1));
+	lref w = tk_node(t, LOP_WHERE, 0, DT_FLOAT32, 0, tk_load(t, c, i), m, tk_flt(t, DT_FLOAT32, -1.5));
+	int s = tk_section(t);
+	tk_root(t, s, tk_store(t, o, i, w));
+	tk_root(t, s, tk_store(t, y, i, tk_node(t, LOP_CAST, 0, DT_INT64, 0, w, -1, -1)));
+	tk_root(t, s, tk_store(t, z, i, tk_node(t, LOP_CAST, 0, DT_BOOL, 0, w, -1, -1)));
+	loop_kernel_fn f = compile(t);
+	uint8_t cv[5] = {1, 0, 1, 1, 1}, zv[5];
+	int64_t xv[5] = {3, 4, -27, 0, 1000000000000}, yv[5];
+	float ov[5];
+	void *bufs[] = {cv, xv, ov, yv, zv};
+	f(bufs, (int64_t[]){5}, 0, 5);
+	float want[5] = {(float)3 * 0.1f, -1.5f, (float)-27 * 0.1f, 0.0f, 1e12f * 0.1f};
+	for (int k = 0; k < 5; k++) {
+		ck_assert_float_eq(ov[k], want[k]);
+		ck_assert_int_eq(yv[k], (int64_t)want[k]);
+		ck_assert_int_eq(zv[k], want[k] != 0);
+	}
+	free(t);
+	/* float -> int64 out of range and NaN give INT64_MIN, as eager */
+	t = tk_new();
+	v = tk_var(t, tk_sym(t, 0), -1);
+	x = tk_buf(t, DT_FLOAT64, false);
+	y = tk_buf(t, DT_INT64, true);
+	i = tk_vref(t, v);
+	tk_root(t, tk_section(t), tk_store(t, y, i, tk_node(t, LOP_CAST, 0, DT_INT64, 0, tk_load(t, x, i), -1, -1)));
+	f = compile(t);
+	double dv[4] = {NAN, 1e300, -9.5, -1e19};
+	f((void *[]){dv, yv}, (int64_t[]){4}, 0, 4);
+	ck_assert_int_eq(yv[0], INT64_MIN);
+	ck_assert_int_eq(yv[1], INT64_MIN);
+	ck_assert_int_eq(yv[2], -9);
+	ck_assert_int_eq(yv[3], INT64_MIN);
+	free(t);
+}
+END_TEST
+
+/* an outer loop split into [0, k) and [k, n) computes what one call does;
+ * begin >= end writes nothing */
+START_TEST(test_split_range)
+{
+	struct tk *t = k_unary(UNOP_tanh, DT_FLOAT32);
+	loop_kernel_fn f = compile(t);
+	enum { N = 1000 };
+	float x[N], whole[N], parts[N];
+	fill(x, DT_FLOAT32, N, 0);
+	f((void *[]){x, whole}, (int64_t[]){N}, 0, N);
+	for (int k = 0; k <= N; k += 333) {
+		for (int i = 0; i < N; i++)
+			parts[i] = 12345.0f;
+		f((void *[]){x, parts}, (int64_t[]){N}, 0, k);
+		f((void *[]){x, parts}, (int64_t[]){N}, k, N);
+		ck_assert_int_eq(memcmp(whole, parts, sizeof whole), 0);
+	}
+	for (int i = 0; i < N; i++)
+		parts[i] = 12345.0f;
+	f((void *[]){x, parts}, (int64_t[]){N}, 7, 7);
+	f((void *[]){x, parts}, (int64_t[]){N}, 9, 3);
+	for (int i = 0; i < N; i++)
+		ck_assert_float_eq(parts[i], 12345.0f);
+	free(t);
+}
+END_TEST
+
+/* ---- reductions ---- */
+
+/* out[r] = op over c of x[r * s1 + c], rows s0, cols s1 */
+static struct tk *k_rowred(int op, int dt, int acc)
+{
+	struct tk *t = tk_new();
+	int vr = tk_var(t, tk_sym(t, 0), -1);
+	int s0 = tk_section(t), s1 = tk_section(t);
+	lref cols = tk_sym(t, 1);
+	int vc = tk_var(t, cols, s0);
+	int x = tk_buf(t, dt, false), o = tk_buf(t, acc, true);
+	lref ix = tk_bin(t, BINOP_add, tk_bin(t, BINOP_mul, tk_vref(t, vr), cols), tk_vref(t, vc));
+	lref red = tk_red(t, op, acc, tk_load(t, x, ix));
+	tk_root(t, s0, red);
+	tk_root(t, s1, tk_store(t, o, tk_vref(t, vr), red));
+	return t;
+}
+
+static void rowred_case(int op, int dt, int acc, int64_t rows, int64_t cols, bool nan_rows)
+{
+	struct tk *t = k_rowred(op, dt, acc);
+	loop_kernel_fn f = compile(t);
+	int64_t n = rows * cols;
+	void *x = malloc(n * 8 + 8), *out = malloc(rows * 8 + 8);
+	fill(x, dt, n, 2);
+	if (nan_rows && dtype_is_float(dt) && rows > 2 && cols > 3) {
+		((float *)x)[cols + 2] = NAN; /* row 1: a NaN in the middle */
+		for (int64_t c = 0; c < cols; c++)
+			((float *)x)[2 * cols + c] = -INFINITY; /* row 2: all -inf */
+		((float *)x)[3] = ((float *)x)[1];    /* row 0: the max twice: the first index wins */
+	}
+	f((void *[]){x, out}, (int64_t[]){rows, cols}, 0, rows);
+	tensor *tx = tensor_empty(dt, 2, SHAPE(rows, cols));
+	memcpy(tx->data, x, n * dtype_size(dt));
+	tensor *r = tensor_reduce(op, tx, (int[]){1}, 1, false, 0);
+	ck_assert_msg(r != NULL, "%s", tj_error_peek());
+	char what[64];
+	snprintf(what, sizeof what, "%s %s %lldx%lld", redop_names[op], dtype_name(dt), (long long)rows,
+		 (long long)cols);
+	if (r->dt != acc) {
+		tensor *c = tensor_to(r, acc);
+		tensor_decref(r);
+		r = c;
+	}
+	/* sums reassociate: within n ulps; max, argmax exact */
+	expect_same(what, acc, out, r->data, rows, op == REDOP_sum ? (double)cols + 4 : 0, NULL, 0);
+	tensor_decref(r);
+	tensor_decref(tx);
+	free(x);
+	free(out);
+	free(t);
+}
+
+START_TEST(test_row_reductions)
+{
+	for (size_t si = 0; si < sizeof sizes / sizeof sizes[0]; si++) {
+		int64_t c = sizes[si];
+		rowred_case(REDOP_sum, DT_FLOAT32, DT_FLOAT32, 5, c, false);
+		rowred_case(REDOP_sum, DT_FLOAT64, DT_FLOAT64, 3, c, false);
+		rowred_case(REDOP_sum, DT_INT64, DT_INT64, 4, c, false);
+		rowred_case(REDOP_sum, DT_BOOL, DT_INT64, 4, c, false);
+		rowred_case(REDOP_prod, DT_INT64, DT_INT64, 2, c, false);
+		if (c == 0) /* max of nothing is an error in eager */
+			continue;
+		for (int op = REDOP_max; op <= REDOP_argmin; op++) {
+			if (op == REDOP_var)
+				continue;
+			int acc_f = op >= REDOP_argmax ? DT_INT64 : DT_FLOAT32;
+			rowred_case(op, DT_FLOAT32, acc_f, 6, c, true);
+			rowred_case(op, DT_INT64, DT_INT64, 3, c, false);
+			rowred_case(op, DT_BOOL, op >= REDOP_argmax ? DT_INT64 : DT_BOOL, 3, c, false);
+		}
+	}
+}
+END_TEST
+
+/* softmax over rows: three sections (max, sum of exp, the normalized store) */
+START_TEST(test_softmax_sections)
+{
+	struct tk *t = tk_new();
+	int vr = tk_var(t, tk_sym(t, 0), -1);
+	lref cols = tk_sym(t, 1);
+	int s0 = tk_section(t), s1 = tk_section(t), s2 = tk_section(t);
+	int v1 = tk_var(t, cols, s0), v2 = tk_var(t, cols, s1), v3 = tk_var(t, cols, s2);
+	int x = tk_buf(t, DT_FLOAT32, false), o = tk_buf(t, DT_FLOAT32, true);
+	lref base = tk_bin(t, BINOP_mul, tk_vref(t, vr), cols);
+	lref x1 = tk_load(t, x, tk_bin(t, BINOP_add, base, tk_vref(t, v1)));
+	lref mx = tk_red(t, REDOP_max, DT_FLOAT32, x1);
+	tk_root(t, s0, mx);
+	lref x2 = tk_load(t, x, tk_bin(t, BINOP_add, base, tk_vref(t, v2)));
+	lref sm = tk_red(t, REDOP_sum, DT_FLOAT32, tk_un(t, UNOP_exp, tk_bin(t, BINOP_sub, x2, mx)));
+	tk_root(t, s1, sm);
+	lref i3 = tk_bin(t, BINOP_add, base, tk_vref(t, v3));
+	lref e3 = tk_un(t, UNOP_exp, tk_bin(t, BINOP_sub, tk_load(t, x, i3), mx));
+	tk_root(t, s2, tk_store(t, o, i3, tk_bin(t, BINOP_div, e3, sm)));
+	loop_kernel_fn f = compile(t);
+	for (size_t si = 0; si < sizeof sizes / sizeof sizes[0]; si++) {
+		int64_t rows = 3, c = sizes[si], n = rows * c;
+		float *in = malloc(n * 4 + 4), *out = malloc(n * 4 + 4);
+		for (int64_t i = 0; i < n; i++)
+			in[i] = (float)rnd_float() * 8;
+		f((void *[]){in, out}, (int64_t[]){rows, c}, 0, rows);
+		tensor *tx = tensor_empty(DT_FLOAT32, 2, SHAPE(rows, c));
+		memcpy(tx->data, in, n * 4);
+		tensor *r = tensor_softmax(tx, 1);
+		ck_assert_ptr_nonnull(r);
+		for (int64_t i = 0; i < n; i++)
+			ck_assert_msg(fabsf(out[i] - ((float *)r->data)[i]) <= 1e-6f + 1e-5f * ((float *)r->data)[i],
+				      "softmax %lld: got %g, want %g", (long long)i, out[i], ((float *)r->data)[i]);
+		tensor_decref(r);
+		tensor_decref(tx);
+		free(in);
+		free(out);
+	}
+	free(t);
+}
+END_TEST
+
+/* ---- transcendentals ---- */
+
+static double ref_fn(int op, double x)
+{
+	switch (op) {
+	case UNOP_exp: return exp(x);
+	case UNOP_log: return log(x);
+	case UNOP_tanh: return tanh(x);
+	case UNOP_sin: return sin(x);
+	case UNOP_cos: return cos(x);
+	/* eager's formula: exp(-x) overflows float32 below -88.7 */
+	case UNOP_sigmoid: return 1 / (1 + (double)(float)exp(-x));
+	case UNOP_silu: return x / (1 + (double)(float)exp(-x));
+	default: return 0.5 * x * (1 + erf(x * M_SQRT1_2));
+	}
+}
+
+/* a float32 sweep over every 509th bit pattern (both signs, denormals,
+ * inf and NaN): the max error in ulps of the double-precision result
+ * (gelu: in ulps of |x| / 2, as 1 + erf cancels) */
+static double sweep(int op, double *eager_worst)
+{
+	struct tk *t = k_unary(op, DT_FLOAT32);
+	loop_kernel_fn f = compile(t);
+	enum { STEP = 509 };
+	int64_t n = (int64_t)(0x100000000ull / STEP) + 1;
+	float *x = malloc(n * 4), *y = malloc(n * 4);
+	for (int64_t i = 0; i < n; i++) {
+		uint32_t u = (uint32_t)(i * STEP);
+		memcpy(&x[i], &u, 4);
+	}
+	f((void *[]){x, y}, (int64_t[]){n}, 0, n);
+	tensor *tx = tensor_of(DT_FLOAT32, n, x), *ty = tensor_unary(op, tx);
+	ck_assert_ptr_nonnull(ty);
+	const float *ey = ty->data;
+	double worst = 0;
+	*eager_worst = 0;
+	for (int64_t i = 0; i < n; i++) {
+		double want = ref_fn(op, x[i]);
+		float wf = (float)want;
+		if (isnan(wf) || isnan(y[i])) {
+			ck_assert_msg(isnan(wf) && isnan(y[i]), "%s(%a) = %a, want %a", unop_names[op], x[i], y[i], wf);
+			continue;
+		}
+		if (isinf(wf) || isinf(y[i])) {
+			ck_assert_msg(wf == y[i], "%s(%a) = %a, want %a", unop_names[op], x[i], y[i], wf);
+			continue;
+		}
+		double u = op == UNOP_gelu ? ulp_of(fmax(0.5 * fabs(x[i]), 0x1p-126), DT_FLOAT32) : ulp_of(want, DT_FLOAT32);
+		double err = fabs(y[i] - want) / u;
+		if (err > worst)
+			worst = err;
+		if (isfinite(ey[i]) && fabs(ey[i] - want) / u > *eager_worst)
+			*eager_worst = fabs(ey[i] - want) / u;
+	}
+	tensor_decref(tx);
+	tensor_decref(ty);
+	free(x);
+	free(y);
+	free(t);
+	return worst;
+}
+
+START_TEST(test_transcendental_sweep)
+{
+	static const int ops[] = {UNOP_exp, UNOP_log, UNOP_tanh, UNOP_sigmoid, UNOP_silu, UNOP_gelu, UNOP_sin, UNOP_cos};
+	for (size_t i = 0; i < sizeof ops / sizeof ops[0]; i++) {
+		double eager;
+		double e = sweep(ops[i], &eager);
+		printf("float32 %s: max error %.3f ulp (eager's: %.3f)\n", unop_names[ops[i]], e, eager);
+		ck_assert_msg(e <= (ops[i] == UNOP_gelu ? eager + 1 : 3.0), "%s: %.3f ulp", unop_names[ops[i]], e);
+	}
+}
+END_TEST
+
+/* float64 exp over [-750, 720] (2 million points, and the specials)
+ * against long double expl: the max error in ulps */
+START_TEST(test_exp_float64)
+{
+	struct tk *t = k_unary(UNOP_exp, DT_FLOAT64);
+	loop_kernel_fn f = compile(t);
+	enum { N = 2000000 };
+	double *x = malloc(N * 8), *y = malloc(N * 8), worst = 0;
+	for (int i = 0; i < N; i++)
+		x[i] = i < NFSPECIAL ? fspecial[i] : i % 2 ? -750 + 1470.0 * (double)(rnd() >> 11) * 0x1p-53
+							   : rnd_float();
+	x[0] = 709.782712893384, x[1] = 709.7827128933841, x[2] = -745.1332191019411, x[3] = -745.1332191019412;
+	f((void *[]){x, y}, (int64_t[]){N}, 0, N);
+	for (int i = 0; i < N; i++) {
+		long double want = expl(x[i]);
+		double wd = (double)want;
+		if (isnan(wd) || isinf(wd) || wd == 0) {
+			ck_assert_msg((isnan(wd) && isnan(y[i])) || wd == y[i], "exp(%a) = %a, want %a", x[i], y[i], wd);
+			continue;
+		}
+		double err = (double)(fabsl((long double)y[i] - want) / (long double)ulp_of(wd, DT_FLOAT64));
+		if (err > worst)
+			worst = err;
+	}
+	printf("float64 exp: max error %.3f ulp\n", worst);
+	ck_assert_msg(worst <= 2.0, "float64 exp: %.3f ulp", worst);
+	free(x);
+	free(y);
+	free(t);
+}
+END_TEST
+
+START_TEST(test_transcendental_edges)
+{
+	struct tk *te = k_unary(UNOP_exp, DT_FLOAT32), *tl = k_unary(UNOP_log, DT_FLOAT32),
+		  *tt = k_unary(UNOP_tanh, DT_FLOAT32);
+	loop_kernel_fn fe = compile(te), fl = compile(tl), ft = compile(tt);
+	float x[8] = {-INFINITY, INFINITY, 88.72283935546875f, 88.7228317f, -103.9f, 0x1p-149f, -0.0f, NAN}, y[8];
+	fe((void *[]){x, y}, (int64_t[]){8}, 0, 8);
+	ck_assert(y[0] == 0 && y[1] == INFINITY && y[2] == INFINITY && isfinite(y[3]) && y[4] == 0x1p-149f &&
+		  y[5] == 1 && y[6] == 1 && isnan(y[7]));
+	float lx[8] = {0.0f, -0.0f, -1.0f, INFINITY, 0x1p-149f, 1.0f, NAN, -INFINITY};
+	fl((void *[]){lx, y}, (int64_t[]){8}, 0, 8);
+	ck_assert(y[0] == -INFINITY && y[1] == -INFINITY && isnan(y[2]) && y[3] == INFINITY && y[5] == 0 &&
+		  isnan(y[6]) && isnan(y[7]));
+	ck_assert_float_eq_tol(y[4], logf(0x1p-149f), 1e-5);
+	float tx[6] = {INFINITY, -INFINITY, 1e30f, -0.0f, NAN, -9.5f};
+	ft((void *[]){tx, y}, (int64_t[]){6}, 0, 6);
+	ck_assert(y[0] == 1 && y[1] == -1 && y[2] == 1 && y[3] == 0 && signbit(y[3]) && isnan(y[4]) && y[5] == -1);
+	free(te);
+	free(tl);
+	free(tt);
+}
+END_TEST
+
+/* ---- vectorization, errors, speed ---- */
+
+/* relu(tanh(x * 2 + 1) * sigmoid(x) - x / 3): issue 12's 8-op chain */
+static struct tk *k_chain(void)
+{
+	struct tk *t = tk_new();
+	int v = tk_var(t, tk_sym(t, 0), -1);
+	int xb = tk_buf(t, DT_FLOAT32, false), o = tk_buf(t, DT_FLOAT32, true);
+	lref i = tk_vref(t, v), x = tk_load(t, xb, i);
+	lref a = tk_bin(t, BINOP_add, tk_bin(t, BINOP_mul, x, tk_flt(t, DT_FLOAT32, 2)), tk_flt(t, DT_FLOAT32, 1));
+	lref b = tk_bin(t, BINOP_mul, tk_un(t, UNOP_tanh, a), tk_un(t, UNOP_sigmoid, x));
+	lref c = tk_un(t, UNOP_relu, tk_bin(t, BINOP_sub, b, tk_bin(t, BINOP_div, x, tk_flt(t, DT_FLOAT32, 3))));
+	tk_root(t, tk_section(t), tk_store(t, o, i, tk_un(t, UNOP_exp, tk_un(t, UNOP_neg, c))));
+	return t;
+}
+
+START_TEST(test_vectorized)
+{
+	struct tk *t = k_chain();
+	compile(t);
+	printf("emit + O2 of a 10-op float32 kernel: %.2f ms\n", last_emit_opt_ms);
+	ck_assert_msg(strstr(last_ir, "x float>") != NULL, "the chain did not vectorize:\n%s", last_ir);
+	ck_assert_msg(strstr(last_ir, "@expf") == NULL && strstr(last_ir, "@tanhf") == NULL,
+		      "a libm call is left:\n%s", last_ir);
+	free(t);
+	/* a float32 row sum vectorizes too (reassociated accumulation) */
+	t = k_rowred(REDOP_sum, DT_FLOAT32, DT_FLOAT32);
+	compile(t);
+	ck_assert_msg(strstr(last_ir, "x float>") != NULL, "the row sum did not vectorize:\n%s", last_ir);
+	free(t);
+}
+END_TEST
+
+static void expect_emit_error(struct tk *t, const char *want)
+{
+	char *err = NULL;
+	ck_assert_ptr_null(compile_err(t, &err));
+	ck_assert_ptr_nonnull(err);
+	ck_assert_msg(strstr(err, want) && strstr(err, t->k.name), "message: %s", err);
+	free(err);
+	free(t);
+}
+
+START_TEST(test_errors)
+{
+	/* exp on int64 (the lowering casts first) */
+	struct tk *t = tk_new();
+	int v = tk_var(t, tk_sym(t, 0), -1);
+	int x = tk_buf(t, DT_INT64, false), o = tk_buf(t, DT_INT64, true);
+	lref i = tk_vref(t, v);
+	tk_root(t, tk_section(t), tk_store(t, o, i, tk_un(t, UNOP_exp, tk_load(t, x, i))));
+	expect_emit_error(t, "node 3 (unary): unary exp on int64 is not supported");
+	/* bool - bool */
+	t = k_binary(BINOP_sub, DT_BOOL);
+	expect_emit_error(t, "binary sub on bool is not supported");
+	/* a reduction read in its own section */
+	t = k_rowred(REDOP_sum, DT_FLOAT32, DT_FLOAT32);
+	t->sec[0].roots[t->sec[0].nroots++] = t->sec[1].roots[0];
+	expect_emit_error(t, "the reduction is read before its section ends");
+	/* var out of its loop, store of the wrong dtype, an unknown symbol */
+	t = k_unary(UNOP_neg, DT_FLOAT32);
+	t->nodes[t->sec[0].roots[0]].a[0] = tk_vref(t, 5);
+	expect_emit_error(t, "var 5 out of range");
+	t = k_unary(UNOP_neg, DT_FLOAT32);
+	t->bufs[1].dt = DT_INT64;
+	expect_emit_error(t, "store of float32 into a int64 buffer");
+	t = k_unary(UNOP_neg, DT_FLOAT32);
+	t->k.nsyms = 0;
+	expect_emit_error(t, "symbol 0 out of range");
+}
+END_TEST
+
+/* a kernel with no outer var runs its sections once; int64 index math
+ * (floordiv, mod) on symbols; a sum of a no-loop section */
+START_TEST(test_no_outer_and_index_math)
+{
+	struct tk *t = tk_new();
+	int s0 = tk_section(t), s1 = tk_section(t);
+	lref n = tk_sym(t, 0);
+	int vi = tk_var(t, n, s0);
+	int x = tk_buf(t, DT_INT64, false), o = tk_buf(t, DT_INT64, true);
+	lref iv = tk_vref(t, vi);
+	/* sum over i of x[i] // 3 * 100 + x[i] % -4 */
+	lref xi = tk_load(t, x, iv);
+	lref val = tk_bin(t, BINOP_add, tk_bin(t, BINOP_mul, tk_bin(t, BINOP_floordiv, xi, tk_int(t, 3)), tk_int(t, 100)),
+			  tk_bin(t, BINOP_mod, xi, tk_int(t, -4)));
+	lref red = tk_red(t, REDOP_sum, DT_INT64, val);
+	tk_root(t, s0, red);
+	tk_root(t, s1, tk_store(t, o, tk_int(t, 0), red));
+	tk_root(t, s1, tk_store(t, o, tk_int(t, 1), tk_bin(t, BINOP_floordiv, n, tk_int(t, 2))));
+	loop_kernel_fn f = compile(t);
+	int64_t xv[6] = {-7, 7, -1, 0, 10, INT64_MIN}, out[2] = {0, 0};
+	f((void *[]){xv, out}, (int64_t[]){6}, 0, 1);
+	int64_t want = 0;
+	static const int64_t fd[6] = {-3, 2, -1, 0, 3, -3074457345618258603}, md[6] = {-3, -1, -1, 0, -2, 0};
+	for (int k = 0; k < 6; k++)
+		want = (int64_t)((uint64_t)want + (uint64_t)fd[k] * 100 + (uint64_t)md[k]);
+	ck_assert_int_eq(out[0], want);
+	ck_assert_int_eq(out[1], 3);
+	out[0] = 42;
+	f((void *[]){xv, out}, (int64_t[]){6}, 0, 0);
+	ck_assert_int_eq(out[0], 42);
+	free(t);
+}
+END_TEST
+
+/* runs the one kernel of program i (0: the chain on (4, 5), 1: softmax,
+ * 2: log_softmax on (8, 16)) and compares it with the eager ops */
+static void run_lowered(loop_kernel_fn f, const struct lkernel *k, int i)
+{
+	int64_t rows = i == 0 ? 4 : 8, cols = i == 0 ? 5 : 16, n = rows * cols, trips;
+	ck_assert_int_eq(k->nbufs, 2);
+	ck_assert(k->nouter == 0 || loop_is_const(k, k->vars[0].size, &trips));
+	if (k->nouter == 0)
+		trips = 1;
+	tensor *x = tensor_empty(DT_FLOAT32, 2, SHAPE(rows, cols)), *want;
+	float out[128];
+	for (int64_t j = 0; j < n; j++)
+		((float *)x->data)[j] = (float)rnd_float() * 4;
+	f((void *[]){x->data, out}, NULL, 0, trips);
+	if (i == 0) {
+		tensor *two = py_float(2), *one = py_float(1), *three = py_float(3);
+		tensor *a = tensor_binary(BINOP_mul, x, two), *b = tensor_binary(BINOP_add, a, one);
+		tensor *c = tensor_unary(UNOP_tanh, b), *d = tensor_unary(UNOP_sigmoid, x);
+		tensor *e = tensor_binary(BINOP_mul, c, d), *g = tensor_binary(BINOP_div, x, three);
+		tensor *h = tensor_binary(BINOP_sub, e, g);
+		want = tensor_unary(UNOP_relu, h);
+		tensor *tmp[] = {two, one, three, a, b, c, d, e, g, h};
+		for (size_t j = 0; j < sizeof tmp / sizeof tmp[0]; j++)
+			tensor_decref(tmp[j]);
+	} else {
+		want = i == 1 ? tensor_softmax(x, -1) : tensor_log_softmax(x, -1);
+	}
+	ck_assert_ptr_nonnull(want);
+	expect_same(i == 0 ? "lowered chain" : i == 1 ? "lowered softmax" : "lowered log_softmax", DT_FLOAT32, out,
+		    want->data, n, 8, x->data, DT_FLOAT32);
+	tensor_decref(want);
+	tensor_decref(x);
+}
+
+/* every kernel that the lowering makes of real programs emits, verifies
+ * and optimizes */
+START_TEST(test_lowered_kernels)
+{
+	static const char *const progs[][2] = {
+		{"    return relu(tanh(x * 2 + 1) * sigmoid(x) - x / 3)\n", "randn(4, 5)"},
+		{"    return softmax(x, -1)\n", "randn(8, 16)"},
+		{"    return log_softmax(x, -1)\n", "randn(8, 16)"},
+		{"    return x.sum(1), x.mean(1, keepdim=True), x.var()\n", "randn(6, 7)"},
+		{"    return x.max(0)\n", "randn(6, 7)"},
+		{"    return x.permute(1, 0) * 2\n", "randn(3, 5)"},
+		{"    return (x * 2).reshape(5, 3) + 1\n", "randn(3, 5)"},
+		{"    return gelu(x) + exp(x) - log(abs(x) + 1) + sin(x) * cos(x)\n", "randn(9)"},
+		{"    return where(x > 0, x, x * 0.5)\n", "randn(9)"},
+		{"    return (x * 3) // 2 + x % 5\n", "arange(10)"},
+	};
+	for (size_t i = 0; i < sizeof progs / sizeof progs[0]; i++) {
+		char text[1024];
+		snprintf(text, sizeof text, "def f(x):\n%sg = compile(f)\ng(%s)\n", progs[i][0], progs[i][1]);
+		run_capturing(text);
+		ck_assert_int_eq(ngraphs, 1);
+		ck_assert_int_eq(aot_decompose(graphs[0], NULL), 0);
+		struct ind_program p;
+		memset(&p, 0, sizeof p);
+		ck_assert_msg(ind_lower(graphs[0], &p) == 0, "%s: %s", progs[i][0], tj_error_peek());
+		int nk = 0;
+		for (int s = 0; s < p.nsteps; s++) {
+			if (p.steps[s].kind != ISTEP_KERNEL)
+				continue;
+			struct tk t = {.k = *p.steps[s].k};
+			char *err = NULL;
+			loop_kernel_fn f = compile_err(&t, &err);
+			if (!f) {
+				char *listing = loop_kernel_format(p.steps[s].k);
+				ck_abort_msg("%s%s\n%s", progs[i][0], err, listing);
+			}
+			if (i < 3) /* one kernel x -> out: run it against eager */
+				run_lowered(f, p.steps[s].k, (int)i);
+			nk++;
+		}
+		ck_assert_int_gt(nk, 0);
+		ind_program_release(&p);
+		drop_graphs();
+	}
+}
+END_TEST
+
+int main(void)
+{
+	Suite *s = suite_create("cg_emit");
+	TCase *tc = tcase_create("emit");
+	tcase_set_timeout(tc, 120);
+	tcase_add_test(tc, test_unary_all);
+	tcase_add_test(tc, test_binary_all);
+	tcase_add_test(tc, test_where_cast_const);
+	tcase_add_test(tc, test_split_range);
+	tcase_add_test(tc, test_row_reductions);
+	tcase_add_test(tc, test_softmax_sections);
+	tcase_add_test(tc, test_transcendental_sweep);
+	tcase_add_test(tc, test_transcendental_edges);
+	tcase_add_test(tc, test_exp_float64);
+	tcase_add_test(tc, test_vectorized);
+	tcase_add_test(tc, test_errors);
+	tcase_add_test(tc, test_no_outer_and_index_math);
+	tcase_add_test(tc, test_lowered_kernels);
+	suite_add_tcase(s, tc);
+	SRunner *sr = srunner_create(s);
+	srunner_run_all(sr, CK_NORMAL);
+	int failed = srunner_ntests_failed(sr);
+	srunner_free(sr);
+	return failed ? EXIT_FAILURE : EXIT_SUCCESS;
+}
