@@ -124,8 +124,12 @@ static int classify(const struct graph *g, int i)
 				       n->args[1].constant.i == 0
 			       ? NC_POINTWISE
 			       : NC_EXTERN;
-	if (op == OPS_zeros || op == OPS_ones || op == OPS_full)
+	if (op == OPS_zeros || op == OPS_ones)
 		return NC_CONST;
+	if (op == OPS_full) {
+		value f = n->args[1].kind == GARG_CONST ? n->args[1].constant : val_none();
+		return f.tag == VAL_INT || f.tag == VAL_FLOAT || f.tag == VAL_BOOL ? NC_CONST : NC_EXTERN;
+	}
 	if (op == OPS_reshape || op == OPS_permute || op == OPS_expand)
 		return NC_VIEW;
 	if (op == OPS_getitem) {
@@ -173,6 +177,41 @@ static bool same_shape(int na, const struct sym_size *a, int nb, const struct sy
 		if (!same_size(a[d], b[d]))
 			return false;
 	return true;
+}
+
+/* the ints of an argument: an int, a tuple or list of ints (a constant,
+ * or an arg list of constants); none for None. The count, or -1 when
+ * it is something else (then tj_error_set) */
+static int garg_ints(const struct lower *L, const struct gnode *n, const struct garg *a, int64_t *out)
+{
+	int cnt = 0;
+	if (a->kind == GARG_CONST) {
+		value v = a->constant;
+		if (v.tag == VAL_NONE)
+			return 0;
+		if (v.tag == VAL_INT) {
+			out[0] = v.i;
+			return 1;
+		}
+		size_t len = v.tag == VAL_TUPLE ? val_tuple(v)->len : v.tag == VAL_LIST ? val_list(v)->len : (size_t)-1;
+		const value *items = v.tag == VAL_TUPLE ? val_tuple(v)->items : v.tag == VAL_LIST ? val_list(v)->items : NULL;
+		for (size_t k = 0; items && k < len && k < TENSOR_MAX_DIMS && items[k].tag == VAL_INT; k++)
+			out[cnt++] = items[k].i;
+		if (items && (size_t)cnt == len)
+			return cnt;
+	} else if (a->kind == GARG_LIST || a->kind == GARG_TUPLE) {
+		for (int k = 0; k < a->n && k < TENSOR_MAX_DIMS; k++) {
+			const struct garg *it = &a->items[k];
+			if (it->kind != GARG_CONST || it->constant.tag != VAL_INT)
+				break;
+			out[cnt++] = it->constant.i;
+		}
+		if (cnt == a->n)
+			return cnt;
+	}
+	tj_error_set("inductor: cannot lower %s: an argument that is not a list of ints", n->name);
+	(void)L;
+	return -1;
 }
 
 /* the flat index of idx in a contiguous tensor of this shape */
@@ -405,14 +444,12 @@ static lref emit_view(struct lower *L, const struct gnode *n, const lref *idx)
 		return emit(L, xn, xi);
 	case OPS_permute: {
 		/* out dim j is input dim perm[j] */
-		const struct garg *dims = &n->args[1];
-		if (dims->kind != GARG_LIST && dims->kind != GARG_TUPLE)
-			break;
-		for (int j = 0; j < dims->n && j < n->ndim; j++) {
-			const struct garg *d = &dims->items[j];
-			if (d->kind != GARG_CONST || d->constant.tag != VAL_INT)
-				goto unsupported;
-			int64_t p = d->constant.i < 0 ? d->constant.i + x->ndim : d->constant.i;
+		int64_t perm[TENSOR_MAX_DIMS];
+		int np = garg_ints(L, n, &n->args[1], perm);
+		if (np != n->ndim || np != x->ndim)
+			return -1;
+		for (int j = 0; j < np; j++) {
+			int64_t p = perm[j] < 0 ? perm[j] + x->ndim : perm[j];
 			if (p < 0 || p >= x->ndim)
 				goto unsupported;
 			xi[p] = idx[j];
@@ -531,16 +568,22 @@ static int reduce_dims(struct lower *L, int i, bool *red)
 	redop rop;
 	const struct gnode *n = reduce_src(L, i, &rop);
 	const struct gnode *x = &L->g->nodes[n->args[0].node];
-	value dim = n->args[1].kind == GARG_CONST ? n->args[1].constant : val_none();
-	int dims[TENSOR_MAX_DIMS], nd = 0;
+	int64_t dims[TENSOR_MAX_DIMS];
 	memset(red, 0, TENSOR_MAX_DIMS * sizeof *red);
-	if (n->args[1].kind != GARG_CONST || ops_dims(ops_table[n->op].name, dim, x->ndim, dims, &nd) < 0)
+	int nd = garg_ints(L, n, &n->args[1], dims);
+	if (nd < 0)
 		return -1;
 	if (nd == 0)
 		for (int d = 0; d < x->ndim; d++)
 			dims[nd++] = d;
-	for (int j = 0; j < nd; j++)
-		red[dims[j]] = true;
+	for (int j = 0; j < nd; j++) {
+		int64_t d = dims[j] < 0 ? dims[j] + x->ndim : dims[j];
+		if (d < 0 || d >= x->ndim) {
+			tj_error_set("inductor: cannot lower %s: dim %lld out of range", n->name, (long long)dims[j]);
+			return -1;
+		}
+		red[d] = true;
+	}
 	return nd;
 }
 
