@@ -241,7 +241,12 @@ void *aot_compile_with(struct compile_ctx *cc, const struct graph *g, const stru
 	a->runtime_error = bug && cc->bug->kind == INJECT_RUNTIME_ERROR;
 	if (bug && cc->bug->kind == INJECT_ACCURACY && backend_relu_to_add(a->forward) < 0)
 		goto fail;
-	grad = grad && !makes_grad_leaf(g);
+	bool leaf = makes_grad_leaf(g);
+	/* a graph that runs with the tape on records its ops one by one: only
+	 * the eager kernels do that, so a runner does not take it */
+	if (runner && leaf)
+		runner = NULL;
+	grad = grad && !leaf;
 	/* names the op and the user line when a composite cannot be decomposed */
 	if (aot_decompose_keeping(a->forward, cc, grad ? NULL : acts_on_tape) < 0)
 		goto fail;

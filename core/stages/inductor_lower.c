@@ -290,8 +290,10 @@ static lref emit_arg(struct lower *L, const struct garg *a, int ndim, const stru
 		tj_error_set("inductor: an argument that is not a number nor a tensor");
 		return -1;
 	}
+	if (a->kind == GARG_SYM) /* a size as a number: mean's divisor */
+		return loop_cast(k, dt, loop_sym(k, a->sym));
 	if (a->kind != GARG_NODE) {
-		tj_error_set("inductor: a symbolic argument of a pointwise op");
+		tj_error_set("inductor: a list argument of a pointwise op");
 		return -1;
 	}
 	const struct gnode *x = &L->g->nodes[a->node];
@@ -312,6 +314,9 @@ static void fake_arg(const struct lower *L, const struct garg *a, tensor *t)
 	if (a->kind == GARG_NODE) {
 		t->dt = L->g->nodes[a->node].dt;
 		t->ndim = L->g->nodes[a->node].ndim;
+	} else if (a->kind == GARG_SYM) {
+		t->dt = DT_INT64;
+		t->wrapped_number = true;
 	} else {
 		value v = a->constant;
 		t->dt = v.tag == VAL_BOOL ? DT_BOOL : v.tag == VAL_INT ? DT_INT64 : DT_FLOAT64;
