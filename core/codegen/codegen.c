@@ -16,6 +16,7 @@
 #include <llvm-c/TargetMachine.h>
 #include <llvm-c/Transforms/PassBuilder.h>
 
+#include "cg_emit.h"
 #include "cg_impl.h"
 
 /* the host, found once (cg_host_init) */
@@ -110,6 +111,18 @@ struct cg_module *cg_module_new(const char *name, char **err)
 {
 	LLVMContextRef ctx = LLVMContextCreate();
 	return cg_module_wrap(ctx, LLVMModuleCreateWithNameInContext(name, ctx), err);
+}
+
+static void cg_module_free(struct cg_module *m);
+
+static struct cg_module *cg_emit_module(const struct lkernel *k, char **err)
+{
+	struct cg_module *m = cg_module_new(k->name, err);
+	if (m && cg_emit_kernel(m->mod, k, err) < 0) {
+		cg_module_free(m);
+		return NULL;
+	}
+	return m;
 }
 
 static struct cg_module *cg_parse_ir(const char *text, const char *name, char **err)
@@ -238,6 +251,7 @@ static void cg_host_init(void)
 	api.llvm_version = version;
 	api.target_id = target_id ? target_id : "unknown";
 	api.ncores = ncores > 0 ? (int)ncores : 1;
+	api.emit_kernel = cg_emit_module;
 	api.parse_ir = cg_parse_ir;
 	api.module_ir = cg_module_ir;
 	api.verify = cg_verify;

@@ -22,6 +22,7 @@
 /* an LLVM module being built or compiled, in a context of its own (so two
  * threads may each work on a module of their own) */
 struct cg_module;
+struct lkernel; /* loopir.h */
 
 struct codegen_api {
 	int abi;                  /* CODEGEN_ABI of the object */
@@ -30,8 +31,10 @@ struct codegen_api {
 	const char *target_id;
 	int ncores;               /* online processors, for the caller's pool */
 
-	/* (the IR emitter of inductor's loop kernels goes here: a module
-	 * built directly, through cg_impl.h's cg_module_new) */
+	/* a module holding the function of one loop IR kernel (loopir.h),
+	 * named k->name, built with the IR builder (cg_emit.c); NULL with
+	 * *err naming the kernel and the node it cannot emit */
+	struct cg_module *(*emit_kernel)(const struct lkernel *k, char **err);
 
 	/* a module from textual LLVM IR; the triple and data layout are set
 	 * to the host's whatever the text says */

@@ -173,6 +173,7 @@ while IFS= read -r t; do
 	# prints its backend's name today; one that does would be listed here
 	# with its reason, and skipped.
 	check "$t (--backend aot_eager)" run --backend aot_eager "$t"
+	check "$t (--backend inductor)" run --backend inductor "$t"
 done <"$work/list"
 
 if [ $fail -ne 0 ]; then
