@@ -12,9 +12,38 @@
 #include <string.h>
 
 #include "error.h"
+#include "parallel.h"
 #include "util.h"
 
 #define RUN_SMALL 64
+/* a thread's share of a kernel is at least this many elements: below it,
+ * waking a thread costs more than the loop (about 10 us against a few
+ * ns an element) */
+#define PARALLEL_GRAIN_ELEMS (1 << 16)
+
+struct launch {
+	loop_kernel_fn fn;
+	void *const *bufs;
+	const int64_t *syms;
+};
+
+static void launch_range(void *ctx, int64_t begin, int64_t end)
+{
+	const struct launch *l = ctx;
+	l->fn(l->bufs, l->syms, begin, end);
+}
+
+/* the elements the kernel touches: its largest buffer */
+static int64_t kernel_work(const struct lkernel *k, const int64_t *syms)
+{
+	int64_t most = 1;
+	for (int b = 0; b < k->nbufs; b++) {
+		int64_t n = k->bufs[b].numel >= 0 ? loop_eval_size(k, k->bufs[b].numel, syms) : 0;
+		if (n > most)
+			most = n;
+	}
+	return most;
+}
 
 static int run_kernel(const struct ind_program *p, const struct ind_step *st, loop_kernel_fn fn, const value *vals,
 		      const int64_t *syms)
@@ -29,8 +58,15 @@ static int run_kernel(const struct ind_program *p, const struct ind_step *st, lo
 	for (int b = 0; b < k->nbufs; b++)
 		bufs[b] = val_as_tensor(vals[p->bufs[st->kbufs[b]].node])->data;
 	int64_t n0 = k->nouter > 0 ? loop_eval_size(k, k->vars[0].size, syms) : 1;
-	if (n0 > 0)
+	if (n0 > 1) {
+		/* var 0's range split across the cores, each share of at least
+		 * PARALLEL_GRAIN_ELEMS elements */
+		int64_t work = kernel_work(k, syms), per = work / n0 > 0 ? work / n0 : 1;
+		struct launch l = {fn, bufs, syms};
+		parallel_for(n0, launch_range, &l, (PARALLEL_GRAIN_ELEMS + per - 1) / per);
+	} else if (n0 == 1) {
 		fn(bufs, syms, 0, n0);
+	}
 	if (bufs != small)
 		free(bufs);
 	return 0;
