@@ -867,7 +867,8 @@ static void run_program(const struct graph *g, struct ind_program *p, loop_kerne
 START_TEST(test_lowered_kernels)
 {
 	static const int64_t shapes[][3] = {{2, 4, 5}, {2, 8, 16}, {2, 8, 16}, {2, 6, 7}, {2, 6, 7}, {2, 3, 5},
-					    {2, 3, 5}, {1, 9}, {1, 9}, {1, 10}};
+					    {2, 3, 5}, {1, 9}, {1, 9}, {1, 10}, {2, 6, 7}, {2, 6, 7}, {2, 4, 6}, {2, 4, 6},
+					    {2, 5, 3}};
 	static const char *const progs[][2] = {
 		{"    return relu(tanh(x * 2 + 1) * sigmoid(x) - x / 3)\n", "randn(4, 5)"},
 		{"    return softmax(x, -1)\n", "randn(8, 16)"},
@@ -879,6 +880,12 @@ START_TEST(test_lowered_kernels)
 		{"    return gelu(x) + exp(x) - log(abs(x) + 1) + sin(x) * cos(x)\n", "randn(9)"},
 		{"    return where(x > 0, x, x * 0.5)\n", "randn(9)"},
 		{"    return (x * 3) // 2 + x % 5\n", "arange(10)"},
+		{"    return x - x.mean(1, keepdim=True), x.max(1)\n", "randn(6, 7)"},
+		{"    return (x > 0.5).sum(), x.prod(1), x.min(0)\n", "randn(6, 7)"},
+		{"    return clamp(x, -0.5, 0.5) * x.sum(0)\n", "randn(4, 6)"},
+		{"    return floor(x) + ceil(x) + round(x * 3) + sign(x) + sqrt(abs(x)) + rsqrt(abs(x) + 1)\n",
+		 "randn(4, 6)"},
+		{"    return x.T @ x + 1, x.T * 2\n", "randn(5, 3)"},
 	};
 	for (size_t i = 0; i < sizeof progs / sizeof progs[0]; i++) {
 		char text[1024];
