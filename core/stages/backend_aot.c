@@ -32,6 +32,8 @@
 #include "ops.h"
 
 struct aot_artifact {
+	const struct aot_runner *runner; /* NULL: the eager kernels (graph_interpret) */
+	void *fwd_prep, *bwd_prep;       /* the runner's forward and backward */
 	int rc;                 /* the compile's reference, and one per tape node that may run backward */
 	struct graph *forward;  /* what runs: with backward, returns the outputs then the saved */
 	struct graph *backward; /* the saved then the tangents in, the gradients out; NULL: on the tape */
@@ -53,6 +55,10 @@ static void artifact_decref(struct aot_artifact *a)
 {
 	if (!a || --a->rc > 0)
 		return;
+	if (a->runner && a->fwd_prep)
+		a->runner->release(a->fwd_prep);
+	if (a->runner && a->bwd_prep)
+		a->runner->release(a->bwd_prep);
 	if (a->forward)
 		graph_free(a->forward);
 	if (a->backward)
@@ -60,6 +66,15 @@ static void artifact_decref(struct aot_artifact *a)
 	free(a->tangent_of);
 	free(a->grad_output);
 	free(a);
+}
+
+/* the forward (or backward) graph of a on its runner */
+static int run_graph(const struct aot_artifact *a, bool backward, struct vm *vm, tensor *const *inputs,
+		     value *outputs)
+{
+	if (a->runner)
+		return a->runner->run(backward ? a->bwd_prep : a->fwd_prep, vm, inputs, outputs);
+	return graph_interpret(vm, backward ? a->backward : a->forward, inputs, outputs);
 }
 
 static void aot_release(void *compiled)
@@ -193,7 +208,21 @@ static bool *input_grads(const struct graph *g, bool *any)
 	return rg;
 }
 
-static void *aot_compile(struct compile_ctx *cc, const struct graph *g)
+/* the runner's forward and backward (the graphs handed back last are
+ * their copies in the log: the kernels point at them) */
+static int prepare(struct compile_ctx *cc, struct aot_artifact *a, const struct aot_runner *runner)
+{
+	const struct graph *shown_bwd = a->backward ? cc->graphs[cc->ngraphs - 1] : NULL;
+	const struct graph *shown_fwd = cc->graphs[cc->ngraphs - (a->backward ? 2 : 1)];
+	a->runner = runner;
+	if (!(a->fwd_prep = runner->prepare(cc, a->forward, shown_fwd)))
+		return -1;
+	if (a->backward && !(a->bwd_prep = runner->prepare(cc, a->backward, shown_bwd)))
+		return -1;
+	return 0;
+}
+
+void *aot_compile_with(struct compile_ctx *cc, const struct graph *g, const struct aot_runner *runner)
 {
 	bool bug = cc->bug->stage == INJECT_AOT && backend_uses_relu(g);
 	if (bug && cc->bug->kind == INJECT_COMPILE_ERROR) {
@@ -224,12 +253,23 @@ static void *aot_compile(struct compile_ctx *cc, const struct graph *g)
 	/* the partition, for the log: the forward graph was handed back just before the backward */
 	if (a->backward)
 		compile_ctx_set_saved(cc, cc->graphs[cc->ngraphs - 2], a->nsaved, a->nrecomputed);
+	if (runner && prepare(cc, a, runner) < 0)
+		goto fail_runner;
 	free(rg);
 	return a;
+fail_runner:
+	free(rg);
+	artifact_decref(a);
+	return NULL;
 fail:
 	free(rg);
 	artifact_decref(a);
 	return compile_error(cc);
+}
+
+static void *aot_compile(struct compile_ctx *cc, const struct graph *g)
+{
+	return aot_compile_with(cc, g, NULL);
 }
 
 /* the tape node's backward: the backward graph on this call's saved
@@ -249,7 +289,7 @@ static int aot_backward(void *ctx, tensor *const *gouts, tensor **gin)
 	memcpy(in, c->saved, sizeof *in * (size_t)a->nsaved);
 	memcpy(in + a->nsaved, gouts, sizeof *in * (size_t)a->ntangents);
 	bool was = ag_set_grad_enabled(false);
-	rc = graph_interpret(c->vm, a->backward, in, out);
+	rc = run_graph(a, true, c->vm, in, out);
 	ag_set_grad_enabled(was);
 	if (rc < 0)
 		goto cleanup;
@@ -316,7 +356,7 @@ static int run_with_backward(struct aot_artifact *a, struct vm *vm, tensor *cons
 	a->rc++;
 	c->vm = vm;
 	bool was = ag_set_grad_enabled(false);
-	rc = graph_interpret(vm, a->forward, inputs, all);
+	rc = run_graph(a, false, vm, inputs, all);
 	ag_set_grad_enabled(was);
 	if (rc < 0)
 		goto cleanup;
@@ -351,7 +391,7 @@ static int aot_run(void *compiled, struct vm *vm, tensor *const *inputs, value *
 		return -1;
 	}
 	if (!a->backward)
-		return graph_interpret(vm, a->forward, inputs, outputs);
+		return run_graph(a, false, vm, inputs, outputs);
 	return run_with_backward(a, vm, inputs, outputs);
 }
 

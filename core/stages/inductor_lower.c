@@ -96,6 +96,7 @@ struct lower {
 	struct memo **memo;             /* [nnodes] */
 	struct scope sc;
 	bool incompatible;              /* set by an emission that does not fit the group */
+	const struct inject_bug *bug;   /* TJIT_INJECT_BUG, for the kernels with a relu */
 	struct arena arena;             /* memos */
 };
 
@@ -318,6 +319,12 @@ static lref emit_pointwise(struct lower *L, const struct gnode *n, const lref *i
 		return x;
 	if (in == DT_BOOL && op != UNOP_logical_not)
 		return x; /* abs, relu, floor ... of bool: the identity */
+	if (op == UNOP_relu && L->bug->stage == INJECT_INDUCTOR && L->bug->kind == INJECT_ACCURACY) {
+		/* the planted bug: a wrong constant, relu(x) = x > 0 ? x : 1 */
+		lref zero = loop_cast(k, in, loop_const_int(k, DT_INT64, 0));
+		lref one = loop_cast(k, in, loop_const_int(k, DT_INT64, 1));
+		return loop_where(k, loop_binary(k, BINOP_gt, x, zero), x, one);
+	}
 	return loop_unary(k, op, x);
 }
 
@@ -940,6 +947,44 @@ static int step_nodes(struct lower *L, struct ind_step *st, int gi, int extern_n
 	return 0;
 }
 
+static bool computes_relu(const struct lkernel *k)
+{
+	for (int r = 0; r < k->nnodes; r++)
+		if (k->nodes[r].op == LOP_UNARY && k->nodes[r].sub == UNOP_relu)
+			return true;
+	return false;
+}
+
+/* TJIT_INJECT_BUG=inductor:compile_error and runtime_error, in a kernel
+ * that computes a relu: a compile error, or a store 2^40 elements past its
+ * buffer (the generated code faults, as a real miscompile would) */
+static int plant_bug(struct lower *L)
+{
+	const struct inject_bug *bug = L->bug;
+	if (bug->stage != INJECT_INDUCTOR || bug->kind == INJECT_ACCURACY || !computes_relu(L->k))
+		return 0;
+	if (bug->kind == INJECT_COMPILE_ERROR) {
+		tj_error_set("inductor: InductorCompileError: a kernel computes relu (TJIT_INJECT_BUG=inductor:compile_error)");
+		return -1;
+	}
+	struct lkernel *k = L->k;
+	for (int s = 0; s < k->nsections; s++)
+		for (int i = 0; i < k->sections[s].nroots; i++) {
+			lref r = k->sections[s].roots[i];
+			if (k->nodes[r].op != LOP_STORE)
+				continue;
+			int buf = k->nodes[r].var;
+			lref value = k->nodes[r].a[1];
+			lref far = loop_iadd(k, k->nodes[r].a[0], loop_const_int(k, DT_INT64, (int64_t)1 << 40));
+			lref bad = loop_store(k, buf, far, value);
+			if (bad < 0)
+				return -1;
+			k->sections[s].roots[i] = bad;
+			return 0;
+		}
+	return 0;
+}
+
 static int final_kernel(struct lower *L, int gi, const bool *store)
 {
 	const struct group *G = &L->groups[gi];
@@ -951,6 +996,8 @@ static int final_kernel(struct lower *L, int gi, const bool *store)
 			tj_error_set("inductor: group %d does not build", gi);
 		return -1;
 	}
+	if (plant_bug(L) < 0)
+		return -1;
 	loop_kernel_finish(L->k);
 	struct ind_step st = {.kind = ISTEP_KERNEL, .node = -1};
 	st.kbufs = malloc((L->k->nbufs + 1) * sizeof *st.kbufs);
@@ -1069,9 +1116,10 @@ static int lower_steps(struct lower *L, const int *order, int norder)
 	return rc;
 }
 
-int ind_lower(const struct graph *g, struct ind_program *p)
+int ind_lower(const struct graph *g, struct ind_program *p, struct compile_ctx *cc)
 {
-	struct lower L = {.g = g, .p = p};
+	static const struct inject_bug no_bug = {INJECT_NONE, INJECT_COMPILE_ERROR};
+	struct lower L = {.g = g, .p = p, .bug = cc && cc->bug ? cc->bug : &no_bug};
 	int n = g->nnodes, rc = -1, norder = 0;
 	int *order = NULL;
 	p->g = g;
@@ -1090,8 +1138,18 @@ int ind_lower(const struct graph *g, struct ind_program *p)
 	}
 	for (int i = 0; i < n; i++)
 		p->node_buf[i] = L.group_of[i] = -1;
+	int ph = cc ? compile_ctx_phase_begin(cc, "schedule") : -1;
 	choose_members(&L);
-	if (form_groups(&L, order, &norder) < 0 || lower_steps(&L, order, norder) < 0)
+	int ok = form_groups(&L, order, &norder);
+	if (cc)
+		compile_ctx_phase_end(cc, ph);
+	if (ok < 0)
+		goto cleanup;
+	ph = cc ? compile_ctx_phase_begin(cc, "lower") : -1;
+	ok = lower_steps(&L, order, norder);
+	if (cc)
+		compile_ctx_phase_end(cc, ph);
+	if (ok < 0)
 		goto cleanup;
 	rc = 0;
 cleanup:

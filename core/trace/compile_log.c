@@ -31,7 +31,8 @@ static const struct {
 	{"graph_breaks", LOG_GRAPH_BREAKS}, {"recompiles", LOG_RECOMPILES},
 	{"guards", LOG_GUARDS},             {"graph_code", LOG_GRAPH_CODE},
 	{"dynamic", LOG_DYNAMIC},           {"aot_graphs", LOG_AOT_GRAPHS},
-	{"output_code", LOG_OUTPUT_CODE},
+	{"output_code", LOG_OUTPUT_CODE},   {"fusion", LOG_FUSION},
+	{"perf_hints", LOG_PERF_HINTS},
 };
 #define NARTIFACTS (sizeof artifact_names / sizeof artifact_names[0])
 

@@ -25,7 +25,7 @@ struct db_frame_counts;
 
 struct db_writer;
 
-/* TJIT_LOGS=graph_breaks,recompiles,guards,graph_code[,dynamic,aot_graphs,output_code] */
+/* TJIT_LOGS=graph_breaks,recompiles,guards,graph_code[,dynamic,aot_graphs,output_code,fusion,perf_hints] */
 enum log_artifact {
 	LOG_GRAPH_BREAKS = 1 << 0,
 	LOG_RECOMPILES = 1 << 1,
@@ -34,6 +34,8 @@ enum log_artifact {
 	LOG_DYNAMIC = 1 << 4,
 	LOG_AOT_GRAPHS = 1 << 5,
 	LOG_OUTPUT_CODE = 1 << 6,
+	LOG_FUSION = 1 << 7,        /* inductor's scheduler: what fused, and why not */
+	LOG_PERF_HINTS = 1 << 8,    /* inductor: what could not fuse, cache misses worth knowing */
 };
 /* Parses a TJIT_LOGS / --logs value; unknown names are an error naming the
  * valid ones. "all" or "+all" selects everything. */
