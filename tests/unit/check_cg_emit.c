@@ -895,7 +895,7 @@ START_TEST(test_lowered_kernels)
 		ck_assert_int_eq(aot_decompose(graphs[0], NULL), 0);
 		struct ind_program p;
 		memset(&p, 0, sizeof p);
-		ck_assert_msg(ind_lower(graphs[0], &p) == 0, "%s: %s", progs[i][0], tj_error_peek());
+		ck_assert_msg(ind_lower(graphs[0], &p, NULL) == 0, "%s: %s", progs[i][0], tj_error_peek());
 		int nk = 0;
 		loop_kernel_fn fns[16] = {NULL};
 		ck_assert_int_le(p.nsteps, 16);
