@@ -301,6 +301,15 @@ lref loop_iadd(struct lkernel *k, lref a, lref b)
 	return ibin(k, BINOP_add, a, b);
 }
 
+/* whether r is a var whose trip count is a constant <= bound: then
+ * r // bound is 0 and r % bound is r */
+static bool var_below(const struct lkernel *k, lref r, int64_t bound)
+{
+	int64_t n;
+	return r >= 0 && k->nodes[r].op == LOP_VAR && loop_is_const(k, k->vars[k->nodes[r].var].size, &n) &&
+	       n <= bound && bound > 0;
+}
+
 lref loop_idiv(struct lkernel *k, lref a, lref b)
 {
 	int64_t x = 0, y = 0;
@@ -313,6 +322,8 @@ lref loop_idiv(struct lkernel *k, lref a, lref b)
 		return a;
 	if (loop_is_const(k, a, &x) && x == 0)
 		return a;
+	if (cb && var_below(k, a, y))
+		return loop_const_int(k, DT_INT64, 0);
 	return ibin(k, BINOP_floordiv, a, b);
 }
 
@@ -327,6 +338,8 @@ lref loop_imod(struct lkernel *k, lref a, lref b)
 	if (cb && y == 1)
 		return loop_const_int(k, DT_INT64, 0);
 	if (loop_is_const(k, a, &x) && x == 0)
+		return a;
+	if (cb && var_below(k, a, y))
 		return a;
 	return ibin(k, BINOP_mod, a, b);
 }
@@ -434,6 +447,26 @@ bool loop_uses_var(const struct lkernel *k, lref r, int var)
 		if (n->a[i] >= 0 && loop_uses_var(k, n->a[i], var))
 			return true;
 	return false;
+}
+
+int64_t loop_eval_size(const struct lkernel *k, lref r, const int64_t *syms)
+{
+	const struct lnode *n = &k->nodes[r];
+	switch (n->op) {
+	case LOP_CONST: return n->c.i;
+	case LOP_SYM: return syms[n->var];
+	case LOP_BINARY: {
+		int64_t a = loop_eval_size(k, n->a[0], syms), b = loop_eval_size(k, n->a[1], syms);
+		switch (n->sub) {
+		case BINOP_add: return a + b;
+		case BINOP_mul: return a * b;
+		case BINOP_floordiv: return b ? floordiv64(a, b) : 0;
+		case BINOP_mod: return b ? a - floordiv64(a, b) * b : 0;
+		default: return 0;
+		}
+	}
+	default: return 0;
+	}
 }
 
 /* ---- structure ---- */

@@ -160,6 +160,9 @@ static inline const struct lnode *loop_node(const struct lkernel *k, lref r) { r
 bool loop_is_const(const struct lkernel *k, lref r, int64_t *v);
 /* does r (transitively) read var v */
 bool loop_uses_var(const struct lkernel *k, lref r, int var);
+/* the value of an int64 expression of constants and symbols (a trip
+ * count, a buffer length) for the symbols' values syms[] */
+int64_t loop_eval_size(const struct lkernel *k, lref r, const int64_t *syms);
 
 /* Drops the nodes nothing reads (renumbering the others, in order) and
  * names the kernel "k_<hash>" from loop_kernel_hash; call when built. */

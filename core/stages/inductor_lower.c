@@ -96,6 +96,7 @@ struct lower {
 	struct memo **memo;             /* [nnodes] */
 	struct scope sc;
 	bool incompatible;              /* set by an emission that does not fit the group */
+	const struct inject_bug *bug;   /* TJIT_INJECT_BUG, for the kernels with a relu */
 	struct arena arena;             /* memos */
 };
 
@@ -123,8 +124,12 @@ static int classify(const struct graph *g, int i)
 				       n->args[1].constant.i == 0
 			       ? NC_POINTWISE
 			       : NC_EXTERN;
-	if (op == OPS_zeros || op == OPS_ones || op == OPS_full)
+	if (op == OPS_zeros || op == OPS_ones)
 		return NC_CONST;
+	if (op == OPS_full) {
+		value f = n->args[1].kind == GARG_CONST ? n->args[1].constant : val_none();
+		return f.tag == VAL_INT || f.tag == VAL_FLOAT || f.tag == VAL_BOOL ? NC_CONST : NC_EXTERN;
+	}
 	if (op == OPS_reshape || op == OPS_permute || op == OPS_expand)
 		return NC_VIEW;
 	if (op == OPS_getitem) {
@@ -172,6 +177,41 @@ static bool same_shape(int na, const struct sym_size *a, int nb, const struct sy
 		if (!same_size(a[d], b[d]))
 			return false;
 	return true;
+}
+
+/* the ints of an argument: an int, a tuple or list of ints (a constant,
+ * or an arg list of constants); none for None. The count, or -1 when
+ * it is something else (then tj_error_set) */
+static int garg_ints(const struct lower *L, const struct gnode *n, const struct garg *a, int64_t *out)
+{
+	int cnt = 0;
+	if (a->kind == GARG_CONST) {
+		value v = a->constant;
+		if (v.tag == VAL_NONE)
+			return 0;
+		if (v.tag == VAL_INT) {
+			out[0] = v.i;
+			return 1;
+		}
+		size_t len = v.tag == VAL_TUPLE ? val_tuple(v)->len : v.tag == VAL_LIST ? val_list(v)->len : (size_t)-1;
+		const value *items = v.tag == VAL_TUPLE ? val_tuple(v)->items : v.tag == VAL_LIST ? val_list(v)->items : NULL;
+		for (size_t k = 0; items && k < len && k < TENSOR_MAX_DIMS && items[k].tag == VAL_INT; k++)
+			out[cnt++] = items[k].i;
+		if (items && (size_t)cnt == len)
+			return cnt;
+	} else if (a->kind == GARG_LIST || a->kind == GARG_TUPLE) {
+		for (int k = 0; k < a->n && k < TENSOR_MAX_DIMS; k++) {
+			const struct garg *it = &a->items[k];
+			if (it->kind != GARG_CONST || it->constant.tag != VAL_INT)
+				break;
+			out[cnt++] = it->constant.i;
+		}
+		if (cnt == a->n)
+			return cnt;
+	}
+	tj_error_set("inductor: cannot lower %s: an argument that is not a list of ints", n->name);
+	(void)L;
+	return -1;
 }
 
 /* the flat index of idx in a contiguous tensor of this shape */
@@ -250,8 +290,10 @@ static lref emit_arg(struct lower *L, const struct garg *a, int ndim, const stru
 		tj_error_set("inductor: an argument that is not a number nor a tensor");
 		return -1;
 	}
+	if (a->kind == GARG_SYM) /* a size as a number: mean's divisor */
+		return loop_cast(k, dt, loop_sym(k, a->sym));
 	if (a->kind != GARG_NODE) {
-		tj_error_set("inductor: a symbolic argument of a pointwise op");
+		tj_error_set("inductor: a list argument of a pointwise op");
 		return -1;
 	}
 	const struct gnode *x = &L->g->nodes[a->node];
@@ -272,6 +314,9 @@ static void fake_arg(const struct lower *L, const struct garg *a, tensor *t)
 	if (a->kind == GARG_NODE) {
 		t->dt = L->g->nodes[a->node].dt;
 		t->ndim = L->g->nodes[a->node].ndim;
+	} else if (a->kind == GARG_SYM) {
+		t->dt = DT_INT64;
+		t->wrapped_number = true;
 	} else {
 		value v = a->constant;
 		t->dt = v.tag == VAL_BOOL ? DT_BOOL : v.tag == VAL_INT ? DT_INT64 : DT_FLOAT64;
@@ -318,6 +363,12 @@ static lref emit_pointwise(struct lower *L, const struct gnode *n, const lref *i
 		return x;
 	if (in == DT_BOOL && op != UNOP_logical_not)
 		return x; /* abs, relu, floor ... of bool: the identity */
+	if (op == UNOP_relu && L->bug->stage == INJECT_INDUCTOR && L->bug->kind == INJECT_ACCURACY) {
+		/* the planted bug: a wrong constant, relu(x) = x > 0 ? x : 1 */
+		lref zero = loop_cast(k, in, loop_const_int(k, DT_INT64, 0));
+		lref one = loop_cast(k, in, loop_const_int(k, DT_INT64, 1));
+		return loop_where(k, loop_binary(k, BINOP_gt, x, zero), x, one);
+	}
 	return loop_unary(k, op, x);
 }
 
@@ -398,14 +449,12 @@ static lref emit_view(struct lower *L, const struct gnode *n, const lref *idx)
 		return emit(L, xn, xi);
 	case OPS_permute: {
 		/* out dim j is input dim perm[j] */
-		const struct garg *dims = &n->args[1];
-		if (dims->kind != GARG_LIST && dims->kind != GARG_TUPLE)
-			break;
-		for (int j = 0; j < dims->n && j < n->ndim; j++) {
-			const struct garg *d = &dims->items[j];
-			if (d->kind != GARG_CONST || d->constant.tag != VAL_INT)
-				goto unsupported;
-			int64_t p = d->constant.i < 0 ? d->constant.i + x->ndim : d->constant.i;
+		int64_t perm[TENSOR_MAX_DIMS];
+		int np = garg_ints(L, n, &n->args[1], perm);
+		if (np != n->ndim || np != x->ndim)
+			return -1;
+		for (int j = 0; j < np; j++) {
+			int64_t p = perm[j] < 0 ? perm[j] + x->ndim : perm[j];
 			if (p < 0 || p >= x->ndim)
 				goto unsupported;
 			xi[p] = idx[j];
@@ -524,16 +573,22 @@ static int reduce_dims(struct lower *L, int i, bool *red)
 	redop rop;
 	const struct gnode *n = reduce_src(L, i, &rop);
 	const struct gnode *x = &L->g->nodes[n->args[0].node];
-	value dim = n->args[1].kind == GARG_CONST ? n->args[1].constant : val_none();
-	int dims[TENSOR_MAX_DIMS], nd = 0;
+	int64_t dims[TENSOR_MAX_DIMS];
 	memset(red, 0, TENSOR_MAX_DIMS * sizeof *red);
-	if (n->args[1].kind != GARG_CONST || ops_dims(ops_table[n->op].name, dim, x->ndim, dims, &nd) < 0)
+	int nd = garg_ints(L, n, &n->args[1], dims);
+	if (nd < 0)
 		return -1;
 	if (nd == 0)
 		for (int d = 0; d < x->ndim; d++)
 			dims[nd++] = d;
-	for (int j = 0; j < nd; j++)
-		red[dims[j]] = true;
+	for (int j = 0; j < nd; j++) {
+		int64_t d = dims[j] < 0 ? dims[j] + x->ndim : dims[j];
+		if (d < 0 || d >= x->ndim) {
+			tj_error_set("inductor: cannot lower %s: dim %lld out of range", n->name, (long long)dims[j]);
+			return -1;
+		}
+		red[d] = true;
+	}
 	return nd;
 }
 
@@ -801,6 +856,7 @@ static int add_buf(struct lower *L, int i, enum ind_buf_kind kind)
 	b = &p->bufs[p->nbufs];
 	b->node = i;
 	b->kind = kind;
+	b->by_kernel = false;
 	b->dt = n->dt;
 	b->ndim = n->ndim;
 	memcpy(b->shape, n->shape, sizeof b->shape);
@@ -811,9 +867,12 @@ static int add_buf(struct lower *L, int i, enum ind_buf_kind kind)
 static int close_group(struct lower *L, int gi)
 {
 	const struct group *G = &L->groups[gi];
-	for (int m = 0; m < G->nmembers; m++)
-		if (add_buf(L, G->members[m], IBUF_TEMP) < 0)
+	for (int m = 0; m < G->nmembers; m++) {
+		int b = add_buf(L, G->members[m], IBUF_TEMP);
+		if (b < 0)
 			return -1;
+		L->p->bufs[b].by_kernel = true;
+	}
 	return 0;
 }
 
@@ -936,6 +995,44 @@ static int step_nodes(struct lower *L, struct ind_step *st, int gi, int extern_n
 	return 0;
 }
 
+static bool computes_relu(const struct lkernel *k)
+{
+	for (int r = 0; r < k->nnodes; r++)
+		if (k->nodes[r].op == LOP_UNARY && k->nodes[r].sub == UNOP_relu)
+			return true;
+	return false;
+}
+
+/* TJIT_INJECT_BUG=inductor:compile_error and runtime_error, in a kernel
+ * that computes a relu: a compile error, or a store 2^40 elements past its
+ * buffer (the generated code faults, as a real miscompile would) */
+static int plant_bug(struct lower *L)
+{
+	const struct inject_bug *bug = L->bug;
+	if (bug->stage != INJECT_INDUCTOR || bug->kind == INJECT_ACCURACY || !computes_relu(L->k))
+		return 0;
+	if (bug->kind == INJECT_COMPILE_ERROR) {
+		tj_error_set("inductor: InductorCompileError: a kernel computes relu (TJIT_INJECT_BUG=inductor:compile_error)");
+		return -1;
+	}
+	struct lkernel *k = L->k;
+	for (int s = 0; s < k->nsections; s++)
+		for (int i = 0; i < k->sections[s].nroots; i++) {
+			lref r = k->sections[s].roots[i];
+			if (k->nodes[r].op != LOP_STORE)
+				continue;
+			int buf = k->nodes[r].var;
+			lref value = k->nodes[r].a[1];
+			lref far = loop_iadd(k, k->nodes[r].a[0], loop_const_int(k, DT_INT64, (int64_t)1 << 40));
+			lref bad = loop_store(k, buf, far, value);
+			if (bad < 0)
+				return -1;
+			k->sections[s].roots[i] = bad;
+			return 0;
+		}
+	return 0;
+}
+
 static int final_kernel(struct lower *L, int gi, const bool *store)
 {
 	const struct group *G = &L->groups[gi];
@@ -947,6 +1044,8 @@ static int final_kernel(struct lower *L, int gi, const bool *store)
 			tj_error_set("inductor: group %d does not build", gi);
 		return -1;
 	}
+	if (plant_bug(L) < 0)
+		return -1;
 	loop_kernel_finish(L->k);
 	struct ind_step st = {.kind = ISTEP_KERNEL, .node = -1};
 	st.kbufs = malloc((L->k->nbufs + 1) * sizeof *st.kbufs);
@@ -1065,9 +1164,10 @@ static int lower_steps(struct lower *L, const int *order, int norder)
 	return rc;
 }
 
-int ind_lower(const struct graph *g, struct ind_program *p)
+int ind_lower(const struct graph *g, struct ind_program *p, struct compile_ctx *cc)
 {
-	struct lower L = {.g = g, .p = p};
+	static const struct inject_bug no_bug = {INJECT_NONE, INJECT_COMPILE_ERROR};
+	struct lower L = {.g = g, .p = p, .bug = cc && cc->bug ? cc->bug : &no_bug};
 	int n = g->nnodes, rc = -1, norder = 0;
 	int *order = NULL;
 	p->g = g;
@@ -1086,8 +1186,18 @@ int ind_lower(const struct graph *g, struct ind_program *p)
 	}
 	for (int i = 0; i < n; i++)
 		p->node_buf[i] = L.group_of[i] = -1;
+	int ph = cc ? compile_ctx_phase_begin(cc, "schedule") : -1;
 	choose_members(&L);
-	if (form_groups(&L, order, &norder) < 0 || lower_steps(&L, order, norder) < 0)
+	int ok = form_groups(&L, order, &norder);
+	if (cc)
+		compile_ctx_phase_end(cc, ph);
+	if (ok < 0)
+		goto cleanup;
+	ph = cc ? compile_ctx_phase_begin(cc, "lower") : -1;
+	ok = lower_steps(&L, order, norder);
+	if (cc)
+		compile_ctx_phase_end(cc, ph);
+	if (ok < 0)
 		goto cleanup;
 	rc = 0;
 cleanup:

@@ -23,6 +23,7 @@
 #ifndef TJ_INDUCTOR_LOWER_H
 #define TJ_INDUCTOR_LOWER_H
 
+#include "compile_ctx.h"
 #include "graph.h"
 #include "loopir.h"
 #include "strbuf.h"
@@ -38,6 +39,7 @@ enum ind_buf_kind {
 struct ind_buf {
 	int node;                       /* the graph node whose value it is */
 	enum ind_buf_kind kind;
+	bool by_kernel;                 /* IBUF_TEMP: a kernel writes it (else an extern call makes it) */
 	dtype dt;
 	int ndim;
 	struct sym_size shape[TENSOR_MAX_DIMS];
@@ -64,9 +66,11 @@ struct ind_program {
 	struct strbuf log;              /* the scheduler's decisions, a line each */
 };
 
-/* Lowers g into p (zeroed by the caller): 0, or -1 after tj_error_set()
- * (out of memory, or a node the lowering cannot handle at all). */
-int ind_lower(const struct graph *g, struct ind_program *p);
+/* Lowers g into p (zeroed by the caller), timing the phases "schedule"
+ * (the groups) and "lower" (their kernels) in cc (may be NULL): 0, or -1
+ * after tj_error_set() (out of memory, or a node the lowering cannot
+ * handle at all). */
+int ind_lower(const struct graph *g, struct ind_program *p, struct compile_ctx *cc);
 void ind_program_release(struct ind_program *p);
 /* The program's listing: each step, a kernel as loop IR (malloc'd). */
 char *ind_program_format(const struct ind_program *p);

@@ -23,7 +23,7 @@ static char *lower_text(const char *body, const char *arg, struct ind_program *p
 	ck_assert_int_eq(ngraphs, 1);
 	ck_assert_int_eq(aot_decompose(graphs[0], NULL), 0);
 	memset(p, 0, sizeof *p);
-	ck_assert_msg(ind_lower(graphs[0], p) == 0, "%s", tj_error_peek());
+	ck_assert_msg(ind_lower(graphs[0], p, NULL) == 0, "%s", tj_error_peek());
 	char *s = ind_program_format(p);
 	ck_assert_ptr_nonnull(s);
 	return s;
@@ -139,7 +139,7 @@ START_TEST(test_dynamic_sizes)
 	run_capturing(text);
 	ck_assert_int_eq(ngraphs, 1);
 	struct ind_program p = {0};
-	ck_assert_int_eq(ind_lower(graphs[0], &p), 0);
+	ck_assert_int_eq(ind_lower(graphs[0], &p, NULL), 0);
 	char *s = ind_program_format(&p);
 	ck_assert_msg(strstr(s, "for v0 in 0..s0:") && strstr(s, "for v1 in 0..s1:"), "%s", s);
 	free(s);

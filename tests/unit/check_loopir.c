@@ -48,6 +48,10 @@ START_TEST(test_index_folding)
 	/* (i * 3) * 4 = i * 12; (i + 1) + 2 = i + 3 */
 	ck_assert_int_eq(loop_imul(k, loop_imul(k, i, c64(k, 3)), c64(k, 4)), loop_imul(k, i, c64(k, 12)));
 	ck_assert_int_eq(loop_iadd(k, loop_iadd(k, i, c64(k, 1)), c64(k, 2)), loop_iadd(k, i, c64(k, 3)));
+	/* a var below the divisor: v // 12 = 0, v % 12 = v; not so for 5 */
+	ck_assert(loop_is_const(k, loop_idiv(k, i, c64(k, 12)), &c) && c == 0);
+	ck_assert_int_eq(loop_imod(k, i, c64(k, 12)), i);
+	ck_assert_int_ne(loop_imod(k, i, c64(k, 5)), i);
 	/* a product of symbols is one node whatever the order */
 	lref s0 = loop_sym(k, 0), s1 = loop_sym(k, 1);
 	ck_assert_int_eq(loop_imul(k, s0, s1), loop_imul(k, s1, s0));
