@@ -61,7 +61,7 @@ static int usage_error(const char *fmt, const char *arg)
 /* options shared by the subcommands */
 struct options {
 	const char *file;
-	bool no_db, fullgraph, eager;
+	bool no_db, fullgraph, eager, no_kernel_cache;
 	const char *db, *backend, *logs, *cache_size_limit;
 };
 
@@ -78,6 +78,8 @@ static const struct cli_option run_options[] = {
 	{"--logs", "LIST", offsetof(struct options, logs),
 	 "print compile events to stderr, as TJIT_LOGS (overrides it)"},
 	{"--eager", NULL, offsetof(struct options, eager), "compile() returns its function: nothing compiles"},
+	{"--no-kernel-cache", NULL, offsetof(struct options, no_kernel_cache),
+	 "inductor's kernels are not read from nor written to the cache folder ($TJIT_CACHE_DIR)"},
 	{NULL, NULL, 0, NULL},
 };
 
@@ -144,6 +146,7 @@ static int run_command(const char *cmd, int argc, char **argv, bool explain)
 		.cache_size_limit = o.cache_size_limit,
 		.fullgraph = o.fullgraph,
 		.eager = o.eager,
+		.no_kernel_cache = o.no_kernel_cache,
 		.explain = explain,
 	};
 	return run_program(&r, NULL);

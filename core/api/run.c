@@ -15,6 +15,7 @@
 #include "backends.h"
 #include "explain.h"
 #include "frame_eval.h"
+#include "inductor_compile.h"
 #include "prelude.h"
 #include "runtime.h"
 #include "util.h"
@@ -58,6 +59,7 @@ static int apply_switches(const struct run_options *o, struct runtime_config *rc
 	}
 	rc->switches.fullgraph = o->fullgraph;
 	rc->switches.disabled = o->eager;
+	ind_set_kernel_cache(!o->no_kernel_cache);
 	return 0;
 }
 

@@ -34,6 +34,7 @@ struct run_options {
 	bool unlimited_cache;       /* lift the cache size limit (tjit-profile run): every recompile is seen */
 	bool fullgraph;             /* --fullgraph */
 	bool eager;                 /* --eager: compile() does nothing */
+	bool no_kernel_cache;       /* --no-kernel-cache: inductor's kernels are kept in memory only */
 	bool explain;               /* print `tjit explain`'s report after the run */
 };
 
