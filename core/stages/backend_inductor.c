@@ -21,6 +21,12 @@ static void *prepare(struct compile_ctx *cc, const struct graph *g, const struct
 	struct ind_compiled *c = ind_compile_graph(cc, g, shown);
 	if (!c) {
 		const char *e = tj_error_peek();
+		if (e && strncmp(e, "inductor: ", 10) != 0 && strcmp(e, "out of memory") != 0) {
+			char *why = tj_error_take();
+			tj_error_set("inductor: %s", why);
+			free(why);
+			e = tj_error_peek();
+		}
 		cc->unsupported = !e || strcmp(e, "out of memory") != 0;
 		if (cc->bug->stage == INJECT_INDUCTOR && cc->bug->kind == INJECT_COMPILE_ERROR && e &&
 		    strstr(e, "InductorCompileError"))

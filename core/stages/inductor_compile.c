@@ -152,6 +152,34 @@ static void dump_kernel(struct compile_ctx *cc, const struct kernel_record *rec)
 	sb_release(&sb);
 }
 
+static bool line_has(const char *line, size_t n, const char *needle)
+{
+	size_t k = strlen(needle);
+	for (size_t i = 0; i + k <= n; i++)
+		if (memcmp(line + i, needle, k) == 0)
+			return true;
+	return false;
+}
+
+/* TJIT_LOGS=perf_hints: the scheduler's lines about what did not fuse
+ * (a group closed, an extern call) */
+static void perf_hints(struct compile_ctx *cc, const char *log)
+{
+	struct strbuf sb = {0};
+	for (const char *line = log; *line;) {
+		const char *end = strchr(line, '\n');
+		size_t n = end ? (size_t)(end - line + 1) : strlen(line);
+		if (line_has(line, n, " closed before ") || strncmp(line, "extern ", 7) == 0) {
+			sb_puts(&sb, "inductor: ");
+			sb_add(&sb, line, n);
+		}
+		line += n;
+	}
+	if (sb.len)
+		compile_ctx_dump(cc, sb_str(&sb));
+	sb_release(&sb);
+}
+
 struct ind_compiled *ind_compile_graph(struct compile_ctx *cc, const struct graph *g, const struct graph *shown)
 {
 	const struct codegen_api *api = codegen_load();
@@ -166,6 +194,8 @@ struct ind_compiled *ind_compile_graph(struct compile_ctx *cc, const struct grap
 		goto fail;
 	if (compile_ctx_logs(cc, LOG_FUSION) && c->prog.log.len)
 		compile_ctx_dump(cc, sb_str(&c->prog.log));
+	if (compile_ctx_logs(cc, LOG_PERF_HINTS))
+		perf_hints(cc, sb_str(&c->prog.log));
 	c->fns = calloc((size_t)c->prog.nsteps + 1, sizeof *c->fns);
 	if (!c->fns) {
 		tj_error_set("out of memory");
