@@ -623,7 +623,17 @@ static enum outcome fall_back(struct job *j, struct entry **out)
 	if (!fb)
 		return fail_backend(j);
 	char *msg = tj_error_take();
-	void *compiled = fb->compile(&j->cc, j->tr->graph);
+	void *compiled = NULL;
+	/* down the chain (inductor -> aot_eager -> eager) while a stage says
+	 * it cannot handle the graph; the first one's reason is the warning */
+	for (;;) {
+		j->cc.unsupported = false;
+		compiled = fb->compile(&j->cc, j->tr->graph);
+		if (compiled || !j->cc.unsupported || !fb->fallback)
+			break;
+		tj_error_clear();
+		fb = fb->fallback;
+	}
 	if (!compiled) {
 		free(msg);
 		return fail_backend(j);
