@@ -14,7 +14,7 @@
 #include <stddef.h>
 
 /* the layout of struct codegen_api: raise it with any change to it */
-#define CODEGEN_ABI 1
+#define CODEGEN_ABI 2
 
 /* the name of the one symbol the object exports */
 #define CODEGEN_API_SYMBOL "tjit_codegen_api"
