@@ -147,6 +147,52 @@ START_TEST(test_dynamic_sizes)
 }
 END_TEST
 
+/* the planted bugs of TJIT_INJECT_BUG=inductor:*, only in a kernel that
+ * computes a relu: a store 2^40 elements past its buffer, a wrong
+ * constant, a compile error; and the phases the lowering times */
+START_TEST(test_planted_bugs)
+{
+	run_capturing("def f(x):\n    return relu(x * 2), x.exp()\ng = compile(f)\ng(randn(3, 4))\n");
+	ck_assert_int_eq(ngraphs, 1);
+	struct compile_config cfg = {0};
+	struct inject_bug bug = {INJECT_INDUCTOR, INJECT_RUNTIME_ERROR};
+	struct compile_ctx cc;
+	compile_ctx_init(&cc, &cfg, &bug, NULL, "0/0");
+	struct ind_program p = {0};
+	ck_assert_int_eq(ind_lower(graphs[0], &p, &cc), 0);
+	char *s = ind_program_format(&p);
+	/* one kernel computes both (same shape): its first store is the bad one */
+	ck_assert_msg(strstr(s, " + 1099511627776] = "), "%s", s);
+	ck_assert_int_eq(count(s, "1099511627776"), 1);
+	ck_assert(compile_ctx_phase_ms(&cc, "schedule") >= 0);
+	ck_assert_int_ge(cc.nphases, 2);
+	ck_assert_str_eq(cc.phases[0].name, "schedule");
+	ck_assert_str_eq(cc.phases[1].name, "lower");
+	free(s);
+	ind_program_release(&p);
+	compile_ctx_release(&cc);
+
+	bug.kind = INJECT_ACCURACY;
+	compile_ctx_init(&cc, &cfg, &bug, NULL, "0/0");
+	memset(&p, 0, sizeof p);
+	ck_assert_int_eq(ind_lower(graphs[0], &p, &cc), 0);
+	s = ind_program_format(&p);
+	ck_assert_msg(strstr(s, "where(") && !strstr(s, "relu("), "%s", s);
+	free(s);
+	ind_program_release(&p);
+	compile_ctx_release(&cc);
+
+	bug.kind = INJECT_COMPILE_ERROR;
+	compile_ctx_init(&cc, &cfg, &bug, NULL, "0/0");
+	memset(&p, 0, sizeof p);
+	ck_assert_int_eq(ind_lower(graphs[0], &p, &cc), -1);
+	ck_assert_str_eq(tj_error_peek(),
+			 "inductor: InductorCompileError: a kernel computes relu (TJIT_INJECT_BUG=inductor:compile_error)");
+	ind_program_release(&p);
+	compile_ctx_release(&cc);
+}
+END_TEST
+
 static Suite *suite(void)
 {
 	Suite *s = suite_create("inductor_lower");
@@ -158,6 +204,7 @@ static Suite *suite(void)
 	tcase_add_test(tc, test_matmul_extern);
 	tcase_add_test(tc, test_registers_and_stores);
 	tcase_add_test(tc, test_dynamic_sizes);
+	tcase_add_test(tc, test_planted_bugs);
 	suite_add_tcase(s, tc);
 	return s;
 }
