@@ -924,6 +924,199 @@ static void choose(const struct aot_joint *j, struct cut *c, struct choose_work 
 			c->saved[i] = true;
 }
 
+/* ---- AOT_RECOMPUTE_BUDGET ---- */
+
+/* the time of one element of a kernel, relative to an add: libm's
+ * functions cost several; a view copies nothing */
+static int64_t op_weight(const struct gnode *n)
+{
+	switch (n->op) {
+	case OPS_reshape: case OPS_permute: case OPS_expand:
+		return 0;
+	case OPS_exp: case OPS_log: case OPS_tanh: case OPS_sin: case OPS_cos: case OPS_pow: case OPS_gelu:
+		return 4;
+	default:
+		return 1;
+	}
+}
+
+/* a move recomputes a node beyond this many others: no move */
+#define CONE_MAX 64
+
+/* the state of the greedy: what backward has (c->saved, c->rec), the
+ * bytes saved beyond the primals, and one move's nodes */
+struct budget {
+	const struct graph *g;
+	struct cut *c;
+	const bool *live;   /* a forward node the outputs need: computing it again is one more kernel */
+	int nprimals;
+	int64_t bytes;
+	int *stamp, *todo, *cone, *extra;       /* [n] each; cone and extra: the move's nodes */
+	int move, ntodo, ncone, nextra;
+	int64_t freed, cost;
+};
+
+static void cone_arg(struct budget *b, const struct garg *x)
+{
+	if (x->kind == GARG_LIST || x->kind == GARG_TUPLE)
+		for (int i = 0; i < x->n; i++)
+			cone_arg(b, &x->items[i]);
+	if (x->kind != GARG_NODE)
+		return;
+	int k = x->node;
+	if (b->stamp[k] == b->move || b->c->saved[k] || b->c->rec[k])
+		return;
+	b->stamp[k] = b->move;
+	const struct gnode *n = &b->g->nodes[k];
+	if (k >= b->nprimals && cheap(n)) {
+		b->todo[b->ntodo++] = k;
+		return;
+	}
+	/* what it cannot recompute it saves: a primal costs nothing */
+	b->extra[b->nextra++] = k;
+	b->freed -= k < b->nprimals ? 0 : node_bytes(n);
+}
+
+/* The move that stops saving node s: backward computes it again, and the
+ * cheap nodes it reads that backward does not have, recursively, from
+ * what backward has (saved, a primal, recomputed) or now saves (what is
+ * not cheap). Its bytes freed and its cost, the kernels' elements times
+ * their weight over the nodes the forward computes anyway (a node made
+ * only for backward moves there at no cost). false: too big a move. */
+static bool cone(struct budget *b, int s)
+{
+	b->move++;
+	b->ntodo = b->ncone = b->nextra = 0;
+	b->freed = node_bytes(&b->g->nodes[s]);
+	b->cost = 0;
+	b->stamp[s] = b->move;
+	b->todo[b->ntodo++] = s;
+	while (b->ntodo > 0) {
+		int i = b->todo[--b->ntodo];
+		const struct gnode *n = &b->g->nodes[i];
+		if (b->ncone == CONE_MAX)
+			return false;
+		b->cone[b->ncone++] = i;
+		b->cost += b->live[i] ? op_weight(n) * node_bytes(n) : 0;
+		for (int a = 0; a < n->nargs; a++)
+			cone_arg(b, &n->args[a]);
+	}
+	return true;
+}
+
+static void apply(struct budget *b, int s)
+{
+	b->c->saved[s] = false;
+	for (int k = 0; k < b->ncone; k++)
+		b->c->rec[b->cone[k]] = true;
+	for (int k = 0; k < b->nextra; k++)
+		b->c->saved[b->extra[k]] = true;
+	b->bytes -= b->freed;
+}
+
+struct candidate {
+	int node;
+	double rank;    /* cost per byte freed */
+};
+
+static int by_rank(const void *x, const void *y)
+{
+	const struct candidate *a = x, *b = y;
+	if (a->rank != b->rank)
+		return a->rank < b->rank ? -1 : 1;
+	return a->node - b->node;
+}
+
+/* Saves what backward reads; then, over the cheap saved nodes in order of
+ * cost per byte freed (as first measured, each measured again when its
+ * turn comes), recomputes those that free bytes at no cost, and those
+ * that cost while the saved bytes exceed the budget. Each tensor saved is
+ * a tensor eager autograd would also hold (at most budget bytes in all);
+ * each recomputed one a kernel that eager runs once. */
+static int choose_budget(const struct aot_joint *j, struct cut *c, int64_t budget)
+{
+	const struct graph *g = j->g;
+	int n = g->nnodes, ncand = 0, rc = -1;
+	bool *live = calloc((size_t)n + 1, sizeof *live);
+	int *ints = malloc(sizeof *ints * (4 * (size_t)n + 1));
+	struct candidate *cand = malloc(sizeof *cand * ((size_t)n + 1));
+	if (!live || !ints || !cand) {
+		tj_error_set("out of memory");
+		goto cleanup;
+	}
+	for (int k = 0; k < g->noutputs; k++)
+		live[g->outputs[k]] = true;
+	for (int i = n - 1; i >= 0; i--)
+		if (live[i] && !c->bw[i])
+			mark_args(&g->nodes[i], live);
+	struct budget b = {g, c, live, j->nprimals, 0, ints, ints + n, ints + 2 * n, ints + 3 * n, 0, 0, 0, 0, 0, 0};
+	for (int i = 0; i < n; i++) {
+		ints[i] = 0;
+		c->saved[i] = c->needed[i];
+		b.bytes += c->saved[i] && i >= j->nprimals ? node_bytes(&g->nodes[i]) : 0;
+	}
+	for (int i = j->nprimals; i < n; i++)
+		if (c->saved[i] && cheap(&g->nodes[i]) && cone(&b, i) && b.freed > 0)
+			cand[ncand++] = (struct candidate){i, (double)b.cost / (double)b.freed};
+	qsort(cand, (size_t)ncand, sizeof *cand, by_rank);
+	for (int k = 0; k < ncand; k++) {
+		int s = cand[k].node;
+		if (c->saved[s] && cone(&b, s) && b.freed > 0 && (b.cost == 0 || b.bytes > budget))
+			apply(&b, s);
+	}
+	rc = 0;
+cleanup:
+	free(live);
+	free(ints);
+	free(cand);
+	return rc;
+}
+
+/* ---- what eager autograd keeps ---- */
+
+enum { KEEP_NONE = 0, KEEP_IN = 1, KEEP_OUT = 2, KEEP_INOUT = 3 };
+/* each op's rule in autograd.c reads its inputs, its output, both or none */
+static const unsigned char eager_keeps[OPS_COUNT] = {
+#define OPDEF(name, kind, flags, params, impl, aux, save, backward, stage, meta) KEEP_##save,
+#include "ops.def"
+#undef OPDEF
+};
+
+static void keep_arg_nodes(const struct graph *g, const struct garg *x, bool *kept, int64_t *bytes)
+{
+	if (x->kind == GARG_LIST || x->kind == GARG_TUPLE)
+		for (int i = 0; i < x->n; i++)
+			keep_arg_nodes(g, &x->items[i], kept, bytes);
+	if (x->kind == GARG_NODE && !kept[x->node]) {
+		kept[x->node] = true;
+		*bytes += g->nodes[x->node].kind == GN_INPUT ? 0 : node_bytes(&g->nodes[x->node]);
+	}
+}
+
+int64_t aot_eager_saved_bytes(const struct graph *g, const bool *requires_grad)
+{
+	bool *reach = calloc((size_t)g->nnodes + 1, sizeof *reach);
+	bool *kept = calloc((size_t)g->nnodes + 1, sizeof *kept);
+	int64_t bytes = 0;
+	if (reach && kept) {
+		find_reach(g, requires_grad, reach);
+		for (int i = 0; i < g->nnodes; i++) {
+			const struct gnode *n = &g->nodes[i];
+			if (!reach[i] || n->kind != GN_OP)
+				continue;
+			for (int a = 0; (eager_keeps[n->op] & KEEP_IN) && a < n->nargs; a++)
+				keep_arg_nodes(g, &n->args[a], kept, &bytes);
+			if ((eager_keeps[n->op] & KEEP_OUT) && !kept[i]) {
+				kept[i] = true;
+				bytes += node_bytes(n);
+			}
+		}
+	}
+	free(reach);
+	free(kept);
+	return bytes;
+}
+
 /* whether x reads a node k with flag[k] */
 static bool arg_reads(const struct garg *x, const bool *flag)
 {
@@ -945,7 +1138,7 @@ static void mark_forward(const struct garg *x, const bool *bw, bool *needed)
 			mark_forward(&x->items[i], bw, needed);
 }
 
-static int find_cut(const struct aot_joint *j, struct cut *c)
+static int find_cut(const struct aot_joint *j, const struct aot_policy *policy, struct cut *c)
 {
 	const struct graph *g = j->g;
 	c->n = g->nnodes;
@@ -973,6 +1166,8 @@ static int find_cut(const struct aot_joint *j, struct cut *c)
 	for (int i = 0; i < j->nprimals; i++)
 		if (j->grad[i] >= 0 && !c->bw[j->grad[i]])
 			c->needed[j->grad[i]] = true;
+	if (policy->recompute == AOT_RECOMPUTE_BUDGET)
+		return choose_budget(j, c, policy->budget);
 	int *ints = malloc(sizeof *ints * (4 * (size_t)c->n + 1));
 	if (!ints)
 		goto oom;
@@ -1060,14 +1255,27 @@ cleanup:
 	return rc;
 }
 
-/* backward: the saved and the tangents in, the gradients out */
+/* input of like's type, appended at the end of g, with like's name */
+static int append_input(struct graph *g, const struct gnode *like, const char *source)
+{
+	struct gnode n = *like;
+	n.name = NULL;
+	return add_input(g, g->nnodes, &n, like->name, source);
+}
+
+/* backward: the saved and the tangents in, the gradients out. The inputs
+ * are appended (each saved node's readers read its input, which takes its
+ * name; the tangents follow), the rest dropped when dead, and the inputs
+ * hoisted: O(n), not an insert in the middle per saved node. */
 static int make_backward(const struct aot_joint *j, const struct cut *c, struct aot_partition *p)
 {
 	const struct graph *g = j->g;
-	int *outs = malloc(sizeof *outs * ((size_t)j->nprimals + 1)), nout = 0, added = 0;
-	bool *keep = calloc((size_t)g->nnodes * 2 + 1, sizeof *keep);
+	int n0 = g->nnodes, nout = 0, k = 0;
+	int *outs = malloc(sizeof *outs * ((size_t)j->nprimals + 1));
+	int *to = malloc(sizeof *to * ((size_t)n0 + 1));
+	bool *keep = calloc((size_t)n0 * 2 + 1, sizeof *keep);
 	int rc = -1;
-	if (!outs || !keep || !(p->bwd = graph_copy(g))) {
+	if (!outs || !to || !keep || !(p->bwd = graph_copy(g))) {
 		tj_error_set("out of memory");
 		goto cleanup;
 	}
@@ -1080,40 +1288,48 @@ static int make_backward(const struct aot_joint *j, const struct cut *c, struct 
 	}
 	if (set_outputs(b, nout, outs) < 0)
 		goto cleanup;
-	/* each saved op node becomes an input after the primals, and takes its
-	 * name (the node, which dies, gets a fresh one) */
-	for (int i = j->nprimals; i < g->nnodes; i++) {
+	for (int i = 0; i < n0; i++) {
+		to[i] = i;
+		keep[i] = i < j->nprimals && c->saved[i];
+	}
+	char source[32];
+	for (int i = j->nprimals + j->ntangents; i < n0; i++) {
 		if (!c->saved[i])
 			continue;
-		int at = i + added + 1, pos = j->nprimals + added;
-		char *name = b->nodes[at - 1].name, source[32];
-		if (!(b->nodes[at - 1].name = graph_fresh_name(b, name))) {
-			tj_error_set("out of memory");
+		snprintf(source, sizeof source, "saved[%d]", k++);
+		if ((to[i] = append_input(b, &b->nodes[i], source)) < 0)
 			goto cleanup;
-		}
-		snprintf(source, sizeof source, "saved[%d]", added);
-		struct gnode like = b->nodes[at - 1];
-		like.name = NULL;
-		if (add_input(b, pos, &like, name, source) < 0)
-			goto cleanup;
-		graph_replace_uses(b, at, pos);
-		added++;
+		keep[to[i]] = true;
 	}
-	for (int i = 0; i < b->nnodes; i++) {
+	for (int t = j->nprimals; t < j->nprimals + j->ntangents; t++) {
+		if ((to[t] = append_input(b, &b->nodes[t], b->nodes[t].source)) < 0)
+			goto cleanup;
+		keep[to[t]] = true;
+	}
+	for (int i = 0; i < n0; i++) {
 		struct gnode *n = &b->nodes[i];
-		keep[i] = n->kind == GN_INPUT && (i >= j->nprimals || c->saved[i]);
-		n->requires_grad = false;
+		for (int a = 0; a < n->nargs; a++)
+			graph_remap_arg(&n->args[a], to);
 	}
+	for (int i = 0; i < b->noutputs; i++)
+		b->outputs[i] = b->outputs[i] < n0 ? to[b->outputs[i]] : b->outputs[i];
+	for (int i = 0; i < b->nnodes; i++)
+		b->nodes[i].requires_grad = false;
 	if (dead_code(b, keep) < 0)
 		goto cleanup;
+	if (graph_hoist_inputs(b) < 0) {
+		tj_error_set("out of memory");
+		goto cleanup;
+	}
 	rc = 0;
 cleanup:
 	free(outs);
+	free(to);
 	free(keep);
 	return rc;
 }
 
-int aot_partition(const struct aot_joint *j, struct aot_partition *p)
+int aot_partition(const struct aot_joint *j, const struct aot_policy *policy, struct aot_partition *p)
 {
 	struct cut c = {0};
 	memset(p, 0, sizeof *p);
@@ -1122,7 +1338,7 @@ int aot_partition(const struct aot_joint *j, struct aot_partition *p)
 		tj_error_set("out of memory");
 		goto fail;
 	}
-	if (find_cut(j, &c) < 0 || make_forward(j, &c, p) < 0 || make_backward(j, &c, p) < 0)
+	if (find_cut(j, policy, &c) < 0 || make_forward(j, &c, p) < 0 || make_backward(j, &c, p) < 0)
 		goto fail;
 	for (int i = 0; i < j->g->nnodes; i++)
 		p->nrecomputed += c.rec[i] && !c.saved[i];

@@ -101,6 +101,9 @@ static const char *differ(const tensor *a, const tensor *b, char *buf, size_t si
 
 #define MAXV 16
 
+/* the policy of the partitions checked */
+static struct aot_policy policy = {AOT_RECOMPUTE_CHEAP, 0};
+
 /* the last partition checked, for the tests that look further */
 static struct aot_partition last;
 static struct aot_joint last_joint;
@@ -120,7 +123,7 @@ static void check_grads(const struct graph *g, const char *text, bool positive, 
 	aot_partition_release(&last);
 	aot_joint_release(&last_joint);
 	ck_assert_msg(aot_joint(d, rg, &last_joint) == 0, "%s\nin\n%s", tj_error_peek(), text);
-	ck_assert_msg(aot_partition(&last_joint, &last) == 0, "%s\nin\n%s", tj_error_peek(), text);
+	ck_assert_msg(aot_partition(&last_joint, &policy, &last) == 0, "%s\nin\n%s", tj_error_peek(), text);
 	graph_free(d);
 	struct aot_partition *p = &last;
 	struct strbuf why = STRBUF_INIT;
@@ -295,6 +298,89 @@ START_TEST(test_recompute_wins)
 }
 END_TEST
 
+/* the bytes the last partition saves beyond the primals */
+static int64_t saved_beyond_primals(void)
+{
+	int64_t bytes = last.saved_bytes;
+	for (int k = 0; k < last.nsaved; k++) {
+		const struct gnode *n = &last.fwd->nodes[last.fwd->outputs[last.noutputs + k]];
+		if (n->kind == GN_INPUT)
+			bytes -= 4 * 12; /* the f32[3, 4] primals */
+	}
+	return bytes;
+}
+
+static int count_op(const struct graph *g, int op)
+{
+	int k = 0;
+	for (int i = 0; i < g->nnodes; i++)
+		k += g->nodes[i].kind == GN_OP && g->nodes[i].op == op;
+	return k;
+}
+
+/* every case's gradients under AOT_RECOMPUTE_BUDGET, with no budget (each
+ * node recomputed that can be) and with room for everything (nothing
+ * recomputed but what costs no kernel) */
+START_TEST(test_rules_budget)
+{
+	policy = (struct aot_policy){AOT_RECOMPUTE_BUDGET, 0};
+	check_program(cases[_i].body, cases[_i].args, cases[_i].positive, 0);
+	drop_graphs();
+	policy.budget = INT64_MAX;
+	check_program(cases[_i].body, cases[_i].args, cases[_i].positive, 0);
+	drop_graphs();
+	policy = (struct aot_policy){AOT_RECOMPUTE_CHEAP, 0};
+}
+END_TEST
+
+/* sin, cos, mul, mul: eager keeps sin(x), cos(sin(x)) and its square (x
+ * and y are the caller's), 3 * 48 bytes. With that budget the backward
+ * runs no forward kernel again; with none it recomputes sin and cos from
+ * x, as AOT_RECOMPUTE_CHEAP does; in between, the kernels that free the
+ * most bytes for their time are recomputed first. */
+START_TEST(test_budget)
+{
+	const char *body = "    a = x.sin()\n    b = a.cos()\n    return b * b * y\n";
+	check_program(body, XY_ONE, false, 0);
+	bool rg[2] = {true, false};
+	ck_assert_int_eq(aot_eager_saved_bytes(graphs[0], rg), 3 * 48);
+	rg[0] = false;
+	ck_assert_int_eq(aot_eager_saved_bytes(graphs[0], rg), 0);
+	drop_graphs();
+
+	policy = (struct aot_policy){AOT_RECOMPUTE_BUDGET, 3 * 48};
+	check_program(body, XY_ONE, false, 0);
+	/* cos(x), sin's gradient, made for backward only, moves there: no
+	 * more kernels, 48 bytes less */
+	ck_assert_int_eq(count_op(last.bwd, OPS_sin), 0);
+	ck_assert_int_eq(count_op(last.bwd, OPS_cos), 1);
+	ck_assert_int_eq(count_op(last.fwd, OPS_cos), 1);
+	ck_assert_int_eq(saved_beyond_primals(), 2 * 48);
+	int64_t room = saved_beyond_primals();
+	drop_graphs();
+
+	policy.budget = 0;
+	check_program(body, XY_ONE, false, 0);
+	ck_assert_int_eq(saved_beyond_primals(), 0);
+	ck_assert_int_eq(last.saved_bytes, 2 * 48);
+	ck_assert_int_ge(count_op(last.bwd, OPS_sin), 2);
+	drop_graphs();
+
+	/* room for one tensor less: cos's gradient sin(a) is made from a
+	 * again (one more sin, sin(a) itself moves to backward), not the cos
+	 * of the gradient of mul (a sin and a cos more); cos stays saved */
+	policy.budget = room - 48;
+	check_program(body, XY_ONE, false, 0);
+	ck_assert_int_le(saved_beyond_primals(), room - 48);
+	ck_assert_int_eq(count_op(last.bwd, OPS_sin), 2);
+	ck_assert_int_eq(count_op(last.bwd, OPS_cos), 1);
+	ck_assert_int_eq(last.nsaved, 3);
+	ck_assert_str_eq(saved_name(2), "cos");
+	drop_graphs();
+	policy = (struct aot_policy){AOT_RECOMPUTE_CHEAP, 0};
+}
+END_TEST
+
 /* relu after a matmul: the bool mask (1 byte an element) beats the
  * matmul's result (4), which is no pointwise op to recompute from x, y */
 START_TEST(test_save_wins)
@@ -361,7 +447,7 @@ START_TEST(test_no_rule)
 	ck_assert_int_eq(aot_joint(d, rg, &j), 0);
 	ck_assert_int_eq(j.ntangents, 0);
 	struct aot_partition p;
-	ck_assert_int_eq(aot_partition(&j, &p), 0);
+	ck_assert_int_eq(aot_partition(&j, &policy, &p), 0);
 	ck_assert_int_eq(p.nsaved, 0);
 	ck_assert_int_eq(p.saved_bytes, 0);
 	ck_assert_int_eq(p.bwd->noutputs, 0);
@@ -430,7 +516,9 @@ static Suite *autodiff_suite(void)
 	tcase_add_loop_test(tc, test_rules, 0, (int)(sizeof cases / sizeof *cases));
 	tcase_add_test(tc, test_unused_output);
 	tcase_add_test(tc, test_dynamic);
+	tcase_add_loop_test(tc, test_rules_budget, 0, (int)(sizeof cases / sizeof *cases));
 	tcase_add_test(tc, test_recompute_wins);
+	tcase_add_test(tc, test_budget);
 	tcase_add_test(tc, test_save_wins);
 	tcase_add_test(tc, test_source_lines);
 	tcase_add_test(tc, test_no_rule);
