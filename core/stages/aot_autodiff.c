@@ -1190,53 +1190,28 @@ static void cut_release(struct cut *c)
 	free(c->up);
 }
 
-/* erases from g what its outputs do not read, but the inputs in keep */
-static int dead_code(struct graph *g, const bool *keep)
+/* live[i]: node i is an output or read by a live node; a node with
+ * leaf[i] reads nothing (leaf may be NULL) */
+static void mark_live(const struct graph *g, int noutputs, const int *outputs, const bool *leaf, bool *live)
 {
-	bool *live = calloc((size_t)g->nnodes + 1, sizeof *live);
-	if (!live) {
-		tj_error_set("out of memory");
-		return -1;
-	}
-	for (int k = 0; k < g->noutputs; k++)
-		live[g->outputs[k]] = true;
+	for (int k = 0; k < noutputs; k++)
+		live[outputs[k]] = true;
 	for (int i = g->nnodes - 1; i >= 0; i--)
-		if (live[i])
+		if (live[i] && !(leaf && leaf[i]))
 			mark_args(&g->nodes[i], live);
-	/* live becomes what to drop: one pass, not an erase (O(n)) per node */
-	for (int i = 0; i < g->nnodes; i++)
-		live[i] = !live[i] && !(g->nodes[i].kind == GN_INPUT && keep[i]);
-	int rc = graph_erase_nodes(g, live);
-	free(live);
-	return rc;
 }
 
-static int set_outputs(struct graph *g, int n, const int *nodes)
-{
-	int *o = malloc(sizeof *o * ((size_t)n + 1));
-	if (!o) {
-		tj_error_set("out of memory");
-		return -1;
-	}
-	memcpy(o, nodes, sizeof *o * (size_t)n);
-	free(g->outputs);
-	g->outputs = o;
-	g->noutputs = n;
-	return 0;
-}
-
-/* forward: the primals in, the outputs and the saved out */
+/* forward: the primals in, the outputs and the saved out; only what they
+ * need is copied */
 static int make_forward(const struct aot_joint *j, const struct cut *c, struct aot_partition *p)
 {
 	const struct graph *g = j->g;
 	int *outs = malloc(sizeof *outs * ((size_t)g->noutputs + (size_t)g->nnodes + 1));
-	bool *keep = calloc((size_t)g->nnodes + 1, sizeof *keep);
+	int *order = malloc(sizeof *order * ((size_t)g->nnodes + 1)), n = 0;
+	bool *live = calloc((size_t)g->nnodes + 1, sizeof *live);
 	int rc = -1;
-	if (!outs || !keep || !(p->fwd = graph_copy(g))) {
-		tj_error_set("out of memory");
-		goto cleanup;
-	}
-	p->fwd->stage = STAGE_AOT_FORWARD;
+	if (!outs || !order || !live)
+		goto oom;
 	memcpy(outs, g->outputs, sizeof *outs * (size_t)g->noutputs);
 	p->noutputs = g->noutputs;
 	for (int i = 0; i < g->nnodes; i++)
@@ -1244,88 +1219,80 @@ static int make_forward(const struct aot_joint *j, const struct cut *c, struct a
 			outs[p->noutputs + p->nsaved++] = i;
 			p->saved_bytes += node_bytes(&g->nodes[i]);
 		}
-	for (int i = 0; i < j->nprimals; i++)
-		keep[i] = true;
-	if (set_outputs(p->fwd, p->noutputs + p->nsaved, outs) < 0 || dead_code(p->fwd, keep) < 0)
-		goto cleanup;
+	mark_live(g, p->noutputs + p->nsaved, outs, NULL, live);
+	for (int i = 0; i < g->nnodes; i++)
+		if (i < j->nprimals || (i >= j->nprimals + j->ntangents && live[i]))
+			order[n++] = i;
+	if (!(p->fwd = graph_extract(g, n, order, NULL, p->noutputs + p->nsaved, outs)))
+		goto oom;
+	p->fwd->stage = STAGE_AOT_FORWARD;
 	rc = 0;
+	goto cleanup;
+oom:
+	tj_error_set("out of memory");
 cleanup:
 	free(outs);
-	free(keep);
+	free(order);
+	free(live);
 	return rc;
 }
 
-/* input of like's type, appended at the end of g, with like's name */
-static int append_input(struct graph *g, const struct gnode *like, const char *source)
-{
-	struct gnode n = *like;
-	n.name = NULL;
-	return add_input(g, g->nnodes, &n, like->name, source);
-}
-
-/* backward: the saved and the tangents in, the gradients out. The inputs
- * are appended (each saved node's readers read its input, which takes its
- * name; the tangents follow), the rest dropped when dead, and the inputs
- * hoisted: O(n), not an insert in the middle per saved node. */
+/* backward: the saved (inputs "saved[k]" with their nodes' names) and
+ * the tangents in, the gradients out; the forward nodes it reads and
+ * that are not saved computed again; only what it needs is copied */
 static int make_backward(const struct aot_joint *j, const struct cut *c, struct aot_partition *p)
 {
 	const struct graph *g = j->g;
-	int n0 = g->nnodes, nout = 0, k = 0;
+	int nout = 0, n = 0, k = 0, first = j->nprimals + j->ntangents;
 	int *outs = malloc(sizeof *outs * ((size_t)j->nprimals + 1));
-	int *to = malloc(sizeof *to * ((size_t)n0 + 1));
-	bool *keep = calloc((size_t)n0 * 2 + 1, sizeof *keep);
+	int *order = malloc(sizeof *order * ((size_t)g->nnodes + 1));
+	const char **as_input = calloc((size_t)g->nnodes + 1, sizeof *as_input);
+	char (*sources)[24] = malloc(sizeof *sources * ((size_t)g->nnodes + 1));
+	bool *live = calloc((size_t)g->nnodes + 1, sizeof *live);
 	int rc = -1;
-	if (!outs || !to || !keep || !(p->bwd = graph_copy(g))) {
+	if (!outs || !order || !as_input || !sources || !live) {
 		tj_error_set("out of memory");
 		goto cleanup;
 	}
-	struct graph *b = p->bwd;
-	b->stage = STAGE_AOT_BACKWARD;
 	for (int i = 0; i < j->nprimals; i++) {
 		p->grad_output[i] = j->grad[i] >= 0 ? nout : -1;
 		if (j->grad[i] >= 0)
 			outs[nout++] = j->grad[i];
 	}
-	if (set_outputs(b, nout, outs) < 0)
-		goto cleanup;
-	for (int i = 0; i < n0; i++) {
-		to[i] = i;
-		keep[i] = i < j->nprimals && c->saved[i];
-	}
-	char source[32];
-	for (int i = j->nprimals + j->ntangents; i < n0; i++) {
-		if (!c->saved[i])
-			continue;
-		snprintf(source, sizeof source, "saved[%d]", k++);
-		if ((to[i] = append_input(b, &b->nodes[i], source)) < 0)
+	mark_live(g, nout, outs, c->saved, live);
+	for (int i = 0; i < j->nprimals; i++) {
+		if (live[i] && !c->saved[i]) {
+			tj_error_set("aot partition: backward reads %s, which is not saved", g->nodes[i].name);
 			goto cleanup;
-		keep[to[i]] = true;
+		}
+		if (c->saved[i])
+			order[n++] = i;
 	}
-	for (int t = j->nprimals; t < j->nprimals + j->ntangents; t++) {
-		if ((to[t] = append_input(b, &b->nodes[t], b->nodes[t].source)) < 0)
-			goto cleanup;
-		keep[to[t]] = true;
-	}
-	for (int i = 0; i < n0; i++) {
-		struct gnode *n = &b->nodes[i];
-		for (int a = 0; a < n->nargs; a++)
-			graph_remap_arg(&n->args[a], to);
-	}
-	for (int i = 0; i < b->noutputs; i++)
-		b->outputs[i] = b->outputs[i] < n0 ? to[b->outputs[i]] : b->outputs[i];
-	for (int i = 0; i < b->nnodes; i++)
-		b->nodes[i].requires_grad = false;
-	if (dead_code(b, keep) < 0)
-		goto cleanup;
-	if (graph_hoist_inputs(b) < 0) {
+	for (int i = first; i < g->nnodes; i++)
+		if (c->saved[i]) {
+			snprintf(sources[n], sizeof *sources, "saved[%d]", k++);
+			as_input[n] = sources[n];
+			order[n++] = i;
+		}
+	for (int i = j->nprimals; i < first; i++)
+		order[n++] = i;
+	for (int i = first; i < g->nnodes; i++)
+		if (live[i] && !c->saved[i])
+			order[n++] = i;
+	if (!(p->bwd = graph_extract(g, n, order, as_input, nout, outs))) {
 		tj_error_set("out of memory");
 		goto cleanup;
 	}
+	p->bwd->stage = STAGE_AOT_BACKWARD;
+	for (int i = 0; i < p->bwd->nnodes; i++)
+		p->bwd->nodes[i].requires_grad = false;
 	rc = 0;
 cleanup:
 	free(outs);
-	free(to);
-	free(keep);
+	free(order);
+	free(as_input);
+	free(sources);
+	free(live);
 	return rc;
 }
 

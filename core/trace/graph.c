@@ -470,6 +470,59 @@ fail:
 	return NULL;
 }
 
+struct graph *graph_extract(const struct graph *g, int n, const int *order, const char *const *as_input, int noutputs,
+			    const int *outputs)
+{
+	struct graph *c = graph_new(g->name, g->compile_id, g->src, g->line, g->stage);
+	int *to = malloc(sizeof *to * ((size_t)g->nnodes + 1));
+	if (!c || !to || (n > 0 && !(c->nodes = malloc(sizeof *c->nodes * (size_t)n))))
+		goto fail;
+	c->cap = n;
+	size_t ncap = 64;
+	while (((size_t)n + 1) * 2 > ncap)
+		ncap *= 2;
+	if (names_grow(c->mem, ncap) < 0)
+		goto fail;
+	for (int k = 0; k < n; k++) {
+		const struct gnode *from = &g->nodes[order[k]];
+		struct gnode in;
+		if (as_input && as_input[k]) {
+			/* its type and name, no args, no stack */
+			in = *from;
+			in.kind = GN_INPUT;
+			in.op = 0;
+			in.callee = val_none();
+			in.nargs = 0;
+			in.args = NULL;
+			in.index = 0;
+			in.source = (char *)as_input[k];
+			in.nouts = 0;
+			in.nstack = 0;
+			in.stack = NULL;
+			from = &in;
+		}
+		to[order[k]] = k;
+		if (copy_node(c, from) < 0)
+			goto fail;
+		for (int a = 0; a < c->nodes[k].nargs; a++)
+			graph_remap_arg(&c->nodes[k].args[a], to);
+	}
+	if (!(c->outputs = malloc(sizeof(int) * (size_t)(noutputs ? noutputs : 1))))
+		goto fail;
+	c->noutputs = noutputs;
+	for (int k = 0; k < noutputs; k++)
+		c->outputs[k] = to[outputs[k]];
+	c->nsyms = g->nsyms;
+	free(to);
+	return c;
+fail:
+	free(to);
+	if (c)
+		c->noutputs = 0;
+	graph_free(c);
+	return NULL;
+}
+
 int graph_op_count(const struct graph *g)
 {
 	int k = 0;
