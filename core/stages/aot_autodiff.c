@@ -708,16 +708,19 @@ static int add_input(struct graph *g, int pos, const struct gnode *like, char *n
 }
 
 /* one tangent input per output that gets a gradient: how many, or -1 */
-static int add_tangents(struct aot_joint *j, const struct graph *fwd, const bool *reach)
+static int add_tangents(struct aot_joint *j, const bool *reach)
 {
-	for (int k = 0; k < fwd->noutputs; k++) {
-		const struct gnode *o = &fwd->nodes[fwd->outputs[k]];
-		if (!reach[fwd->outputs[k]] || !o->is_tensor || !dtype_is_float(o->dt))
+	int nout = j->g->noutputs;
+	for (int k = 0; k < nout; k++) {
+		/* reach is indexed as before the tangents */
+		int at = j->g->outputs[k], was = at >= j->nprimals ? at - j->ntangents : at;
+		struct gnode o = j->g->nodes[at];
+		if (!reach[was] || !o.is_tensor || !dtype_is_float(o.dt))
 			continue;
 		char name[32], source[32];
 		snprintf(name, sizeof name, "tangents_%d", j->ntangents + 1);
 		snprintf(source, sizeof source, "tangents[%d]", j->ntangents);
-		if (add_input(j->g, j->nprimals + j->ntangents, o, graph_fresh_name(j->g, name), source) < 0)
+		if (add_input(j->g, j->nprimals + j->ntangents, &o, graph_fresh_name(j->g, name), source) < 0)
 			return -1;
 		j->tangent_of[j->ntangents++] = k;
 	}
@@ -726,19 +729,32 @@ static int add_tangents(struct aot_joint *j, const struct graph *fwd, const bool
 
 int aot_joint(const struct graph *fwd, const bool *requires_grad, struct aot_joint *j)
 {
+	struct graph *c = graph_copy(fwd);
+	if (!c) {
+		memset(j, 0, sizeof *j);
+		tj_error_set("out of memory");
+		return -1;
+	}
+	return aot_joint_in(c, requires_grad, j);
+}
+
+int aot_joint_in(struct graph *fwd, const bool *requires_grad, struct aot_joint *j)
+{
 	struct ad a = {0};
 	bool *reach0 = NULL;
 	memset(j, 0, sizeof *j);
+	j->g = fwd;
 	while (j->nprimals < fwd->nnodes && fwd->nodes[j->nprimals].kind == GN_INPUT)
 		j->nprimals++;
 	if (!(reach0 = calloc((size_t)fwd->nnodes + 1, sizeof *reach0)) ||
 	    !(j->tangent_of = calloc((size_t)fwd->noutputs + 1, sizeof *j->tangent_of)) ||
-	    !(j->grad = malloc(sizeof *j->grad * ((size_t)j->nprimals + 1))) || !(j->g = graph_copy(fwd))) {
+	    !(j->grad = malloc(sizeof *j->grad * ((size_t)j->nprimals + 1)))) {
 		tj_error_set("out of memory");
 		goto fail;
 	}
+	/* the tangents go in before fwd's nodes: which reach, first */
 	find_reach(fwd, requires_grad, reach0);
-	if (add_tangents(j, fwd, reach0) < 0)
+	if (add_tangents(j, reach0) < 0)
 		goto fail;
 	j->nforward = j->g->nnodes;
 	a.b.g = j->g;

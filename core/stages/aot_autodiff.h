@@ -34,6 +34,10 @@ struct aot_joint {
  * been decomposed by aot_decompose (a copy that stops the gradient), not
  * dropped. */
 int aot_joint(const struct graph *fwd, const bool *requires_grad, struct aot_joint *j);
+/* aot_joint built in fwd itself, not a copy: j->g is fwd, which j owns
+ * from here on, failed or not (a compile that is done with the forward
+ * graph spares a copy of it) */
+int aot_joint_in(struct graph *fwd, const bool *requires_grad, struct aot_joint *j);
 void aot_joint_release(struct aot_joint *j);
 
 /* The forward and backward graphs of a joint. */

@@ -147,7 +147,9 @@ static int differentiate(struct compile_ctx *cc, struct aot_artifact *a, const b
 	struct aot_joint j;
 	struct aot_partition p;
 	int ph = compile_ctx_phase_begin(cc, "joint");
-	int rc = aot_joint(a->forward, requires_grad, &j);
+	/* the joint is built in the decomposed graph, which it owns */
+	int rc = aot_joint_in(a->forward, requires_grad, &j);
+	a->forward = NULL;
 	compile_ctx_phase_end(cc, ph);
 	if (rc < 0)
 		return -1;
@@ -158,7 +160,6 @@ static int differentiate(struct compile_ctx *cc, struct aot_artifact *a, const b
 		aot_joint_release(&j);
 		return -1;
 	}
-	graph_free(a->forward);
 	a->forward = p.fwd;
 	a->backward = p.bwd;
 	a->tangent_of = j.tangent_of;

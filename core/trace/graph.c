@@ -160,19 +160,25 @@ char *graph_fresh_name(struct graph *g, const char *base_in)
 	struct name_slot *base = names_slot(g->mem, b.buf);
 	if (!base)
 		goto cleanup;
+	/* the bare base is taken when its own slot says so: one lookup less
+	 * (this runs for every node a pass makes) */
+	bool taken_base = !num && (base->used || is_reserved_name(b.buf));
 	if (!num)
 		num = base->count;
-	while (names_used(g->mem, cand.buf) || is_reserved_name(cand.buf)) {
+	if (taken_base)
+		put_suffixed(&cand, b.buf, ++num);
+	while (num && (names_used(g->mem, cand.buf) || is_reserved_name(cand.buf))) {
 		num++;
 		put_suffixed(&cand, b.buf, num);
 	}
+	size_t cap = g->mem->cap;
 	struct name_slot *taken = names_slot(g->mem, cand.buf);
 	if (!taken)
 		goto cleanup;
 	taken->used = true;
 	char *key = taken->key; /* in the arena: it outlives a regrown table */
-	base = names_slot(g->mem, b.buf); /* the table may have grown: taken is stale */
-	if (!base)
+	/* the table may have grown: base is then stale */
+	if (g->mem->cap != cap && !(base = names_slot(g->mem, b.buf)))
 		goto cleanup;
 	base->count = (int)num;
 	name = key;

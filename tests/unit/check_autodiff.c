@@ -23,6 +23,7 @@
 #include "frame_eval.h"
 #include "graph.h"
 #include "ops.h"
+#include "ops_meta.h"
 #include "prelude.h"
 #include "runtime.h"
 #include "strbuf.h"
@@ -108,6 +109,24 @@ static struct aot_policy policy = {AOT_RECOMPUTE_CHEAP, 0};
 static struct aot_partition last;
 static struct aot_joint last_joint;
 
+/* each op node of the joint has the type its shape rule gives (the
+ * builder types the plain pointwise ones without asking the rule) */
+static void check_types(const struct graph *j, const char *text)
+{
+	for (int i = 0; i < j->nnodes; i++) {
+		const struct gnode *n = &j->nodes[i];
+		if (n->kind != GN_OP || n->nouts)
+			continue;
+		struct meta_out out;
+		ck_assert_msg(meta_infer_node(j, n, NULL, &out) == 0, "%s: %s in\n%s", n->name, tj_error_peek(), text);
+		ck_assert_int_eq(out.n, 1);
+		bool same = out.t[0].dt == n->dt && out.t[0].ndim == n->ndim;
+		for (int d = 0; same && d < n->ndim; d++)
+			same = out.t[0].shape[d].sym == n->shape[d].sym && out.t[0].shape[d].value == n->shape[d].value;
+		ck_assert_msg(same, "%s: not the type of its rule in\n%s", n->name, text);
+	}
+}
+
 /* g decomposed, its joint and partition; forward then backward against
  * eager autograd on g, at the example sizes (and +3 with symbols);
  * tangent k is zero when bit k of zero_tangents is set */
@@ -123,6 +142,7 @@ static void check_grads(const struct graph *g, const char *text, bool positive, 
 	aot_partition_release(&last);
 	aot_joint_release(&last_joint);
 	ck_assert_msg(aot_joint(d, rg, &last_joint) == 0, "%s\nin\n%s", tj_error_peek(), text);
+	check_types(last_joint.g, text);
 	ck_assert_msg(aot_partition(&last_joint, &policy, &last) == 0, "%s\nin\n%s", tj_error_peek(), text);
 	graph_free(d);
 	struct aot_partition *p = &last;
