@@ -153,13 +153,60 @@ static void acc(struct ad *a, const struct garg *x, int g)
 
 static bool wants(struct ad *a, const struct garg *x) { return is_node(x) && a->reach[x->node]; }
 
+/* ---- a peephole: nodes a rule need not make (each one is a kernel
+ * backward runs) ---- */
+
+static bool is_number(const struct garg *x)
+{
+	return x->kind == GARG_CONST && (x->constant.tag == VAL_INT || x->constant.tag == VAL_FLOAT);
+}
+static double number(const struct garg *x) { return x->constant.tag == VAL_INT ? (double)x->constant.i : x->constant.f; }
+
+/* node i is neg(q): q, else -1 */
+static int negated(struct ad *a, int i)
+{
+	const struct gnode *n = i >= 0 ? &a->b.g->nodes[i] : NULL;
+	return n && n->kind == GN_OP && n->op == OPS_neg && is_node(&n->args[0]) ? n->args[0].node : -1;
+}
+
+/* -x: q for x = -q, and the sign moved into a product or quotient of a
+ * negated node (-(-q * r) = q * r): a chain of rules that each negate
+ * (the div, exp and neg of sigmoid) costs no neg kernel */
+static int negate(struct ad *a, int x)
+{
+	if (a->b.failed || x < 0)
+		return -1;
+	int q = negated(a, x);
+	if (q >= 0)
+		return q;
+	const struct gnode n = a->b.g->nodes[x];
+	if (n.kind == GN_OP && (n.op == OPS_mul || n.op == OPS_div) && is_node(&n.args[0]) && is_node(&n.args[1])) {
+		int l = n.args[0].node, r = n.args[1].node, ql = negated(a, l), qr = negated(a, r);
+		/* the type is the product's: both sides keep theirs */
+		if (ql >= 0 && a->b.g->nodes[ql].dt == a->b.g->nodes[l].dt)
+			return bin(a, n.op, ql, r);
+		if (qr >= 0 && a->b.g->nodes[qr].dt == a->b.g->nodes[r].dt)
+			return bin(a, n.op, l, qr);
+	}
+	return un(a, OPS_neg, x);
+}
+
+/* g * c for a forward arg c: g itself when c is the number 1 (the
+ * numerator of 1 / x) and g is floating point (the product's type) */
+static int times(struct ad *a, int g, const struct garg *c)
+{
+	if (g >= 0 && is_number(c) && number(c) == 1 && dtype_is_float(a->b.g->nodes[g].dt))
+		return g;
+	return bin_a(a, OPS_mul, g, c);
+}
+
 /* ---- the rules: args are the forward node's, g its gradient ---- */
 
 typedef void (*rule_fn)(struct ad *a, const struct garg *args, int g);
 
 static void r_none(struct ad *a, const struct garg *x, int g) { (void)a, (void)x, (void)g; }
 static void r_identity(struct ad *a, const struct garg *x, int g) { acc(a, &x[0], g); }
-static void r_neg(struct ad *a, const struct garg *x, int g) { acc(a, &x[0], un(a, OPS_neg, g)); }
+static void r_neg(struct ad *a, const struct garg *x, int g) { acc(a, &x[0], negate(a, g)); }
 static void r_abs(struct ad *a, const struct garg *x, int g)
 {
 	acc(a, &x[0], bin(a, OPS_mul, g, emit(a, OPS_sign, 1, gcopy(&x[0]))));
@@ -176,7 +223,7 @@ static void r_sin(struct ad *a, const struct garg *x, int g)
 }
 static void r_cos(struct ad *a, const struct garg *x, int g)
 {
-	acc(a, &x[0], un(a, OPS_neg, bin(a, OPS_mul, g, emit(a, OPS_sin, 1, gcopy(&x[0])))));
+	acc(a, &x[0], negate(a, bin(a, OPS_mul, g, emit(a, OPS_sin, 1, gcopy(&x[0])))));
 }
 static void r_tanh(struct ad *a, const struct garg *x, int g)
 {
@@ -209,7 +256,7 @@ static void r_sub(struct ad *a, const struct garg *x, int g)
 {
 	acc(a, &x[0], g);
 	if (wants(a, &x[1]))
-		acc(a, &x[1], un(a, OPS_neg, g));
+		acc(a, &x[1], negate(a, g));
 }
 static void r_mul(struct ad *a, const struct garg *x, int g)
 {
@@ -224,15 +271,9 @@ static void r_div(struct ad *a, const struct garg *x, int g)
 		acc(a, &x[0], bin_a(a, OPS_div, g, &x[1]));
 	if (wants(a, &x[1])) { /* -g a / b^2 */
 		int b2 = a_a(a, OPS_mul, &x[1], &x[1]);
-		acc(a, &x[1], un(a, OPS_neg, bin(a, OPS_div, bin_a(a, OPS_mul, g, &x[0]), b2)));
+		acc(a, &x[1], negate(a, bin(a, OPS_div, times(a, g, &x[0]), b2)));
 	}
 }
-static bool is_number(const struct garg *x)
-{
-	return x->kind == GARG_CONST && (x->constant.tag == VAL_INT || x->constant.tag == VAL_FLOAT);
-}
-static double number(const struct garg *x) { return x->constant.tag == VAL_INT ? (double)x->constant.i : x->constant.f; }
-
 static void r_pow(struct ad *a, const struct garg *x, int g)
 {
 	if (wants(a, &x[0]) && is_number(&x[1]) && number(&x[1]) != 0) { /* g b a^(b-1) */
@@ -264,7 +305,7 @@ static void r_mod(struct ad *a, const struct garg *x, int g)
 {
 	acc(a, &x[0], g);
 	if (wants(a, &x[1])) /* a - floor(a / b) b */
-		acc(a, &x[1], un(a, OPS_neg, bin(a, OPS_mul, g, un(a, OPS_floor, a_a(a, OPS_div, &x[0], &x[1])))));
+		acc(a, &x[1], negate(a, bin(a, OPS_mul, g, un(a, OPS_floor, a_a(a, OPS_div, &x[0], &x[1])))));
 }
 /* the larger (smaller) side gets g, ties split it in half */
 static void maximum_grads(struct ad *a, const struct garg *x, int g, bool is_max)

@@ -401,6 +401,35 @@ START_TEST(test_budget)
 }
 END_TEST
 
+/* whether the joint has a node op(_, number) */
+static bool has_op_by(const struct graph *g, int op, double k)
+{
+	for (int i = 0; i < g->nnodes; i++) {
+		const struct gnode *n = &g->nodes[i];
+		if (n->kind == GN_OP && n->op == op && n->nargs == 2 && n->args[1].kind == GARG_CONST &&
+		    ((n->args[1].constant.tag == VAL_INT && n->args[1].constant.i == k) ||
+		     (n->args[1].constant.tag == VAL_FLOAT && n->args[1].constant.f == k)))
+			return true;
+	}
+	return false;
+}
+
+/* the peephole: sigmoid's div(1, 1 + exp(-x)) differentiates to
+ * g / b^2 * exp(-x) with no neg (the div's, exp's and neg's signs
+ * cancel) and no g * 1; a double negation is none; cos keeps its one */
+START_TEST(test_peephole)
+{
+	/* nothing recomputed: the backward's nodes are the rules' */
+	policy = (struct aot_policy){AOT_RECOMPUTE_BUDGET, INT64_MAX};
+	check_program("    return sigmoid(x) * y, -(-x) * y, x.cos()\n", XY, false, 0);
+	policy = (struct aot_policy){AOT_RECOMPUTE_CHEAP, 0};
+	ck_assert_int_eq(count_op(last.bwd, OPS_neg), 1);
+	ck_assert_int_eq(count_op(last.bwd, OPS_exp), 0);
+	ck_assert(!has_op_by(last_joint.g, OPS_mul, 1));
+	drop_graphs();
+}
+END_TEST
+
 /* relu after a matmul: the bool mask (1 byte an element) beats the
  * matmul's result (4), which is no pointwise op to recompute from x, y */
 START_TEST(test_save_wins)
@@ -539,6 +568,7 @@ static Suite *autodiff_suite(void)
 	tcase_add_loop_test(tc, test_rules_budget, 0, (int)(sizeof cases / sizeof *cases));
 	tcase_add_test(tc, test_recompute_wins);
 	tcase_add_test(tc, test_budget);
+	tcase_add_test(tc, test_peephole);
 	tcase_add_test(tc, test_save_wins);
 	tcase_add_test(tc, test_source_lines);
 	tcase_add_test(tc, test_no_rule);

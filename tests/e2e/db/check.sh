@@ -173,7 +173,7 @@ check "aot_eager with grad: the graphs of the three stages" "$db" \
 	"SELECT stage, op_count, substr(listing, 1, instr(listing, char(10)) - 1) FROM graphs ORDER BY id" \
 	"captured|3|graph 0/0 f (aotg.tj:1) · 3 ops
 aot_forward|6|graph 0/0 f (aotg.tj:1) [aot_forward] · 6 ops
-aot_backward|10|graph 0/0 f (aotg.tj:1) [aot_backward] · 10 ops"
+aot_backward|7|graph 0/0 f (aotg.tj:1) [aot_backward] · 7 ops"
 check "aot_eager with grad: the forward returns the loss and the saved" "$db" \
 	"SELECT n.args FROM graphs gr JOIN nodes n ON n.graph_id = gr.id WHERE gr.stage = 'aot_forward' AND n.kind = 'output'" \
 	"sum_1, w, exp"
