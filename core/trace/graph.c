@@ -42,6 +42,13 @@ struct graph_mem {
 	struct arena arena;
 	struct name_slot *slots; /* open addressing; malloc'd, as it grows */
 	size_t cap, n;
+	/* a copy's table holds none of its nodes' names until it first
+	 * makes a fresh name: most copies never do (a stage's graphs, the
+	 * log's), and a name hashed per node copied was most of a copy */
+	bool names_lazy;
+	char **copied;            /* while names_lazy: the names of the nodes copied */
+	int ncopied;
+	struct strbuf base, cand; /* graph_fresh_name's, kept from call to call */
 };
 
 /* room for ncap slots (a power of 2, above cap); -1 when out of memory */
@@ -81,19 +88,6 @@ static struct name_slot *names_slot(struct graph_mem *t, const char *key)
 	return &t->slots[j];
 }
 
-static bool names_used(struct graph_mem *t, const char *key)
-{
-	if (!t->cap)
-		return false;
-	size_t j = hash_fnv1a_str(key) & (t->cap - 1);
-	while (t->slots[j].key) {
-		if (strcmp(t->slots[j].key, key) == 0)
-			return t->slots[j].used;
-		j = (j + 1) & (t->cap - 1);
-	}
-	return false;
-}
-
 static bool is_reserved_name(const char *s)
 {
 	static const char *const reserved[] = {
@@ -130,18 +124,50 @@ static void put_suffixed(struct strbuf *cand, const char *base, long num)
 	sb_puts(cand, d + k);
 }
 
+/* the names of the nodes copied into a copy's table, which had none (a
+ * pass may have moved the nodes since: the list kept at the copy says
+ * which they were) */
+static int names_index(struct graph_mem *t)
+{
+	size_t ncap = t->cap ? t->cap : 64;
+	while (((size_t)t->ncopied + 1) * 2 > ncap)
+		ncap *= 2;
+	if (ncap > t->cap && names_grow(t, ncap) < 0)
+		return -1;
+	for (int i = 0; i < t->ncopied; i++) {
+		struct name_slot *slot = names_slot(t, t->copied[i]);
+		if (!slot)
+			return -1;
+		slot->used = true;
+	}
+	free(t->copied);
+	t->copied = NULL;
+	t->ncopied = 0;
+	t->names_lazy = false;
+	return 0;
+}
+
 char *graph_fresh_name(struct graph *g, const char *base_in)
 {
 	char *name = NULL;
+	if (g->mem->names_lazy && names_index(g->mem) < 0)
+		return NULL;
 	/* an identifier: other characters become '_', no leading digit */
-	struct strbuf b = STRBUF_INIT;
-	struct strbuf cand = STRBUF_INIT;
+	struct strbuf b = g->mem->base;
+	struct strbuf cand = g->mem->cand;
+	sb_reset(&b);
+	sb_reset(&cand);
 	if (!base_in || !*base_in)
 		base_in = "_unnamed";
+	size_t n = strlen(base_in);
+	sb_grow(&b, n + 2);
 	if (isdigit((unsigned char)base_in[0]))
-		sb_putc(&b, '_');
-	for (const char *p = base_in; *p; p++)
-		sb_putc(&b, isalnum((unsigned char)*p) || *p == '_' ? *p : '_');
+		b.buf[b.len++] = '_';
+	for (size_t i = 0; i < n; i++) {
+		char c = base_in[i];
+		b.buf[b.len++] = isalnum((unsigned char)c) || c == '_' ? c : '_';
+	}
+	b.buf[b.len] = '\0';
 	/* a numeric suffix is split off: "x_1" is base "x", number 1 */
 	long num = 0;
 	size_t len = b.len;
@@ -153,28 +179,26 @@ char *graph_fresh_name(struct graph *g, const char *base_in)
 		b.buf[k - 1] = '\0';
 		b.len = k - 1;
 	}
-	if (num)
-		put_suffixed(&cand, b.buf, num);
-	else
-		sb_puts(&cand, b.buf);
 	struct name_slot *base = names_slot(g->mem, b.buf);
 	if (!base)
 		goto cleanup;
-	/* the bare base is taken when its own slot says so: one lookup less
-	 * (this runs for every node a pass makes) */
-	bool taken_base = !num && (base->used || is_reserved_name(b.buf));
-	if (!num)
-		num = base->count;
-	if (taken_base)
-		put_suffixed(&cand, b.buf, ++num);
-	while (num && (names_used(g->mem, cand.buf) || is_reserved_name(cand.buf))) {
-		num++;
+	/* each candidate looked up once, its slot made when missing (this
+	 * runs for every node a pass makes): the bare base first unless a
+	 * suffix was asked for, then base_num up from the base's count */
+	struct name_slot *taken = num ? NULL : base;
+	if (num)
 		put_suffixed(&cand, b.buf, num);
-	}
+	else
+		num = base->count;
 	size_t cap = g->mem->cap;
-	struct name_slot *taken = names_slot(g->mem, cand.buf);
-	if (!taken)
-		goto cleanup;
+	for (;;) {
+		if (!taken && !(taken = names_slot(g->mem, cand.buf)))
+			goto cleanup;
+		if (!taken->used && !is_reserved_name(taken->key))
+			break;
+		taken = NULL;
+		put_suffixed(&cand, b.buf, ++num);
+	}
 	taken->used = true;
 	char *key = taken->key; /* in the arena: it outlives a regrown table */
 	/* the table may have grown: base is then stale */
@@ -183,8 +207,8 @@ char *graph_fresh_name(struct graph *g, const char *base_in)
 	base->count = (int)num;
 	name = key;
 cleanup:
-	sb_release(&b);
-	sb_release(&cand);
+	g->mem->base = b;
+	g->mem->cand = cand;
 	return name;
 }
 
@@ -256,6 +280,9 @@ void graph_free(struct graph *g)
 		node_release(&g->nodes[i]);
 	arena_free(&g->mem->arena);
 	free(g->mem->slots);
+	sb_release(&g->mem->base);
+	sb_release(&g->mem->cand);
+	free(g->mem->copied);
 	free(g->mem);
 	free(g->nodes);
 	free(g->outputs);
@@ -415,13 +442,14 @@ static int copy_node(struct graph *c, const struct gnode *n)
 {
 	if (grow(c) < 0)
 		return -1;
-	struct name_slot *slot = names_slot(c->mem, n->name ? n->name : "");
-	if (!slot)
+	/* the table is made when a fresh name is first asked (names_lazy) */
+	char *name = arena_strdup(&c->mem->arena, n->name ? n->name : "");
+	if (!name)
 		return -1;
-	slot->used = true;
+	c->mem->copied[c->mem->ncopied++] = name;
 	struct gnode *d = &c->nodes[c->nnodes];
 	*d = *n;
-	d->name = slot->key;
+	d->name = name;
 	d->nargs = 0;
 	d->args = graph_alloc(c, sizeof *d->args * (size_t)n->nargs);
 	d->source = n->source ? graph_strdup(c, n->source) : NULL;
@@ -452,11 +480,8 @@ struct graph *graph_copy(const struct graph *g)
 	if (g->nnodes > 0 && !(c->nodes = malloc(sizeof *c->nodes * (size_t)g->nnodes)))
 		goto fail;
 	c->cap = g->nnodes;
-	/* and the names' table, not rehashed as it fills */
-	size_t ncap = 64;
-	while (((size_t)g->nnodes + 1) * 2 > ncap)
-		ncap *= 2;
-	if (names_grow(c->mem, ncap) < 0)
+	c->mem->names_lazy = true;
+	if (!(c->mem->copied = malloc(sizeof *c->mem->copied * ((size_t)g->nnodes + 1))))
 		goto fail;
 	for (int i = 0; i < g->nnodes; i++)
 		if (copy_node(c, &g->nodes[i]) < 0)
@@ -484,10 +509,8 @@ struct graph *graph_extract(const struct graph *g, int n, const int *order, cons
 	if (!c || !to || (n > 0 && !(c->nodes = malloc(sizeof *c->nodes * (size_t)n))))
 		goto fail;
 	c->cap = n;
-	size_t ncap = 64;
-	while (((size_t)n + 1) * 2 > ncap)
-		ncap *= 2;
-	if (names_grow(c->mem, ncap) < 0)
+	c->mem->names_lazy = true;
+	if (!(c->mem->copied = malloc(sizeof *c->mem->copied * ((size_t)n + 1))))
 		goto fail;
 	for (int k = 0; k < n; k++) {
 		const struct gnode *from = &g->nodes[order[k]];

@@ -639,6 +639,24 @@ START_TEST(test_extract)
 }
 END_TEST
 
+/* a copy knows its nodes' names when it first makes one, even after a
+ * pass took its list apart (the decomposition rebuilds it front to back) */
+START_TEST(test_copy_names)
+{
+	struct graph *g = toy_graph();
+	struct graph *c = graph_copy(g);
+	graph_free(g);
+	int n = c->nnodes;
+	c->nnodes = 0;
+	ck_assert_str_eq(graph_fresh_name(c, "add"), "add_1");
+	ck_assert_str_eq(graph_fresh_name(c, "a"), "a_1");
+	ck_assert_str_eq(graph_fresh_name(c, "mul"), "mul");
+	c->nnodes = n;
+	ck_assert_str_eq(graph_fresh_name(c, "add"), "add_2");
+	graph_free(c);
+}
+END_TEST
+
 /* a decomposition: div(a, add) becomes mul(a, reciprocal(add)), the new
  * nodes before their users, keeping the stack of the node they replace */
 START_TEST(test_insert_before)
@@ -842,6 +860,7 @@ static Suite *graph_suite(void)
 	tcase_add_test(passes, test_insert_before);
 	tcase_add_test(passes, test_erase_nodes);
 	tcase_add_test(passes, test_extract);
+	tcase_add_test(passes, test_copy_names);
 	tcase_add_test(passes, test_verify);
 	tcase_add_test_raise_signal(passes, test_check_aborts, SIGABRT);
 	tcase_add_test(passes, test_copy_independent);
