@@ -311,6 +311,14 @@ static void r_mod(struct ad *a, const struct garg *x, int g)
 static void maximum_grads(struct ad *a, const struct garg *x, int g, bool is_max)
 {
 	int win = is_max ? OPS_gt : OPS_lt;
+	if (is_number(&x[1])) { /* clamp's: where(a == b, 0.5, a > b), the same values in one node less */
+		if (!wants(a, &x[0]))
+			return;
+		int tie = a_a(a, OPS_eq, &x[0], &x[1]);
+		int m = emit(a, OPS_where, 3, aot_gnode(tie), aot_gnum(0.5), aot_gnode(a_a(a, win, &x[0], &x[1])));
+		acc(a, &x[0], bin(a, OPS_mul, g, m));
+		return;
+	}
 	int half = emit(a, OPS_mul, 2, aot_gnode(a_a(a, OPS_eq, &x[0], &x[1])), aot_gnum(0.5));
 	if (wants(a, &x[0]))
 		acc(a, &x[0], bin(a, OPS_mul, g, bin(a, OPS_add, a_a(a, win, &x[0], &x[1]), half)));

@@ -129,8 +129,9 @@ static void put_suffixed(struct strbuf *cand, const char *base, long num)
  * which they were) */
 static int names_index(struct graph_mem *t)
 {
+	/* room for as many names again as were copied: a pass adds some */
 	size_t ncap = t->cap ? t->cap : 64;
-	while (((size_t)t->ncopied + 1) * 2 > ncap)
+	while (((size_t)t->ncopied + 1) * 4 > ncap)
 		ncap *= 2;
 	if (ncap > t->cap && names_grow(t, ncap) < 0)
 		return -1;
@@ -194,7 +195,8 @@ char *graph_fresh_name(struct graph *g, const char *base_in)
 	for (;;) {
 		if (!taken && !(taken = names_slot(g->mem, cand.buf)))
 			goto cleanup;
-		if (!taken->used && !is_reserved_name(taken->key))
+		/* only a bare base can be a keyword or builtin */
+		if (!taken->used && (taken != base || !is_reserved_name(taken->key)))
 			break;
 		taken = NULL;
 		put_suffixed(&cand, b.buf, ++num);

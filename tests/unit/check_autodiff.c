@@ -247,6 +247,7 @@ static const struct {
 	 XY_ONE, false},
 	{"    return x.max() + x.max(1)[0].sum() + y.min(0, keepdim=True)[0] + max(x, y) + x.round().max()\n", XY, false},
 	{"    return sigmoid(x) + silu(y) + x.rsqrt() + y.reciprocal() + clamp(x, 1.1, 2.1) + x.clamp(min=y * 0.5 + 0.125)\n", XY, true},
+	{"    return x.clamp(-1.5, 0.5) * y + x.clamp(max=0.25) + y.double().clamp(min=-0.75) + maximum(x, 1.0) * minimum(y, 0)\n", XY, false},
 	{"    return x.mean() + x.mean(1, keepdim=True) + y.var(0) + softmax(x, 1) * y + log_softmax(y, 0)\n", XY, false},
 	{"    return x @ y.T, x.T @ y, (x @ y[0]).sum(), linear(x, y, y[0, :3])\n", XY, false},
 	{"    return x @ y\n", "x = randn(2, 3, 4, requires_grad=True)\ny = randn(4, 5, requires_grad=True)\ng(x, y)\n",
