@@ -440,7 +440,14 @@ static int garg_copy(struct graph *c, struct garg *d, const struct garg *a)
 }
 
 /* node n of g appended to c, in c's arena; -1 when out of memory */
-static int copy_node(struct graph *c, const struct gnode *n)
+/* the last user stack copied: the nodes that shared it in the original
+ * (a decomposed composite's, the rules' of one node) share its copy */
+struct stack_memo {
+	const struct user_frame *from;
+	struct user_frame *to;
+};
+
+static int copy_node(struct graph *c, const struct gnode *n, struct stack_memo *memo)
 {
 	if (grow(c) < 0)
 		return -1;
@@ -455,7 +462,13 @@ static int copy_node(struct graph *c, const struct gnode *n)
 	d->nargs = 0;
 	d->args = graph_alloc(c, sizeof *d->args * (size_t)n->nargs);
 	d->source = n->source ? graph_strdup(c, n->source) : NULL;
-	d->stack = arena_memdup(&c->mem->arena, n->stack, sizeof *d->stack * (size_t)n->nstack);
+	if (n->nstack && n->stack == memo->from) {
+		d->stack = memo->to;
+	} else {
+		d->stack = arena_memdup(&c->mem->arena, n->stack, sizeof *d->stack * (size_t)n->nstack);
+		if (n->nstack)
+			*memo = (struct stack_memo){n->stack, d->stack};
+	}
 	if (!d->args || (n->source && !d->source) || !d->stack)
 		return -1;
 	if (n->kind == GN_CALL)
@@ -485,8 +498,9 @@ struct graph *graph_copy(const struct graph *g)
 	c->mem->names_lazy = true;
 	if (!(c->mem->copied = malloc(sizeof *c->mem->copied * ((size_t)g->nnodes + 1))))
 		goto fail;
+	struct stack_memo memo = {NULL, NULL};
 	for (int i = 0; i < g->nnodes; i++)
-		if (copy_node(c, &g->nodes[i]) < 0)
+		if (copy_node(c, &g->nodes[i], &memo) < 0)
 			goto fail;
 	c->noutputs = g->noutputs;
 	c->outputs = malloc(sizeof(int) * (size_t)(g->noutputs ? g->noutputs : 1));
@@ -514,6 +528,7 @@ struct graph *graph_extract(const struct graph *g, int n, const int *order, cons
 	c->mem->names_lazy = true;
 	if (!(c->mem->copied = malloc(sizeof *c->mem->copied * ((size_t)n + 1))))
 		goto fail;
+	struct stack_memo memo = {NULL, NULL};
 	for (int k = 0; k < n; k++) {
 		const struct gnode *from = &g->nodes[order[k]];
 		struct gnode in;
@@ -533,7 +548,7 @@ struct graph *graph_extract(const struct graph *g, int n, const int *order, cons
 			from = &in;
 		}
 		to[order[k]] = k;
-		if (copy_node(c, from) < 0)
+		if (copy_node(c, from, &memo) < 0)
 			goto fail;
 		for (int a = 0; a < c->nodes[k].nargs; a++)
 			graph_remap_arg(&c->nodes[k].args[a], to);
