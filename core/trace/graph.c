@@ -33,6 +33,7 @@ const char *graph_stage_name(enum graph_stage s)
 
 struct name_slot {
 	char *key;     /* in the graph's arena */
+	uint64_t hash; /* of key: probes compare it first, growing needs no hashing */
 	int count;     /* for a base: the last suffix handed out */
 	bool used;     /* the name itself is taken */
 };
@@ -60,7 +61,7 @@ static int names_grow(struct graph_mem *t, size_t ncap)
 	for (size_t i = 0; i < t->cap; i++) {
 		if (!t->slots[i].key)
 			continue;
-		size_t j = hash_fnv1a_str(t->slots[i].key) & (ncap - 1);
+		size_t j = t->slots[i].hash & (ncap - 1);
 		while (ns[j].key)
 			j = (j + 1) & (ncap - 1);
 		ns[j] = t->slots[i];
@@ -71,21 +72,30 @@ static int names_grow(struct graph_mem *t, size_t ncap)
 	return 0;
 }
 
-/* the slot of key, made when missing; NULL when out of memory */
-static struct name_slot *names_slot(struct graph_mem *t, const char *key)
+/* the slot of key (len bytes, hash h), made when missing; NULL when out
+ * of memory */
+static struct name_slot *names_slot_h(struct graph_mem *t, const char *key, size_t len, uint64_t h)
 {
 	if ((t->n + 1) * 2 > t->cap && names_grow(t, t->cap ? t->cap * 2 : 64) < 0)
 		return NULL;
-	size_t j = hash_fnv1a_str(key) & (t->cap - 1);
-	while (t->slots[j].key && strcmp(t->slots[j].key, key) != 0)
+	size_t j = h & (t->cap - 1);
+	while (t->slots[j].key && (t->slots[j].hash != h || strcmp(t->slots[j].key, key) != 0))
 		j = (j + 1) & (t->cap - 1);
 	if (!t->slots[j].key) {
-		t->slots[j].key = arena_strdup(&t->arena, key);
-		if (!t->slots[j].key)
+		char *k = arena_alloc(&t->arena, len + 1);
+		if (!k)
 			return NULL;
+		memcpy(k, key, len + 1);
+		t->slots[j].key = k;
+		t->slots[j].hash = h;
 		t->n++;
 	}
 	return &t->slots[j];
+}
+
+static struct name_slot *names_slot(struct graph_mem *t, const char *key)
+{
+	return names_slot_h(t, key, strlen(key), hash_fnv1a_str(key));
 }
 
 static bool is_reserved_name(const char *s)
@@ -110,7 +120,9 @@ static bool is_reserved_name(const char *s)
 }
 
 /* cand = base_num (num > 0), without printf: it runs for every node */
-static void put_suffixed(struct strbuf *cand, const char *base, long num)
+/* cand = its first blen bytes (the base, of hash h) then _num, without
+ * printf: it runs for every node; the candidate's hash */
+static uint64_t put_suffixed(struct strbuf *cand, size_t blen, uint64_t h, long num)
 {
 	char d[24];
 	int k = (int)sizeof d;
@@ -119,11 +131,12 @@ static void put_suffixed(struct strbuf *cand, const char *base, long num)
 		d[--k] = (char)('0' + num % 10);
 	while ((num /= 10) > 0 && k > 0);
 	d[--k] = '_';
-	cand->len = 0;
-	sb_puts(cand, base);
+	cand->len = blen;
 	sb_puts(cand, d + k);
+	for (const char *p = d + k; *p; p++)
+		h = (h ^ (unsigned char)*p) * HASH_FNV1A_PRIME;
+	return h;
 }
-
 /* the names of the nodes copied into a copy's table, which had none (a
  * pass may have moved the nodes since: the list kept at the copy says
  * which they were) */
@@ -180,31 +193,34 @@ char *graph_fresh_name(struct graph *g, const char *base_in)
 		b.buf[k - 1] = '\0';
 		b.len = k - 1;
 	}
-	struct name_slot *base = names_slot(g->mem, b.buf);
+	uint64_t hb = hash_fnv1a_str(b.buf), hc = 0;
+	struct name_slot *base = names_slot_h(g->mem, b.buf, b.len, hb);
 	if (!base)
 		goto cleanup;
-	/* each candidate looked up once, its slot made when missing (this
-	 * runs for every node a pass makes): the bare base first unless a
-	 * suffix was asked for, then base_num up from the base's count */
+	/* each candidate looked up once, its slot made when missing, its hash
+	 * the base's continued (this runs for every node a pass makes): the
+	 * bare base first unless a suffix was asked for, then base_num up
+	 * from the base's count */
+	sb_add(&cand, b.buf, b.len);
 	struct name_slot *taken = num ? NULL : base;
 	if (num)
-		put_suffixed(&cand, b.buf, num);
+		hc = put_suffixed(&cand, b.len, hb, num);
 	else
 		num = base->count;
 	size_t cap = g->mem->cap;
 	for (;;) {
-		if (!taken && !(taken = names_slot(g->mem, cand.buf)))
+		if (!taken && !(taken = names_slot_h(g->mem, cand.buf, cand.len, hc)))
 			goto cleanup;
 		/* only a bare base can be a keyword or builtin */
 		if (!taken->used && (taken != base || !is_reserved_name(taken->key)))
 			break;
 		taken = NULL;
-		put_suffixed(&cand, b.buf, ++num);
+		hc = put_suffixed(&cand, b.len, hb, ++num);
 	}
 	taken->used = true;
 	char *key = taken->key; /* in the arena: it outlives a regrown table */
 	/* the table may have grown: base is then stale */
-	if (g->mem->cap != cap && !(base = names_slot(g->mem, b.buf)))
+	if (g->mem->cap != cap && !(base = names_slot_h(g->mem, b.buf, b.len, hb)))
 		goto cleanup;
 	base->count = (int)num;
 	name = key;
