@@ -1126,6 +1126,9 @@ static int choose_budget(const struct aot_joint *j, struct cut *c, int64_t budge
 	qsort(cand, (size_t)ncand, sizeof *cand, by_rank);
 	for (int k = 0; k < ncand; k++) {
 		int s = cand[k].node;
+		/* the free moves come first: once within the budget, no other */
+		if (cand[k].rank > 0 && b.bytes <= budget)
+			break;
 		if (c->saved[s] && cone(&b, s) && b.freed > 0 && (b.cost == 0 || b.bytes > budget))
 			apply(&b, s);
 	}
