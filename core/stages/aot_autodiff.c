@@ -1019,6 +1019,7 @@ struct budget {
 	int *stamp, *todo, *cone, *extra;       /* [n] each; cone and extra: the move's nodes */
 	int move, ntodo, ncone, nextra;
 	int64_t freed, cost;
+	bool through_live;  /* a move recomputes the forward's own nodes too, or saves them */
 };
 
 static void cone_arg(struct budget *b, const struct garg *x)
@@ -1033,7 +1034,7 @@ static void cone_arg(struct budget *b, const struct garg *x)
 		return;
 	b->stamp[k] = b->move;
 	const struct gnode *n = &b->g->nodes[k];
-	if (k >= b->nprimals && cheap(n)) {
+	if (k >= b->nprimals && cheap(n) && (b->through_live || !b->live[k])) {
 		b->todo[b->ntodo++] = k;
 		return;
 	}
@@ -1114,12 +1115,19 @@ static int choose_budget(const struct aot_joint *j, struct cut *c, int64_t budge
 	for (int i = n - 1; i >= 0; i--)
 		if (live[i] && !c->bw[i])
 			mark_args(&g->nodes[i], live);
-	struct budget b = {g, c, live, j->nprimals, 0, ints, ints + n, ints + 2 * n, ints + 3 * n, 0, 0, 0, 0, 0, 0};
+	struct budget b = {g, c, live, j->nprimals, 0, ints, ints + n, ints + 2 * n, ints + 3 * n, 0, 0, 0, 0, 0, 0, false};
 	for (int i = 0; i < n; i++) {
 		ints[i] = 0;
 		c->saved[i] = c->needed[i];
 		b.bytes += c->saved[i] && i >= j->nprimals ? node_bytes(&g->nodes[i]) : 0;
 	}
+	/* what a rule made for backward alone goes there, reading what the
+	 * forward computes anyway, when that holds no more bytes: no kernel
+	 * more in all, and none in a forward that no backward follows */
+	for (int i = n - 1; i >= j->nprimals; i--)
+		if (c->saved[i] && !live[i] && cheap(&g->nodes[i]) && cone(&b, i) && b.freed >= 0)
+			apply(&b, i);
+	b.through_live = true;
 	for (int i = j->nprimals; i < n; i++)
 		if (c->saved[i] && cheap(&g->nodes[i]) && cone(&b, i) && b.freed > 0)
 			cand[ncand++] = (struct candidate){i, (double)b.cost / (double)b.freed};
