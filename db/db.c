@@ -110,6 +110,14 @@ static const char *const migrations[DB_SCHEMA_VERSION] = {
 	      " name TEXT NOT NULL, parent INTEGER, ms REAL NOT NULL DEFAULT 0,"
 	      " UNIQUE (compile_id, position));"
 	      " PRAGMA user_version = 3;",
+	/* 4: aot_eager's saved tensors */
+	[3] = "ALTER TABLE compiles ADD COLUMN saved_bytes INTEGER;"
+	      " CREATE TABLE IF NOT EXISTS aot_saved (id INTEGER PRIMARY KEY,"
+	      " compile_id INTEGER NOT NULL REFERENCES compiles(id), idx INTEGER NOT NULL,"
+	      " graph_id INTEGER NOT NULL REFERENCES graphs(id), node_idx INTEGER NOT NULL,"
+	      " name TEXT NOT NULL, dtype TEXT, shape TEXT, bytes INTEGER NOT NULL,"
+	      " UNIQUE (compile_id, idx));"
+	      " PRAGMA user_version = 4;",
 };
 
 /* Every statement the writer runs after opening, prepared on first use:
@@ -133,8 +141,8 @@ static const char *const migrations[DB_SCHEMA_VERSION] = {
 			" guard_checks = ?, guard_check_ms = ? / 1e6, eager_reason = ? WHERE id = ?")   \
 	X(insert_compile, "INSERT INTO compiles (run_id, frame_id, label, compile_index, reason,"       \
 			  " backend, dynamic, started_at, trace_ms, guard_ms, backend_ms, total_ms,"    \
-			  " outcome, op_count, error)"                                                  \
-			  " VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)")                      \
+			  " outcome, op_count, error, saved_bytes)"                                     \
+			  " VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)")                   \
 	X(insert_guard, "INSERT INTO guards (compile_id, idx, kind, text, file, line, col)"             \
 			" VALUES (?, ?, ?, ?, ?, ?, ?)")                                                \
 	X(insert_failure, "INSERT INTO guard_failures (run_id, compile_id, failed_label, guard_text,"   \
@@ -148,6 +156,8 @@ static const char *const migrations[DB_SCHEMA_VERSION] = {
 		       " line, col, user_stack) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)")           \
 	X(insert_phase, "INSERT INTO compile_phases (compile_id, position, name, parent, ms)"          \
 			" VALUES (?, ?, ?, ?, ?)")                                                      \
+	X(insert_saved, "INSERT INTO aot_saved (compile_id, idx, graph_id, node_idx, name, dtype, shape,"  \
+			" bytes) VALUES (?, ?, ?, ?, ?, ?, ?, ?)")                                      \
 	X(insert_kernel, "INSERT INTO kernels (graph_id, idx, name, kind, hash, fused_nodes, loop_ir,"  \
 			 " llvm_ir, cache_hit, codegen_ms) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?)")      \
 	X(insert_minify, "INSERT INTO minify_sessions (run_id, program, source_hash, backend, failure," \
@@ -773,7 +783,7 @@ static void write_counters(struct db_writer *w, struct job *j)
 		fail(w, "cannot write the counters", NULL);
 }
 
-static bool insert_graph(struct db_writer *w, int64_t compile_id, const struct db_graph *g)
+static bool insert_graph(struct db_writer *w, int64_t compile_id, const struct db_graph *g, int64_t *id)
 {
 	int64_t graph_id = 0;
 	struct row r = row_start(w, STMT_insert_graph);
@@ -784,6 +794,7 @@ static bool insert_graph(struct db_writer *w, int64_t compile_id, const struct d
 	put_str(&r, g->listing);
 	if (!row_run(&r, &graph_id))
 		return false;
+	*id = graph_id;
 	for (int i = 0; i < g->nnodes; i++) {
 		const struct db_node *n = &g->nodes[i];
 		r = row_start(w, STMT_insert_node);
@@ -821,6 +832,26 @@ static bool insert_graph(struct db_writer *w, int64_t compile_id, const struct d
 	return true;
 }
 
+/* the tensors c's forward graph (graph_id) saves for backward */
+static bool insert_saved(struct db_writer *w, int64_t compile_id, int64_t graph_id, const struct db_compile *c)
+{
+	for (int i = 0; i < c->nsaved; i++) {
+		const struct db_saved *s = &c->saved[i];
+		struct row r = row_start(w, STMT_insert_saved);
+		put_int(&r, compile_id);
+		put_int(&r, i);
+		put_int(&r, graph_id);
+		put_int(&r, s->node);
+		put_str(&r, s->name);
+		put_text(&r, s->dtype);
+		put_text(&r, s->shape);
+		put_int(&r, s->bytes);
+		if (!row_run(&r, NULL))
+			return false;
+	}
+	return true;
+}
+
 static void write_compile(struct db_writer *w, struct job *j)
 {
 	const struct db_compile *c = &j->u.compile;
@@ -847,6 +878,7 @@ static void write_compile(struct db_writer *w, struct job *j)
 	put_str(&r, c->outcome);
 	put_int(&r, c->op_count);
 	put_text(&r, c->error);
+	put_int_if(&r, c->partitioned, c->saved_bytes);
 	if (!row_run(&r, &id))
 		goto fail;
 	for (int i = 0; i < c->nguards; i++) {
@@ -894,9 +926,13 @@ static void write_compile(struct db_writer *w, struct job *j)
 			goto fail;
 		}
 	}
-	for (int i = 0; i < c->ngraphs; i++)
-		if (!insert_graph(w, id, &c->graphs[i]))
+	for (int i = 0; i < c->ngraphs; i++) {
+		int64_t graph_id = 0;
+		if (!insert_graph(w, id, &c->graphs[i], &graph_id))
 			goto fail;
+		if (c->partitioned && i == c->saved_graph && !insert_saved(w, id, graph_id, c))
+			goto fail;
+	}
 	for (int i = 0; i < c->nphases; i++) {
 		const struct db_phase *ph = &c->phases[i];
 		r = row_start(w, STMT_insert_phase);
@@ -1383,7 +1419,17 @@ static void copy_compile(struct pack *p, struct job *j, const void *src)
 	struct db_phase *phases = pack_array(p, s->phases, nph, sizeof *phases);
 	for (int i = 0; i < nph; i++)
 		PACK_STR(p, phases ? &phases[i] : NULL, &s->phases[i], name);
+	int ns = count_of(s->saved, s->nsaved);
+	struct db_saved *saved = pack_array(p, s->saved, ns, sizeof *saved);
+	for (int i = 0; i < ns; i++) {
+		struct db_saved *ds = saved ? &saved[i] : NULL;
+		PACK_STR(p, ds, &s->saved[i], name);
+		PACK_STR(p, ds, &s->saved[i], dtype);
+		PACK_STR(p, ds, &s->saved[i], shape);
+	}
 	if (d) {
+		d->nsaved = ns;
+		d->saved = saved;
 		d->nphases = nph;
 		d->phases = phases;
 		d->nguards = ng;

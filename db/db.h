@@ -46,7 +46,7 @@
 
 /* The user_version that db/schema.sql sets: files up to it are opened
  * (older ones migrated), newer ones refused. */
-#define DB_SCHEMA_VERSION 3
+#define DB_SCHEMA_VERSION 4
 /* guard_failures rows per compile at most (the newest entries first): the
  * default cache_size_limit, so that a default run keeps them all */
 #define DB_FAILURES_PER_COMPILE 8
@@ -171,6 +171,12 @@ struct db_phase {
 	int parent;              /* index of the enclosing phase in the compile's list; -1: top level */
 	double ms;
 };
+/* A tensor aot_eager's forward graph saves for backward (aot_saved). */
+struct db_saved {
+	int node;                /* the node's index in the forward graph (nodes.idx) */
+	const char *name, *dtype, *shape;
+	int64_t bytes;           /* at the example sizes */
+};
 /* A frame that hits cache_size_limit is logged as a compile too, with
  * reason "cache_limit", outcome "skipped", its guard failures and no graph. */
 struct db_compile {
@@ -195,6 +201,14 @@ struct db_compile {
 	const struct db_graph *graphs;
 	int nphases;
 	const struct db_phase *phases;
+	/* aot_eager's forward/backward partition (partitioned 1; else
+	 * saved_bytes is stored as NULL): graphs[saved_graph] is the forward
+	 * graph, saved[] what it saves, saved_bytes their sum */
+	int partitioned;
+	int saved_graph;
+	int64_t saved_bytes;
+	int nsaved;
+	const struct db_saved *saved;
 };
 /* One transaction (with the pending counters), written by the writer's
  * thread. Returns the compile's handle; break_ids (when not NULL) receives

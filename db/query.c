@@ -31,6 +31,7 @@ enum stmt {
 	Q_FRAMES,
 	Q_FRAME_COMPILES,
 	Q_BREAKS,
+	Q_BACKEND_PHASES,
 	Q_FAILURES,
 	Q_GUARDS,
 	Q_RUNS_PAGE,
@@ -39,6 +40,8 @@ enum stmt {
 	Q_GRAPH,
 	Q_GRAPHS_OF,
 	Q_NODES,
+	Q_SAVED,
+	Q_COMPILE_BACKEND_PHASES,
 	/* ---- tjit-tui ---- */
 	Q_TUI_COMPILES_BEFORE,
 	Q_TUI_FRAME_COMPILES_AFTER,
@@ -58,7 +61,7 @@ enum stmt {
 #define COMPILE_COLS                                                                                     \
 	"c.id, c.run_id, c.frame_id, c.label, f.frame_index, c.compile_index, f.function, f.file, f.line," \
 	" f.resume_pc, f.resume_line, c.reason, c.backend, c.outcome, c.dynamic, c.error, c.started_at,"  \
-	" c.trace_ms, c.guard_ms, c.backend_ms, c.total_ms, c.op_count"
+	" c.trace_ms, c.guard_ms, c.backend_ms, c.total_ms, c.op_count, c.saved_bytes"
 #define COMPILES_SELECT "SELECT " COMPILE_COLS " FROM compiles c JOIN frames f ON f.id = c.frame_id"
 #define RUN_ROW_COLS                                                                                     \
 	"SELECT id, tool, program, command, started_at, ended_at, exit_status, pid, compile_count,"       \
@@ -102,6 +105,12 @@ static const char *const stmt_sql[Q_COUNT] = {
 		" FROM compiles WHERE run_id = ?1 GROUP BY frame_id",
 	[Q_BREAKS] = BREAK_PLACE_COLS " WHERE b.run_id = ?1 GROUP BY b.code, b.file, b.line"
 		     " ORDER BY h DESC, count(*) DESC, b.file, b.line, b.code",
+	/* the phases a stage timed directly inside a compile's "backend"
+	 * phase, summed by name over the run, in the order first seen */
+	[Q_BACKEND_PHASES] = "SELECT p.name, sum(p.ms), count(*) FROM compiles c"
+			     " JOIN compile_phases b ON b.compile_id = c.id AND b.name = 'backend' AND b.parent IS NULL"
+			     " JOIN compile_phases p ON p.compile_id = c.id AND p.parent = b.position"
+			     " WHERE c.run_id = ?1 GROUP BY p.name ORDER BY min(p.id)",
 	[Q_FAILURES] = "SELECT g.compile_id, c.frame_id, g.failed_label, g.guard_text, g.value_seen"
 		       " FROM guard_failures g JOIN compiles c ON c.id = g.compile_id"
 		       " WHERE g.run_id = ?1 ORDER BY g.compile_id, g.id",
@@ -120,6 +129,13 @@ static const char *const stmt_sql[Q_COUNT] = {
 	[Q_GRAPHS_OF] = GRAPH_SELECT " WHERE g.compile_id = ?1 ORDER BY g.id",
 	[Q_NODES] = "SELECT idx, name, kind, op, args, dtype, shape, file, line, col, user_stack"
 		    " FROM nodes WHERE graph_id = ?1 ORDER BY idx",
+	/* the phases directly inside one compile's "backend" phase */
+	[Q_COMPILE_BACKEND_PHASES] = "SELECT p.name, p.ms, 1 FROM compile_phases b"
+				     " JOIN compile_phases p ON p.compile_id = b.compile_id AND p.parent = b.position"
+				     " WHERE b.compile_id = ?1 AND b.name = 'backend' AND b.parent IS NULL"
+				     " ORDER BY p.position",
+	[Q_SAVED] = "SELECT idx, graph_id, node_idx, name, dtype, shape, bytes"
+		    " FROM aot_saved WHERE compile_id = ?1 ORDER BY idx",
 	/* ---- tjit-tui: pages in both directions by a key range ---- */
 	[Q_TUI_COMPILES_BEFORE] = COMPILES_SELECT " WHERE c.run_id = ?1 AND c.id < ?2 ORDER BY c.id DESC LIMIT ?3",
 	[Q_TUI_FRAME_COMPILES_AFTER] = COMPILES_SELECT " WHERE c.frame_id = ?1 AND c.compile_index > ?2"
@@ -765,6 +781,38 @@ void dbq_breaks_free(struct dbq_break *b, int n)
 	free_rows(&break_type, b, n);
 }
 
+/* ---- the backend's phases ---- */
+
+#define F(field, kind, col) {col, kind, offsetof(struct dbq_phase, field)}
+static const struct col phase_cols[] = {
+	F(name, COL_TEXT, 0), F(ms, COL_DOUBLE, 1), F(compiles, COL_I64, 2),
+};
+#undef F
+static const struct row_type phase_type = ROW_TYPE(struct dbq_phase, phase_cols);
+
+int dbq_backend_phases(struct dbq *q, int64_t run_id, struct dbq_phase **out, int *n, char **err)
+{
+	sqlite3_stmt *st = list_begin(q, Q_BACKEND_PHASES, out, n, err);
+	if (!st)
+		return -1;
+	sqlite3_bind_int64(st, 1, run_id);
+	return collect(q, st, (void **)out, n, &phase_type, err);
+}
+
+int dbq_compile_backend_phases(struct dbq *q, int64_t compile_id, struct dbq_phase **out, int *n, char **err)
+{
+	sqlite3_stmt *st = list_begin(q, Q_COMPILE_BACKEND_PHASES, out, n, err);
+	if (!st)
+		return -1;
+	sqlite3_bind_int64(st, 1, compile_id);
+	return collect(q, st, (void **)out, n, &phase_type, err);
+}
+
+void dbq_phases_free(struct dbq_phase *p, int n)
+{
+	free_rows(&phase_type, p, n);
+}
+
 /* ---- guard failures ---- */
 
 static const char *col_str(sqlite3_stmt *st, int i)
@@ -864,7 +912,7 @@ static const struct col compile_cols[] = {
 	F(backend, COL_TEXT, 12), F(outcome, COL_TEXT, 13), F(dynamic, COL_TEXT_NULL, 14),
 	F(error, COL_TEXT_NULL, 15), F(started_at, COL_DOUBLE, 16), F(trace_ms, COL_DOUBLE, 17),
 	F(guard_ms, COL_DOUBLE, 18), F(backend_ms, COL_DOUBLE, 19), F(total_ms, COL_DOUBLE, 20),
-	F(op_count, COL_I64, 21),
+	F(op_count, COL_I64, 21), F(partitioned, COL_SET, 22), F(saved_bytes, COL_I64, 22),
 };
 #undef F
 static const struct row_type compile_type = ROW_TYPE(struct dbq_compile, compile_cols);
@@ -976,6 +1024,28 @@ int dbq_nodes(struct dbq *q, int64_t graph_id, struct dbq_node **out, int *n, ch
 void dbq_nodes_free(struct dbq_node *nd, int n)
 {
 	free_rows(&node_type, nd, n);
+}
+
+#define F(field, kind, col) {col, kind, offsetof(struct dbq_saved, field)}
+static const struct col saved_cols[] = {
+	F(idx, COL_INT, 0), F(graph_id, COL_I64, 1), F(node, COL_INT, 2), F(name, COL_TEXT, 3),
+	F(dtype, COL_TEXT_NULL, 4), F(shape, COL_TEXT_NULL, 5), F(bytes, COL_I64, 6),
+};
+#undef F
+static const struct row_type saved_type = ROW_TYPE(struct dbq_saved, saved_cols);
+
+int dbq_saved(struct dbq *q, int64_t compile_id, struct dbq_saved **out, int *n, char **err)
+{
+	sqlite3_stmt *st = list_begin(q, Q_SAVED, out, n, err);
+	if (!st)
+		return -1;
+	sqlite3_bind_int64(st, 1, compile_id);
+	return collect(q, st, (void **)out, n, &saved_type, err);
+}
+
+void dbq_saved_free(struct dbq_saved *s, int n)
+{
+	free_rows(&saved_type, s, n);
 }
 
 /* ---- tjit-tui ---- */

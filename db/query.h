@@ -103,6 +103,20 @@ struct dbq_break {
 int dbq_breaks(struct dbq *q, int64_t run_id, struct dbq_break **out, int *n, char **err);
 void dbq_breaks_free(struct dbq_break *b, int n);
 
+/* The phases a backend timed inside its compiles ("decompose", "joint",
+ * "partition" of aot_eager; the direct children of each compile's
+ * "backend" phase in compile_phases), summed by name over a run, in the
+ * order they were first logged. */
+struct dbq_phase {
+	char *name;
+	double ms;
+	int64_t compiles;     /* compiles that timed it */
+};
+int dbq_backend_phases(struct dbq *q, int64_t run_id, struct dbq_phase **out, int *n, char **err);
+/* The same for one compile, in the order they began (compiles is 1). */
+int dbq_compile_backend_phases(struct dbq *q, int64_t compile_id, struct dbq_phase **out, int *n, char **err);
+void dbq_phases_free(struct dbq_phase *p, int n);
+
 /* The guard failures of a run by compile, each compile's in their order
  * (newest entry first), streamed: there is one per existing
  * entry per recompile. The strings live until fn returns; fn returns 0 to
@@ -159,6 +173,8 @@ struct dbq_compile {
 	char *error;          /* NULL unless outcome is 'error' */
 	double started_at, trace_ms, guard_ms, backend_ms, total_ms;
 	int64_t op_count;
+	bool partitioned;     /* aot_eager split the graph into forward and backward (dbq_saved) */
+	int64_t saved_bytes;  /* then, the bytes saved between them */
 };
 /* The compiles of a run in the order they happened (id order): at most
  * limit (0: all) with an id above after (0: from the first). */
@@ -203,6 +219,19 @@ struct dbq_node {
 /* The nodes of a graph in graph order. */
 int dbq_nodes(struct dbq *q, int64_t graph_id, struct dbq_node **out, int *n, char **err);
 void dbq_nodes_free(struct dbq_node *nd, int n);
+
+/* A tensor aot_eager's forward graph saves for backward (aot_saved). */
+struct dbq_saved {
+	int idx;              /* the order backward takes them in */
+	int64_t graph_id;     /* the compile's aot_forward graph */
+	int node;             /* the saved node's index there */
+	char *name;
+	char *dtype, *shape;  /* NULL when not recorded */
+	int64_t bytes;        /* at the example sizes */
+};
+/* The saved tensors of a compile, in order (none without a partition). */
+int dbq_saved(struct dbq *q, int64_t compile_id, struct dbq_saved **out, int *n, char **err);
+void dbq_saved_free(struct dbq_saved *s, int n);
 
 /* ---- tjit-tui: pages in both directions ----
  *

@@ -39,7 +39,7 @@
 -- the end); tests/unit/check_db.c checks their plans so that a report over
 -- 1,000 runs and 100,000 compiles never scans a whole table.
 
-PRAGMA user_version = 3;
+PRAGMA user_version = 4;
 
 -- Program text by content hash, so that the tools show the lines that were
 -- compiled even after the file changed or disappeared.
@@ -109,7 +109,10 @@ CREATE TABLE IF NOT EXISTS compiles (
 	total_ms    REAL NOT NULL DEFAULT 0,   -- the whole compile, from cache miss to artifact
 	outcome     TEXT NOT NULL,        -- 'ok', 'graph_break', 'error', 'skipped' (cache_limit: no compile)
 	op_count    INTEGER NOT NULL DEFAULT 0, -- op nodes in the captured graph
-	error       TEXT                  -- the message when outcome = 'error', else NULL
+	error       TEXT,                 -- the message when outcome = 'error'; else NULL (no comma:
+	                                  -- DROP COLUMN of the next column looks back for one)
+	saved_bytes INTEGER               -- aot_eager: the bytes saved between forward and backward
+	                                  -- graphs: the sum of the aot_saved rows; NULL: no partition
 );
 
 -- The guards of a compiled entry, in check order.
@@ -199,6 +202,22 @@ CREATE TABLE IF NOT EXISTS compile_phases (
 	UNIQUE (compile_id, position)     -- also the index of phases by compile
 );
 
+-- The tensors aot_eager's forward graph saves for its backward graph (a
+-- compile with an input that requires grad), in the order backward takes
+-- them. The rest of what backward reads it computes again.
+CREATE TABLE IF NOT EXISTS aot_saved (
+	id          INTEGER PRIMARY KEY,
+	compile_id  INTEGER NOT NULL REFERENCES compiles(id), -- the compile
+	idx         INTEGER NOT NULL,     -- the order backward takes them in
+	graph_id    INTEGER NOT NULL REFERENCES graphs(id), -- the compile's aot_forward graph
+	node_idx    INTEGER NOT NULL,     -- the saved node there (its nodes.idx; the forward returns it)
+	name        TEXT NOT NULL,        -- its name: 'tanh', or an input's 'x'
+	dtype       TEXT,                 -- 'float32'
+	shape       TEXT,                 -- '[3]', '[s0, 3]'
+	bytes       INTEGER NOT NULL,     -- elements times the dtype's size, at the example sizes
+	UNIQUE (compile_id, idx)          -- also the index of saved tensors by compile
+);
+
 -- Inductor kernels of a graph (stage 'inductor'), in launch order.
 CREATE TABLE IF NOT EXISTS kernels (
 	id          INTEGER PRIMARY KEY,
@@ -244,8 +263,8 @@ CREATE TABLE IF NOT EXISTS minify_steps (
 );
 
 -- The tools' access paths. frames by run, nodes by graph, guards,
--- compile phases and kernels by their parent come from the UNIQUE
--- constraints above.
+-- compile phases, saved tensors and kernels by their parent come from the
+-- UNIQUE constraints above.
 CREATE INDEX IF NOT EXISTS compiles_run ON compiles(run_id);  -- and id: a run's compiles in order
 CREATE INDEX IF NOT EXISTS compiles_frame ON compiles(frame_id, compile_index);
 CREATE INDEX IF NOT EXISTS guard_failures_run ON guard_failures(run_id);

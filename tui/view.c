@@ -963,6 +963,48 @@ static const struct view_class recompiles_class = {
 
 /* -- a compile -- */
 
+/* aot_eager's partition: what the forward graph saves for backward
+ * (Enter: that graph) */
+static int add_saved_row(struct tui *t, struct pane *p, const struct dbq_compile *c, char **err)
+{
+	struct dbq_saved *s = NULL;
+	int n = 0;
+	if (dbq_saved(t->q, c->id, &s, &n, err) < 0)
+		return -1;
+	char bytes[32];
+	snprintf(bytes, sizeof bytes, "%lld %s", (long long)c->saved_bytes, plural(c->saved_bytes, "byte", "bytes"));
+	struct strbuf names = STRBUF_INIT;
+	for (int k = 0; k < n; k++)
+		sb_printf(&names, "%s%s", k ? ", " : ": ", s[k].name);
+	struct row *r = add_text_row(p, n ? T_GRAPH : T_NONE, "saved          %d %s, %s%s", n,
+				     plural(n, "tensor", "tensors"), bytes, sb_str(&names));
+	r->ref = n ? s[0].graph_id : 0;
+	sb_release(&names);
+	dbq_saved_free(s, n);
+	return 0;
+}
+
+/* the phases the backend timed inside its time (aot_eager's decompose,
+ * joint, partition), when it did */
+static int add_phases_row(struct tui *t, struct pane *p, int64_t compile_id, char **err)
+{
+	struct dbq_phase *ph = NULL;
+	int n = 0;
+	if (dbq_compile_backend_phases(t->q, compile_id, &ph, &n, err) < 0)
+		return -1;
+	struct strbuf text = STRBUF_INIT;
+	for (int k = 0; k < n; k++) {
+		char ms[32];
+		fmt_ms(ms, sizeof ms, ph[k].ms);
+		sb_printf(&text, "%s%s %s", k ? " · " : "", ph[k].name, ms);
+	}
+	if (n)
+		add_text_row(p, T_NONE, "in backend: %s", sb_str(&text));
+	sb_release(&text);
+	dbq_phases_free(ph, n);
+	return 0;
+}
+
 static int build_compile(struct tui *t, struct view *v, int i, char **err)
 {
 	(void)i;
@@ -994,6 +1036,10 @@ static int build_compile(struct tui *t, struct view *v, int i, char **err)
 	dbq_graphs_free(g, n);
 	if (n == 0)
 		add_text_row(p, T_NONE, "no graph");
+	if (c.partitioned && add_saved_row(t, p, &c, err) < 0) {
+		dbq_compile_release(&c);
+		return -1;
+	}
 	struct dbq_guard *gd = NULL;
 	if (dbq_guards(t->q, v->run_id, c.label, &gd, &n, err) < 0) {
 		dbq_compile_release(&c);
@@ -1031,8 +1077,9 @@ static int build_compile(struct tui *t, struct view *v, int i, char **err)
 	p->all.r[p->all.n - 1].line = c.resume_pc ? c.resume_line : c.line;
 	p->all.r[p->all.n - 1].s2 = xstrdup(c.file);
 	add_text_row(p, T_NONE, "time: trace %s · guards %s · backend %s · total %s", tr, gu, be, tot);
+	int rc = add_phases_row(t, p, c.id, err);
 	dbq_compile_release(&c);
-	return 0;
+	return rc;
 }
 
 static int open_compile(struct tui *t, struct view *v, char **err)

@@ -120,11 +120,8 @@ static int sum_to(struct ad *a, int g, int ndim, const struct sym_size *shape)
 		return -1;
 	struct gnode gn = a->b.g->nodes[g];
 	int lead = gn.ndim - ndim, dims[TENSOR_MAX_DIMS], nd = 0;
-	if (lead < 0) {
-		tj_error_set("autodiff: a gradient of %d dims for a tensor of %d", gn.ndim, ndim);
-		a->b.failed = true;
-		return -1;
-	}
+	if (lead < 0)
+		return aot_build_fail(&a->b, "autodiff: a gradient of %d dims for a tensor of %d", gn.ndim, ndim);
 	for (int k = 0; k < gn.ndim; k++)
 		if (k < lead || (!same_size(gn.shape[k], shape[k - lead]) && shape[k - lead].sym < 0 &&
 				 shape[k - lead].value == 1))
@@ -339,11 +336,9 @@ static void r_where(struct ad *a, const struct garg *x, int g)
 static int reduced_dims(struct ad *a, const struct garg *x, const struct garg *dim, int *dims)
 {
 	int nd = a->b.g->nodes[x->node].ndim, n = is_none(dim) ? 0 : read_ints(dim, dims, TENSOR_MAX_DIMS);
-	if (n < 0) {
-		tj_error_set("autodiff: %s: the dims are not constant", ops_table[a->b.g->nodes[a->cur].op].name);
-		a->b.failed = true;
-		return -1;
-	}
+	if (n < 0)
+		return aot_build_fail(&a->b, "autodiff: %s: the dims are not constant",
+				      ops_table[a->b.g->nodes[a->cur].op].name);
 	if (n == 0)
 		for (; n < nd; n++)
 			dims[n] = n;
@@ -416,8 +411,7 @@ static void r_maxmin(struct ad *a, const struct garg *x, int g)
 	/* with a dim: g goes where the indices point */
 	int dim;
 	if (read_ints(&x[1], &dim, 1) != 1) {
-		a->b.failed = true;
-		tj_error_set("autodiff: max: the dim is not constant");
+		aot_build_fail(&a->b, "autodiff: max: the dim is not constant");
 		return;
 	}
 	dim = dim < 0 ? dim + in.ndim : dim;
@@ -464,8 +458,7 @@ static int as_matrix(struct ad *a, const struct garg *x, bool row)
 static void r_matmul(struct ad *a, const struct garg *x, int g)
 {
 	if (!is_node(&x[0]) || !is_node(&x[1])) {
-		a->b.failed = true;
-		tj_error_set("autodiff: matmul of a constant");
+		aot_build_fail(&a->b, "autodiff: matmul of a constant");
 		return;
 	}
 	int a2 = as_matrix(a, &x[0], true), b2 = as_matrix(a, &x[1], false);
@@ -506,8 +499,7 @@ static void r_permute(struct ad *a, const struct garg *x, int g)
 {
 	int nd = a->b.g->nodes[x[0].node].ndim, perm[TENSOR_MAX_DIMS], inv[TENSOR_MAX_DIMS];
 	if (read_ints(&x[1], perm, TENSOR_MAX_DIMS) != nd) {
-		a->b.failed = true;
-		tj_error_set("autodiff: permute: the dims are not constant");
+		aot_build_fail(&a->b, "autodiff: permute: the dims are not constant");
 		return;
 	}
 	for (int i = 0; i < nd; i++)
@@ -598,9 +590,7 @@ static void r_getitem(struct ad *a, const struct garg *x, int g)
 		d++;
 	}
 	if (!ok) {
-		tj_error_clear();
-		tj_error_set("autodiff: getitem: an index other than ints, Nones and slices of step 1 on constant sizes");
-		a->b.failed = true;
+		aot_build_fail(&a->b, "autodiff: getitem: an index other than ints, Nones and slices of step 1 on constant sizes");
 		return;
 	}
 	int r = emit(a, OPS_reshape, 2, aot_gnode(g), gsizes(a, in.ndim, k));
@@ -615,8 +605,7 @@ static void r_cat(struct ad *a, const struct garg *x, int g)
 	const struct garg *ts = &x[0];
 	int dim, nd = a->b.g->nodes[g].ndim;
 	if ((ts->kind != GARG_LIST && ts->kind != GARG_TUPLE) || read_ints(&x[1], &dim, 1) != 1) {
-		tj_error_set("autodiff: cat: not a list of tensors and a constant dim");
-		a->b.failed = true;
+		aot_build_fail(&a->b, "autodiff: cat: not a list of tensors and a constant dim");
 		return;
 	}
 	dim = dim < 0 ? dim + nd : dim;
@@ -859,10 +848,7 @@ void aot_joint_release(struct aot_joint *j)
 
 static int64_t node_bytes(const struct gnode *n)
 {
-	int64_t b = (int64_t)dtype_size(n->dt);
-	for (int k = 0; k < n->ndim; k++)
-		b *= n->shape[k].value;
-	return n->is_tensor ? b : 0;
+	return graph_node_bytes(n);
 }
 
 /* cheap to compute again in backward: pointwise ops and views */

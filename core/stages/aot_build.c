@@ -1,5 +1,8 @@
 /* aot_build.c - new nodes for the graph passes of stage 2 (aot_build.h). */
+#define _GNU_SOURCE
 #include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 
 #include "aot_build.h"
@@ -21,6 +24,19 @@ static int aot_build_oom(struct aot_build *b)
 {
 	if (!b->failed)
 		tj_error_set("out of memory");
+	b->failed = true;
+	return -1;
+}
+
+int aot_build_fail(struct aot_build *b, const char *fmt, ...)
+{
+	va_list ap;
+	va_start(ap, fmt);
+	char *msg = NULL;
+	int n = vasprintf(&msg, fmt, ap);
+	va_end(ap);
+	tj_error_set("%s", n < 0 ? "out of memory" : msg);
+	free(msg);
 	b->failed = true;
 	return -1;
 }

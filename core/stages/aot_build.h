@@ -45,5 +45,7 @@ struct garg aot_gdims(struct aot_build *b, int n, const int *dims);
 int aot_emit(struct aot_build *b, int op, int nargs, ...);
 /* item k of the tuple that node t returns (max with a dim) */
 int aot_item(struct aot_build *b, int t, int k);
+/* fails the builder with the error fmt: -1 */
+int aot_build_fail(struct aot_build *b, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
 
 #endif

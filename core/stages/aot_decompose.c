@@ -113,9 +113,7 @@ static int arg_type(struct dec *d, const struct garg *a, struct meta_tensor *t)
 			t->shape[k] = (struct sym_size){x->shape[k], -1};
 		return 0;
 	}
-	tj_error_set("%s: argument is not a tensor", ops_table[d->node.op].name);
-	d->b.failed = true;
-	return -1;
+	return aot_build_fail(&d->b, "%s: argument is not a tensor", ops_table[d->node.op].name);
 }
 
 /* ---- new nodes ---- */
@@ -366,9 +364,7 @@ static int dec_stack(struct dec *d)
 {
 	const struct garg *ts = &d->args[0];
 	if (ts->kind != GARG_LIST && ts->kind != GARG_TUPLE) {
-		tj_error_set("stack: tensors is not a list");
-		d->b.failed = true;
-		return -1;
+		return aot_build_fail(&d->b, "stack: tensors is not a list");
 	}
 	struct garg items[ts->n > 0 ? ts->n : 1];
 	for (int i = 0; i < ts->n; i++)
@@ -393,9 +389,7 @@ static int dec_identity(struct dec *d)
 {
 	if (d->args[0].kind == GARG_NODE)
 		return d->args[0].node;
-	tj_error_set("%s of a constant", ops_table[d->node.op].name);
-	d->b.failed = true;
-	return -1;
+	return aot_build_fail(&d->b, "%s of a constant", ops_table[d->node.op].name);
 }
 
 /* ---- the table ---- */

@@ -29,16 +29,18 @@
 #include "aot_decompose.h"
 #include "autograd.h"
 #include "backends.h"
-#include "compile_log.h"
 #include "ops.h"
 
 struct aot_artifact {
+	const struct aot_runner *runner; /* NULL: the eager kernels (graph_interpret) */
+	void *fwd_prep, *bwd_prep;       /* the runner's forward and backward */
 	int rc;                 /* the compile's reference, and one per tape node that may run backward */
 	struct graph *forward;  /* what runs: with backward, returns the outputs then the saved */
 	struct graph *backward; /* the saved then the tangents in, the gradients out; NULL: on the tape */
 	int noutputs, nsaved, nprimals, ntangents;
 	int *tangent_of;        /* [ntangents]: the output each tangent is the gradient of */
 	int *grad_output;       /* [nprimals]: input i's gradient is backward->outputs[k], -1: none */
+	int nrecomputed;        /* for the log: forward nodes backward computes again */
 	bool runtime_error;     /* aot:runtime_error on a graph with relu */
 };
 
@@ -53,6 +55,10 @@ static void artifact_decref(struct aot_artifact *a)
 {
 	if (!a || --a->rc > 0)
 		return;
+	if (a->runner && a->fwd_prep)
+		a->runner->release(a->fwd_prep);
+	if (a->runner && a->bwd_prep)
+		a->runner->release(a->bwd_prep);
 	if (a->forward)
 		graph_free(a->forward);
 	if (a->backward)
@@ -60,6 +66,15 @@ static void artifact_decref(struct aot_artifact *a)
 	free(a->tangent_of);
 	free(a->grad_output);
 	free(a);
+}
+
+/* the forward (or backward) graph of a on its runner */
+static int run_graph(const struct aot_artifact *a, bool backward, struct vm *vm, tensor *const *inputs,
+		     value *outputs)
+{
+	if (a->runner)
+		return a->runner->run(backward ? a->bwd_prep : a->fwd_prep, vm, inputs, outputs);
+	return graph_interpret(vm, backward ? a->backward : a->forward, inputs, outputs);
 }
 
 static void aot_release(void *compiled)
@@ -119,9 +134,14 @@ static bool makes_grad_leaf(const struct graph *g)
 	return false;
 }
 
-/* the pending error, prefixed with the backend's name */
-static void *compile_error(void)
+/* the pending error, prefixed with the backend's name. Every error but
+ * out of memory (and the injected one, raised before) is a graph this
+ * stage cannot compile, an op without a decomposition or a gradient rule:
+ * unsupported, the frame runs on eager (backend.h) */
+static void *compile_error(struct compile_ctx *cc)
 {
+	const char *pending = tj_error_peek();
+	cc->unsupported = pending && strcmp(pending, "out of memory") != 0;
 	char *why = tj_error_take();
 	tj_error_set("aot_eager: %s", why ? why : "out of memory");
 	free(why);
@@ -172,13 +192,7 @@ static int differentiate(struct compile_ctx *cc, struct aot_artifact *a, const b
 	p.fwd = p.bwd = NULL;
 	p.grad_output = NULL;
 	aot_joint_release(&j);
-	if (compile_ctx_logs(cc, LOG_AOT_GRAPHS)) {
-		char line[160];
-		snprintf(line, sizeof line, "aot_eager: %d saved tensor%s between forward and backward, %lld bytes, %d node%s recomputed\n",
-			 p.nsaved, p.nsaved == 1 ? "" : "s", (long long)p.saved_bytes, p.nrecomputed,
-			 p.nrecomputed == 1 ? "" : "s");
-		compile_ctx_dump(cc, line);
-	}
+	a->nrecomputed = p.nrecomputed;
 	aot_partition_release(&p);
 	return 0;
 }
@@ -196,7 +210,21 @@ static bool *input_grads(const struct graph *g, bool *any)
 	return rg;
 }
 
-static void *aot_compile(struct compile_ctx *cc, const struct graph *g)
+/* the runner's forward and backward (the graphs handed back last are
+ * their copies in the log: the kernels point at them) */
+static int prepare(struct compile_ctx *cc, struct aot_artifact *a, const struct aot_runner *runner)
+{
+	const struct graph *shown_bwd = a->backward ? cc->graphs[cc->ngraphs - 1] : NULL;
+	const struct graph *shown_fwd = cc->graphs[cc->ngraphs - (a->backward ? 2 : 1)];
+	a->runner = runner;
+	if (!(a->fwd_prep = runner->prepare(cc, a->forward, shown_fwd)))
+		return -1;
+	if (a->backward && !(a->bwd_prep = runner->prepare(cc, a->backward, shown_bwd)))
+		return -1;
+	return 0;
+}
+
+void *aot_compile_with(struct compile_ctx *cc, const struct graph *g, const struct aot_runner *runner)
 {
 	bool bug = cc->bug->stage == INJECT_AOT && backend_uses_relu(g);
 	if (bug && cc->bug->kind == INJECT_COMPILE_ERROR) {
@@ -215,8 +243,14 @@ static void *aot_compile(struct compile_ctx *cc, const struct graph *g)
 	a->runtime_error = bug && cc->bug->kind == INJECT_RUNTIME_ERROR;
 	if (bug && cc->bug->kind == INJECT_ACCURACY && backend_relu_to_add(a->forward) < 0)
 		goto fail;
-	grad = grad && !makes_grad_leaf(g);
-	/* the kernels run one by one: recompute only within eager's memory */
+	bool leaf = makes_grad_leaf(g);
+	/* a graph that runs with the tape on records its ops one by one: only
+	 * the eager kernels do that, so a runner does not take it */
+	if (runner && leaf)
+		runner = NULL;
+	grad = grad && !leaf;
+	/* the kernels run one by one: recompute only within eager's memory
+	 * (a runner that fuses could ask for AOT_RECOMPUTE_CHEAP) */
 	struct aot_policy policy = {AOT_RECOMPUTE_BUDGET, grad ? aot_eager_saved_bytes(g, rg) : 0};
 	/* names the op and the user line when a composite cannot be decomposed */
 	if (aot_decompose_keeping(a->forward, cc, grad ? NULL : acts_on_tape) < 0)
@@ -226,12 +260,26 @@ static void *aot_compile(struct compile_ctx *cc, const struct graph *g)
 		goto fail;
 	if (show(cc, a->forward) < 0 || (a->backward && show(cc, a->backward) < 0))
 		goto fail;
+	/* the partition, for the log: the forward graph was handed back just before the backward */
+	if (a->backward)
+		compile_ctx_set_saved(cc, cc->graphs[cc->ngraphs - 2], a->nsaved, a->nrecomputed);
+	if (runner && prepare(cc, a, runner) < 0)
+		goto fail_runner;
 	free(rg);
 	return a;
+fail_runner:
+	free(rg);
+	artifact_decref(a);
+	return NULL;
 fail:
 	free(rg);
 	artifact_decref(a);
-	return compile_error();
+	return compile_error(cc);
+}
+
+static void *aot_compile(struct compile_ctx *cc, const struct graph *g)
+{
+	return aot_compile_with(cc, g, NULL);
 }
 
 /* the tape node's backward: the backward graph on this call's saved
@@ -251,7 +299,7 @@ static int aot_backward(void *ctx, tensor *const *gouts, tensor **gin)
 	memcpy(in, c->saved, sizeof *in * (size_t)a->nsaved);
 	memcpy(in + a->nsaved, gouts, sizeof *in * (size_t)a->ntangents);
 	bool was = ag_set_grad_enabled(false);
-	rc = graph_interpret(c->vm, a->backward, in, out);
+	rc = run_graph(a, true, c->vm, in, out);
 	ag_set_grad_enabled(was);
 	if (rc < 0)
 		goto cleanup;
@@ -318,7 +366,7 @@ static int run_with_backward(struct aot_artifact *a, struct vm *vm, tensor *cons
 	a->rc++;
 	c->vm = vm;
 	bool was = ag_set_grad_enabled(false);
-	rc = graph_interpret(vm, a->forward, inputs, all);
+	rc = run_graph(a, false, vm, inputs, all);
 	ag_set_grad_enabled(was);
 	if (rc < 0)
 		goto cleanup;
@@ -353,10 +401,10 @@ static int aot_run(void *compiled, struct vm *vm, tensor *const *inputs, value *
 		return -1;
 	}
 	if (!a->backward)
-		return graph_interpret(vm, a->forward, inputs, outputs);
+		return run_graph(a, false, vm, inputs, outputs);
 	return run_with_backward(a, vm, inputs, outputs);
 }
 
 const struct backend backend_aot_eager = {
-	"aot_eager", aot_compile, aot_run, aot_release, false,
+	"aot_eager", aot_compile, aot_run, aot_release, false, &backend_eager,
 };

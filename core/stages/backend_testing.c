@@ -80,13 +80,13 @@ static void relu_accuracy_error_release(void *compiled)
 
 const struct backend backend_testing_relu_compile_error = {
 	"relu_compile_error_TESTING_ONLY", relu_compile_error_compile, backend_eager_run, backend_eager_release,
-	false,
+	false, NULL,
 };
 const struct backend backend_testing_relu_runtime_error = {
 	"relu_runtime_error_TESTING_ONLY", backend_eager_compile, relu_runtime_error_run, backend_eager_release,
-	false,
+	false, NULL,
 };
 const struct backend backend_testing_relu_accuracy_error = {
 	"relu_accuracy_error_TESTING_ONLY", relu_accuracy_error_compile, backend_eager_run,
-	relu_accuracy_error_release, false,
+	relu_accuracy_error_release, false, NULL,
 };

@@ -4,20 +4,20 @@
 
 #include "backends.h"
 
-static const struct backend eager = {
-	"eager", backend_eager_compile, backend_eager_run, backend_eager_release, true,
+const struct backend backend_eager = {
+	"eager", backend_eager_compile, backend_eager_run, backend_eager_release, true, NULL,
 };
 /* The name of stage 3, so that programs written for it run today: until
  * the inductor stage lands, its captured graphs run on the eager kernels
  * (same results; the log records the backend asked for). Its row gets its
  * own functions then. */
 static const struct backend inductor = {
-	"inductor", backend_eager_compile, backend_eager_run, backend_eager_release, false,
+	"inductor", backend_eager_compile, backend_eager_run, backend_eager_release, false, NULL,
 };
 
 /* in the order `--backend` lists them */
 static const struct backend *const backends[] = {
-	&eager,
+	&backend_eager,
 	&backend_aot_eager,
 	&inductor,
 	&backend_testing_relu_compile_error,
@@ -28,7 +28,7 @@ static const struct backend *const backends[] = {
 
 const struct backend *backend_default(void)
 {
-	return &eager;
+	return &backend_eager;
 }
 
 void backend_names(struct strbuf *out)

@@ -18,6 +18,7 @@ const struct backend *backend_default(void);   /* eager */
 void backend_names(struct strbuf *out);
 
 /* ---- eager (backend_eager.c): the graph is its own artifact ---- */
+extern const struct backend backend_eager;   /* also the fallback of the stages that have one */
 void *backend_eager_compile(struct compile_ctx *cc, const struct graph *g);
 int backend_eager_run(void *compiled, struct vm *vm, tensor *const *inputs, value *outputs);
 void backend_eager_release(void *compiled);
@@ -34,5 +35,20 @@ int backend_relu_to_add(struct graph *g);
 
 /* ---- aot_eager (backend_aot.c): decomposed, differentiated at graph level ---- */
 extern const struct backend backend_aot_eager;
+/* How a stage built on aot_eager runs its forward and backward graphs
+ * (inductor: compiled to kernels); aot_eager itself interprets them. */
+struct aot_runner {
+	/* g compiled for running, its kernels logged as shown's (a graph
+	 * handed back); NULL after tj_error_set(), with cc->unsupported set
+	 * when the stage cannot handle g (the frame then falls back) */
+	void *(*prepare)(struct compile_ctx *cc, const struct graph *g, const struct graph *shown);
+	int (*run)(void *prepared, struct vm *vm, tensor *const *inputs, value *outputs);
+	void (*release)(void *prepared);
+};
+/* aot_eager's compile with the graphs run by runner (NULL: interpreted) */
+void *aot_compile_with(struct compile_ctx *cc, const struct graph *g, const struct aot_runner *runner);
+
+/* ---- inductor (backend_inductor.c): aot_eager's graphs as fused kernels ---- */
+extern const struct backend backend_inductor;
 
 #endif

@@ -32,8 +32,11 @@ struct vm;
 struct backend {
 	const char *name;
 	/* Compiles g (which stays alive, unchanged, as long as the result) and
-	 * returns the compiled artifact, or NULL after tj_error_set() (a
-	 * compile error: "relu_compile_error_TESTING_ONLY: ..."). */
+	 * returns the compiled artifact, or NULL after tj_error_set(): a
+	 * compile error ("relu_compile_error_TESTING_ONLY: ..."), raised in
+	 * the program, or, with cc->unsupported set, a graph this backend
+	 * cannot compile (an op without a decomposition or a gradient rule),
+	 * which runs on the fallback below. */
 	void *(*compile)(struct compile_ctx *cc, const struct graph *g);
 	/* Runs a compiled artifact: inputs are the graph's input tensors in the
 	 * order of its GN_INPUT nodes (borrowed); outputs[] receives
@@ -44,6 +47,12 @@ struct backend {
 	 * raises where eager code would: the frame reruns in the VM (eager);
 	 * otherwise it is the backend's error, raised as is. */
 	bool rerun_on_error;
+	/* Where a graph goes that compile() reports unsupported: the frame
+	 * evaluator warns at the frame's line, logs the compile with outcome
+	 * "error" and its message, and installs this backend's artifact of
+	 * the graph as the cache entry (eager: it runs op by op, and is not
+	 * compiled again at the next call). NULL: the error is raised. */
+	const struct backend *fallback;
 };
 
 /* The table of backends and the backends themselves are the stages

@@ -108,6 +108,7 @@ void compile_ctx_release(struct compile_ctx *cc)
 	cc->kernels = NULL;
 	cc->nphases = cc->ngraphs = cc->nkernels = 0;
 	cc->phases_cap = cc->graphs_cap = cc->kernels_cap = 0;
+	cc->saved = (struct saved_info){0};
 	cc->open = -1;
 }
 
@@ -207,6 +208,11 @@ int compile_ctx_add_kernel(struct compile_ctx *cc, const struct kernel_record *k
 	}
 	cc->nkernels++;
 	return 0;
+}
+
+void compile_ctx_set_saved(struct compile_ctx *cc, const struct graph *fwd, int nsaved, int nrecomputed)
+{
+	cc->saved = (struct saved_info){fwd, nsaved, nrecomputed};
 }
 
 /* ---- the logger ---- */

@@ -79,6 +79,16 @@ struct kernel_record {
 /* Frees the strings of k (not k). */
 void kernel_record_release(struct kernel_record *k);
 
+/* aot_eager's partition, for the log (TJIT_LOGS=aot_graphs' line after
+ * the graphs, db/schema.sql's aot_saved and compiles.saved_bytes): the
+ * last nsaved outputs of fwd, a graph handed back, are the tensors saved
+ * for backward. */
+struct saved_info {
+	const struct graph *fwd;    /* NULL: no partition */
+	int nsaved;
+	int nrecomputed;            /* forward nodes backward computes again rather than takes */
+};
+
 struct compile_ctx {
 	/* given */
 	const struct compile_config *cfg;
@@ -86,6 +96,9 @@ struct compile_ctx {
 	struct compile_log *log;          /* NULL: no logging */
 	const char *compile_id;           /* "0/1" */
 	/* handed back */
+	bool unsupported;                 /* set by a compile that returns NULL because it cannot
+	                                     handle the graph: the frame runs on the backend's
+	                                     fallback (backend.h) rather than raise */
 	int nphases, phases_cap;
 	struct compile_phase *phases;     /* in the order they began */
 	int open;                         /* the innermost open phase, -1: none */
@@ -93,6 +106,7 @@ struct compile_ctx {
 	struct graph **graphs;
 	int nkernels, kernels_cap;
 	struct kernel_record *kernels;
+	struct saved_info saved;          /* compile_ctx_set_saved */
 	double start_ms;
 };
 
@@ -119,6 +133,10 @@ double compile_ctx_elapsed_ms(const struct compile_ctx *cc);
 int compile_ctx_add_graph(struct compile_ctx *cc, struct graph *g);
 /* A kernel for the log: its strings are copied. 0, or -1 when out of memory. */
 int compile_ctx_add_kernel(struct compile_ctx *cc, const struct kernel_record *k);
+/* The partition of a forward and a backward graph, for the log: the last
+ * nsaved outputs of fwd (a graph handed back with compile_ctx_add_graph)
+ * are saved for backward, nrecomputed nodes are computed again there. */
+void compile_ctx_set_saved(struct compile_ctx *cc, const struct graph *fwd, int nsaved, int nrecomputed);
 
 /* The logger: is the TJIT_LOGS artifact (enum log_artifact) on? */
 bool compile_ctx_logs(const struct compile_ctx *cc, unsigned artifact);

@@ -31,7 +31,8 @@ static const struct {
 	{"graph_breaks", LOG_GRAPH_BREAKS}, {"recompiles", LOG_RECOMPILES},
 	{"guards", LOG_GUARDS},             {"graph_code", LOG_GRAPH_CODE},
 	{"dynamic", LOG_DYNAMIC},           {"aot_graphs", LOG_AOT_GRAPHS},
-	{"output_code", LOG_OUTPUT_CODE},
+	{"output_code", LOG_OUTPUT_CODE},   {"fusion", LOG_FUSION},
+	{"perf_hints", LOG_PERF_HINTS},
 };
 #define NARTIFACTS (sizeof artifact_names / sizeof artifact_names[0])
 
@@ -361,10 +362,41 @@ static void log_guards(struct strbuf *out, const struct compile_record *r)
 	sb_release(&line);
 }
 
+/* the node of the k-th saved tensor of a partition */
+static int saved_node(const struct saved_info *s, int k)
+{
+	return s->fwd->outputs[s->fwd->noutputs - s->nsaved + k];
+}
+
+/* the bytes saved between forward and backward, at the example sizes */
+static int64_t saved_bytes(const struct saved_info *s)
+{
+	int64_t b = 0;
+	for (int k = 0; k < s->nsaved; k++)
+		b += graph_node_bytes(&s->fwd->nodes[saved_node(s, k)]);
+	return b;
+}
+
+/* after the forward and backward graphs: what passes between them */
+static void log_saved(struct strbuf *out, const struct compile_record *r)
+{
+	const struct saved_info *s = &r->saved;
+	tagged_printf(out, r->compile_id,
+		      "%s: %d saved tensor%s between forward and backward, %lld bytes, %d node%s recomputed",
+		      r->backend ? r->backend : "?", s->nsaved, s->nsaved == 1 ? "" : "s",
+		      (long long)saved_bytes(s), s->nrecomputed, s->nrecomputed == 1 ? "" : "s");
+}
+
+/* an error that raised: not a backend's that fell back */
+static bool raised(const struct compile_record *r)
+{
+	return r->outcome && strcmp(r->outcome, "error") == 0 && !r->fallback;
+}
+
 /* No entry came out of it: a cache-limit or frozen miss, or an error. */
 static bool skipped(const struct compile_record *r)
 {
-	return r->outcome && (strcmp(r->outcome, "skipped") == 0 || strcmp(r->outcome, "error") == 0);
+	return r->outcome && (strcmp(r->outcome, "skipped") == 0 || raised(r));
 }
 
 static void log_lines(struct compile_log *log, const struct compile_record *r)
@@ -374,7 +406,7 @@ static void log_lines(struct compile_log *log, const struct compile_record *r)
 	if (a & LOG_RECOMPILES)
 		log_recompile(&out, r);
 	/* a fullgraph failure raises Unsupported instead: not a break that happened */
-	if ((a & LOG_GRAPH_BREAKS) && r->brk && !(r->outcome && strcmp(r->outcome, "error") == 0))
+	if ((a & LOG_GRAPH_BREAKS) && r->brk && !raised(r))
 		log_break(&out, r);
 	if ((a & LOG_GRAPH_CODE) && r->graph)
 		log_graph(&out, r->compile_id, r->graph);
@@ -386,6 +418,8 @@ static void log_lines(struct compile_log *log, const struct compile_record *r)
 		if (a & want)
 			log_graph(&out, r->compile_id, g);
 	}
+	if ((a & LOG_AOT_GRAPHS) && r->saved.fwd)
+		log_saved(&out, r);
 	if ((a & LOG_GUARDS) && !skipped(r))
 		log_guards(&out, r);
 	if (out.len) {
@@ -602,6 +636,23 @@ void compile_log_frame_counts(struct compile_log *log, int64_t frame_id, const s
 	db_frame_counts(log->db, frame_id, c);
 }
 
+/* the aot_saved rows of r's partition, whose forward graph's rows are fr
+ * (their strings are fr's); NULL when none or out of memory */
+static struct db_saved *saved_rows(const struct compile_record *r, const struct graph_rows *fr)
+{
+	const struct saved_info *s = &r->saved;
+	struct db_saved *rows = s->nsaved > 0 && fr->nodes ? calloc((size_t)s->nsaved, sizeof *rows) : NULL;
+	for (int k = 0; rows && k < s->nsaved; k++) {
+		int i = saved_node(s, k);
+		rows[k].node = i;
+		rows[k].name = fr->nodes[i].name;
+		rows[k].dtype = fr->nodes[i].dtype;
+		rows[k].shape = fr->nodes[i].shape;
+		rows[k].bytes = graph_node_bytes(&s->fwd->nodes[i]);
+	}
+	return rows;
+}
+
 static void db_rows(struct compile_log *log, const struct compile_record *r)
 {
 	int64_t frame_id = compile_log_frame(log, r->frame_index, r->function, r->src, r->def_line,
@@ -644,7 +695,7 @@ static void db_rows(struct compile_log *log, const struct compile_record *r)
 	int ngraphs = (r->graph ? 1 : 0) + r->ngraphs_extra;
 	struct graph_rows *rows = ngraphs ? calloc((size_t)ngraphs, sizeof *rows) : NULL;
 	struct db_graph *graphs = ngraphs ? calloc((size_t)ngraphs, sizeof *graphs) : NULL;
-	int ng = 0;
+	int ng = 0, saved_graph = -1;
 	if (rows && graphs) {
 		if (r->graph) {
 			graph_rows_build(&rows[ng], r->graph);
@@ -653,12 +704,15 @@ static void db_rows(struct compile_log *log, const struct compile_record *r)
 		for (int i = 0; i < r->ngraphs_extra; i++) {
 			if (!r->graphs_extra[i])
 				continue;
+			if (r->graphs_extra[i] == r->saved.fwd)
+				saved_graph = ng;
 			graph_rows_build(&rows[ng], r->graphs_extra[i]);
 			graph_rows_kernels(&rows[ng++], r, r->graphs_extra[i]);
 		}
 		for (int i = 0; i < ng; i++)
 			graphs[i] = rows[i].g;
 	}
+	struct db_saved *saved = saved_graph >= 0 ? saved_rows(r, &rows[saved_graph]) : NULL;
 	struct db_phase *phases = r->nphases ? calloc((size_t)r->nphases, sizeof *phases) : NULL;
 	for (int i = 0; phases && i < r->nphases; i++) {
 		phases[i].name = r->phases[i].name;
@@ -690,6 +744,11 @@ static void db_rows(struct compile_log *log, const struct compile_record *r)
 		.graphs = graphs,
 		.nphases = phases ? r->nphases : 0,
 		.phases = phases,
+		.partitioned = saved_graph >= 0,
+		.saved_graph = saved_graph,
+		.saved_bytes = saved_graph >= 0 ? saved_bytes(&r->saved) : 0,
+		.nsaved = saved ? r->saved.nsaved : 0,
+		.saved = saved,
 	};
 	int64_t break_id = 0;
 	db_log_compile(log->db, &c, r->brk ? &break_id : NULL);
@@ -705,6 +764,7 @@ static void db_rows(struct compile_log *log, const struct compile_record *r)
 	free(rows);
 	free(graphs);
 	free(phases);
+	free(saved);
 	free(guards);
 	free(failures);
 	sb_release(&stack);
@@ -752,6 +812,14 @@ void compile_log_warning(struct compile_log *log, const char *fmt, ...)
 	vfprintf(out, fmt, ap);
 	fputc('\n', out);
 	va_end(ap);
+	fflush(out);
+}
+
+void compile_log_warning_at(struct compile_log *log, const struct source *src, struct src_loc loc, const char *text)
+{
+	FILE *out = log->out ? log->out : stderr;
+	fflush(stdout);
+	diag_print(out, src, loc, "warning", "%s", text);
 	fflush(out);
 }
 

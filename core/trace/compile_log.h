@@ -25,7 +25,7 @@ struct db_frame_counts;
 
 struct db_writer;
 
-/* TJIT_LOGS=graph_breaks,recompiles,guards,graph_code[,dynamic,aot_graphs,output_code] */
+/* TJIT_LOGS=graph_breaks,recompiles,guards,graph_code[,dynamic,aot_graphs,output_code,fusion,perf_hints] */
 enum log_artifact {
 	LOG_GRAPH_BREAKS = 1 << 0,
 	LOG_RECOMPILES = 1 << 1,
@@ -34,6 +34,8 @@ enum log_artifact {
 	LOG_DYNAMIC = 1 << 4,
 	LOG_AOT_GRAPHS = 1 << 5,
 	LOG_OUTPUT_CODE = 1 << 6,
+	LOG_FUSION = 1 << 7,        /* inductor's scheduler: what fused, and why not */
+	LOG_PERF_HINTS = 1 << 8,    /* inductor: what could not fuse, cache misses worth knowing */
 };
 /* Parses a TJIT_LOGS / --logs value; unknown names are an error naming the
  * valid ones. "all" or "+all" selects everything. */
@@ -82,6 +84,8 @@ struct compile_record {
 	double trace_ms, guard_ms, backend_ms, total_ms;
 	const char *outcome;        /* "ok", "graph_break", "error", "skipped" */
 	char *error;
+	const char *fallback;       /* an "error" whose graph runs on this backend instead (eager):
+	                               it made an entry all the same; NULL: none */
 	int nguards;
 	struct guard_record *guards;
 	int nfailures;
@@ -92,6 +96,7 @@ struct compile_record {
 	struct graph **graphs_extra;
 	int nkernels;               /* the kernels the backend generated */
 	struct kernel_record *kernels;
+	struct saved_info saved;    /* aot_eager's partition: its fwd is one of graphs_extra */
 	/* The compiled function (compile()'s result) under whose call this
 	 * compile happened: the innermost one running, named by the function it
 	 * wraps. `tjit explain` groups compiles by it; NULL name: none known (the
@@ -127,6 +132,9 @@ void compile_log_break_hit(struct compile_log *log, const struct compile_record 
 void compile_log_text(struct compile_log *log, const char *compile_id, const char *text);
 /* "cache_size_limit reached" and similar warnings: always printed. */
 void compile_log_warning(struct compile_log *log, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
+/* A warning at a user line, in the form of the VM's errors ("f.tj:10:9:
+ * warning: text", the line, a caret): always printed. */
+void compile_log_warning_at(struct compile_log *log, const struct source *src, struct src_loc loc, const char *text);
 
 /* Frees what the record owns: error, the guards' texts and the array, the
  * failures' strings and the array, brk with its stack array (the frames'

@@ -384,6 +384,7 @@ static void record_finish(struct runtime *rt, struct compile_record *rec, struct
 		rec->graphs_extra = cc->graphs;
 		rec->nkernels = cc->nkernels;
 		rec->kernels = cc->kernels;
+		rec->saved = cc->saved;
 		cc->phases = NULL;
 		cc->graphs = NULL;
 		cc->kernels = NULL;
@@ -610,6 +611,41 @@ static enum outcome install(struct job *j, struct entry **out)
 	return RUN_ENTRY;
 }
 
+/* The backend cannot compile this graph (cc.unsupported: an op it has no
+ * rule for): a warning at the frame's line, the compile logged with
+ * outcome "error" and the message, and the graph installed on the
+ * backend's fallback (eager), so that the frame runs and is not compiled
+ * again at the next call. Without a fallback, or when that fails too, the
+ * error is raised as any backend's. */
+static enum outcome fall_back(struct job *j, struct entry **out)
+{
+	const struct backend *fb = j->cfg->backend->fallback;
+	if (!fb)
+		return fail_backend(j);
+	char *msg = tj_error_take();
+	void *compiled = fb->compile(&j->cc, j->tr->graph);
+	if (!compiled) {
+		free(msg);
+		return fail_backend(j);
+	}
+	j->e->backend = fb;
+	j->e->compiled = compiled;
+	struct strbuf sb = STRBUF_INIT;
+	sb_printf(&sb, "%s; falling back to the %s backend", msg ? msg : "cannot compile the graph", fb->name);
+	j->rec.outcome = "error";
+	j->rec.error = msg ? msg : util_strdup("cannot compile the graph");
+	j->rec.fallback = fb->name;
+	struct code *c = j->f->code;
+	struct src_loc loc = {0};
+	if (c->locs && (int)j->f->pc < c->ninsns)
+		loc = c->locs[j->f->pc];
+	enum outcome o = install(j, out);
+	if (sb.buf)
+		compile_log_warning_at(j->rt->log, c->src, loc, sb.buf);
+	sb_release(&sb);
+	return o;
+}
+
 /* Compiles frame f on a miss: the passes, in order. Beside each, the
  * TJIT_LOGS artifacts that show its result: they are fields of the
  * compile's record, and go out together when it is logged (one write, in
@@ -638,7 +674,7 @@ static enum outcome compile_frame(struct vm *vm, struct frame *f, struct eval_ct
 	if (graph_op_count(j.tr->graph) == 0)
 		return install(&j, out);
 	if (pass_backend(&j) < 0)               /* graph_code, aot_graphs, output_code */
-		return fail_backend(&j);
+		return j.cc.unsupported ? fall_back(&j, out) : fail_backend(&j);
 	for (int i = 0; i < j.cc.ngraphs; i++)
 		verify(&j, j.cc.graphs[i], j.cfg->backend->name);
 	return install(&j, out);

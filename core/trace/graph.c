@@ -593,6 +593,14 @@ int graph_op_count(const struct graph *g)
 	return k;
 }
 
+int64_t graph_node_bytes(const struct gnode *n)
+{
+	int64_t b = (int64_t)dtype_size(n->dt);
+	for (int k = 0; k < n->ndim; k++)
+		b *= n->shape[k].value;
+	return n->is_tensor ? b : 0;
+}
+
 /* ---- users ---- */
 
 /* calls f(node, ctx) for each node arg in a's tree */
@@ -1442,4 +1450,16 @@ cleanup:
 	if (symval != symsmall)
 		free(symval);
 	return rc;
+}
+
+/* ---- one node at a time, for a stage's own runner ---- */
+
+void graph_bind_syms(const struct graph *g, tensor *const *inputs, int64_t *symval)
+{
+	bind_syms(g, inputs, symval);
+}
+
+value graph_run_node(struct vm *vm, const struct gnode *n, const value *vals, const int64_t *symval)
+{
+	return run_node(vm, n, vals, symval);
 }

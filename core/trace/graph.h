@@ -144,6 +144,9 @@ int graph_hoist_inputs(struct graph *g);
 /* Drops nodes from index n on (a failed inlined call rolls back). */
 void graph_truncate(struct graph *g, int n);
 int graph_op_count(const struct graph *g);  /* GN_OP and GN_CALL nodes */
+/* A tensor node's bytes, elements times the dtype's size, at the example
+ * sizes of its symbols (those it was traced with); 0 when not a tensor. */
+int64_t graph_node_bytes(const struct gnode *n);
 /* A deep copy into a graph of its own (its own arena, constants' and
  * callees' references, names; the user frames' function names and
  * sources stay borrowed). NULL when out of memory. */
@@ -244,5 +247,11 @@ void graph_format_args(const struct graph *g, const struct gnode *n, struct strb
  * g->noutputs new references. Returns 0 or -1 after tj_error_set(). */
 struct vm;
 int graph_interpret(struct vm *vm, const struct graph *g, tensor *const *inputs, value *outputs);
+/* What graph_interpret does for a stage that runs some nodes itself
+ * (inductor's extern calls): symval[] gets each symbol's size from the
+ * inputs, and one GN_OP or GN_CALL node runs on the values vals[] of the
+ * nodes it reads (a new reference, or an error value after tj_error_set). */
+void graph_bind_syms(const struct graph *g, tensor *const *inputs, int64_t *symval);
+value graph_run_node(struct vm *vm, const struct gnode *n, const value *vals, const int64_t *symval);
 
 #endif

@@ -119,9 +119,17 @@ START_TEST(test_graphs_and_kernels)
 	ck_assert_ptr_null(cc.kernels[0].hash);
 	ck_assert_ptr_eq(cc.kernels[0].graph, g);
 	ck_assert(cc.kernels[0].codegen_ms == 1.25);
+	/* a partition: which outputs of a handed-back graph are saved */
+	ck_assert_ptr_null(cc.saved.fwd);
+	compile_ctx_set_saved(&cc, g, 2, 1);
+	ck_assert_ptr_eq(cc.saved.fwd, g);
+	ck_assert_int_eq(cc.saved.nsaved, 2);
+	ck_assert_int_eq(cc.saved.nrecomputed, 1);
+	ck_assert(!cc.unsupported);
 	compile_ctx_release(&cc); /* frees the graph and the kernel's strings */
 	ck_assert_int_eq(cc.ngraphs, 0);
 	ck_assert_int_eq(cc.nkernels, 0);
+	ck_assert_ptr_null(cc.saved.fwd);
 }
 END_TEST
 
@@ -139,6 +147,10 @@ START_TEST(test_logger)
 	compile_ctx_dump(&cc, "kernel_0:\n  ret void");
 	fflush(out);
 	ck_assert_str_eq(text, "[3/1] kernel_0:\n[3/1]   ret void\n");
+	/* a warning goes to the log's stream too, located when it can be */
+	compile_log_warning_at(log, NULL, (struct src_loc){0}, "falling back");
+	fflush(out);
+	ck_assert_str_eq(text, "[3/1] kernel_0:\n[3/1]   ret void\nwarning: falling back\n");
 	compile_ctx_release(&cc);
 	/* no log: nothing is on, a dump goes nowhere */
 	compile_ctx_init(&cc, NULL, NULL, NULL, "3/1");
@@ -161,6 +173,11 @@ START_TEST(test_backend_table)
 	ck_assert_ptr_eq(backend_find("eager"), backend_default());
 	ck_assert(backend_default()->rerun_on_error);
 	ck_assert(!backend_find("inductor")->rerun_on_error);
+	/* aot_eager falls back to eager on a graph it cannot compile; the
+	 * testing backends fail, as compilers that crash */
+	ck_assert_ptr_eq(backend_find("aot_eager")->fallback, backend_default());
+	ck_assert_ptr_null(backend_default()->fallback);
+	ck_assert_ptr_null(backend_find("relu_compile_error_TESTING_ONLY")->fallback);
 	ck_assert_ptr_eq(backend_find("relu_accuracy_error_TESTING_ONLY"), &backend_testing_relu_accuracy_error);
 	ck_assert_ptr_null(backend_find("Eager"));
 	char *msg = tj_error_take();

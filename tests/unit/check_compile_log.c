@@ -203,13 +203,13 @@ START_TEST(test_parse_artifacts)
 	ck_assert_uint_eq(bits, 0);
 	ck_assert_int_eq(log_parse_artifacts("all", &bits, &err), 0);
 	ck_assert_uint_eq(bits, LOG_GRAPH_BREAKS | LOG_RECOMPILES | LOG_GUARDS | LOG_GRAPH_CODE |
-					LOG_DYNAMIC | LOG_AOT_GRAPHS | LOG_OUTPUT_CODE);
+					LOG_DYNAMIC | LOG_AOT_GRAPHS | LOG_OUTPUT_CODE | LOG_FUSION | LOG_PERF_HINTS);
 	ck_assert_int_eq(log_parse_artifacts("+all", &bits, &err), 0);
 	bits = 5;
 	ck_assert_int_eq(log_parse_artifacts("guards,graph_brakes", &bits, &err), -1);
 	ck_assert_uint_eq(bits, 5);
 	ck_assert_str_eq(err, "unknown log artifact 'graph_brakes' (valid: graph_breaks, recompiles, "
-			      "guards, graph_code, dynamic, aot_graphs, output_code, all)");
+			      "guards, graph_code, dynamic, aot_graphs, output_code, fusion, perf_hints, all)");
 	free(err);
 }
 END_TEST

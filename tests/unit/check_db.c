@@ -131,6 +131,12 @@ static const struct db_break breaks1[] = {
 	{"TJB001", "side_effect", "print() in a compiled function", "prog.tj", 5, 3, 17, "prog.tj:9 in main\nprog.tj:5 in f"},
 };
 
+/* what graphs1[0] saves for backward, as aot_eager's forward graph would */
+static const struct db_saved saved2[] = {
+	{0, "x", "float32", "[2]", 8},
+	{1, "abs_1", "float32", "[2]", 8},
+};
+
 static const struct db_phase phases3[] = {
 	{"trace", -1, 1.25}, {"guards", -1, 0.5}, {"backend", -1, 8.75}, {"codegen", 2, 6.5},
 };
@@ -158,6 +164,11 @@ static struct db_compile compile_first(int64_t frame_id)
 		.graphs = graphs1,
 		.nphases = 4,
 		.phases = phases3,
+		.partitioned = 1,
+		.saved_graph = 0,
+		.saved_bytes = 16,
+		.nsaved = 2,
+		.saved = saved2,
 	};
 }
 
@@ -262,11 +273,18 @@ START_TEST(test_every_column)
 		(long long)run);
 
 	ck_rows(db,
-		"1|1|0/0|0|first|inductor|None|1700000001.5|1.25|0.5|8.75|10.5|ok|1|NULL\n"
-		"1|1|0/1|1|recompile|eager|NULL|1700000002.25|2.0|0.0|0.0|3.0|graph_break|0|boom",
+		"1|1|0/0|0|first|inductor|None|1700000001.5|1.25|0.5|8.75|10.5|ok|1|NULL|16\n"
+		"1|1|0/1|1|recompile|eager|NULL|1700000002.25|2.0|0.0|0.0|3.0|graph_break|0|boom|NULL",
 		"SELECT run_id = %lld, frame_id = %lld, label, compile_index, reason, backend, dynamic, started_at,"
-		" trace_ms, guard_ms, backend_ms, total_ms, outcome, op_count, error FROM compiles ORDER BY id",
+		" trace_ms, guard_ms, backend_ms, total_ms, outcome, op_count, error, saved_bytes FROM compiles"
+		" ORDER BY id",
 		(long long)run, (long long)f0);
+	ck_rows(db, "0|0|x|x|float32|[2]|8\n1|1|abs_1|abs_1|float32|[2]|8",
+		"SELECT s.idx, s.node_idx, s.name, n.name, s.dtype, s.shape, s.bytes FROM aot_saved s"
+		" JOIN nodes n ON n.graph_id = s.graph_id AND n.idx = s.node_idx"
+		" WHERE s.compile_id = %lld AND s.graph_id = (SELECT min(id) FROM graphs) ORDER BY s.idx",
+		(long long)cid0);
+	ck_assert_int_eq(count_of(db, "aot_saved"), 2);
 	ck_rows(db, "0|trace|NULL|1.25\n1|guards|NULL|0.5\n2|backend|NULL|8.75\n3|codegen|2|6.5",
 		"SELECT position, name, parent, ms FROM compile_phases WHERE compile_id = %lld ORDER BY position",
 		(long long)cid0);
@@ -335,8 +353,8 @@ START_TEST(test_version_wal_reopen)
 	ck_rows(db, "wal", "PRAGMA journal_mode");
 	ck_rows(db, "2048", "PRAGMA page_size");
 	ck_rows(db,
-		"compile_phases\ncompiles\nframes\ngraph_breaks\ngraphs\nguard_failures\nguards\nkernels\nminify_sessions\n"
-		"minify_steps\nnodes\nruns\nsources",
+		"aot_saved\ncompile_phases\ncompiles\nframes\ngraph_breaks\ngraphs\nguard_failures\nguards\nkernels\n"
+		"minify_sessions\nminify_steps\nnodes\nruns\nsources",
 		"SELECT name FROM sqlite_master WHERE type = 'table' ORDER BY name");
 	ck_assert_int_eq(count_of(db, "runs"), 1);
 	sqlite3_close(db);
@@ -401,7 +419,7 @@ START_TEST(test_empty_file_created)
 	struct db_writer *w = must_open();
 	db_close(w);
 	sqlite3 *db = open_plain();
-	ck_rows(db, "3", "PRAGMA user_version");
+	ck_rows(db, "4", "PRAGMA user_version");
 	ck_rows(db, "0", "SELECT count(*) FROM runs");
 	sqlite3_close(db);
 }
@@ -430,6 +448,7 @@ START_TEST(test_migrate_from_1)
 				      " ALTER TABLE runs DROP COLUMN graph_count;"
 				      " ALTER TABLE runs DROP COLUMN break_count;"
 				      " ALTER TABLE runs DROP COLUMN recompile_count; DROP TABLE compile_phases;"
+				      " ALTER TABLE compiles DROP COLUMN saved_bytes; DROP TABLE aot_saved;"
 				      " PRAGMA user_version = 1",
 				      NULL, NULL, &msg);
 	ck_assert_msg(rc == SQLITE_OK, "%s", msg);
@@ -437,7 +456,7 @@ START_TEST(test_migrate_from_1)
 	w = must_open();
 	db_close(w);
 	db = open_plain();
-	ck_rows(db, "3", "PRAGMA user_version");
+	ck_rows(db, "4", "PRAGMA user_version");
 	ck_rows(db, "3|1|0|0.0", "SELECT calls, cache_hits, guard_checks, guard_check_ms FROM frames");
 	ck_rows(db, "1|2|1|1|1\n2|0|0|0|0",
 		"SELECT id, compile_count, graph_count, break_count, recompile_count FROM runs ORDER BY id");
@@ -458,7 +477,10 @@ START_TEST(test_migrate_from_2)
 	db_close(w);
 	sqlite3 *db = open_plain();
 	char *msg = NULL;
-	int rc = sqlite3_exec(db, "DROP TABLE compile_phases; PRAGMA user_version = 2", NULL, NULL, &msg);
+	int rc = sqlite3_exec(db,
+			      "DROP TABLE compile_phases; ALTER TABLE compiles DROP COLUMN saved_bytes;"
+			      " DROP TABLE aot_saved; PRAGMA user_version = 2",
+			      NULL, NULL, &msg);
 	ck_assert_msg(rc == SQLITE_OK, "%s", msg);
 	sqlite3_close(db);
 	w = must_open();
@@ -470,9 +492,43 @@ START_TEST(test_migrate_from_2)
 	ck_assert_ptr_null(db_error(w));
 	db_close(w);
 	db = open_plain();
-	ck_rows(db, "3", "PRAGMA user_version");
+	ck_rows(db, "4", "PRAGMA user_version");
 	ck_rows(db, "0/1\n0/0", "SELECT label FROM compiles ORDER BY id");
 	ck_rows(db, "4|1", "SELECT count(*), min(compile_id) = %lld FROM compile_phases", (long long)cid0);
+	sqlite3_close(db);
+}
+END_TEST
+
+/* a version-3 file (no saved tensors) is migrated: compiles.saved_bytes
+ * is NULL for the old compiles, and new ones log their saved tensors */
+START_TEST(test_migrate_from_3)
+{
+	struct db_writer *w = must_open();
+	db_begin_run(w, &run1);
+	int64_t f0 = db_log_frame(w, &frame0);
+	struct db_compile c1 = compile_recompile(f0);
+	db_log_compile(w, &c1, NULL);
+	db_end_run(w, 0);
+	db_close(w);
+	sqlite3 *db = open_plain();
+	char *msg = NULL;
+	int rc = sqlite3_exec(db, "ALTER TABLE compiles DROP COLUMN saved_bytes; DROP TABLE aot_saved;"
+				  " PRAGMA user_version = 3",
+			      NULL, NULL, &msg);
+	ck_assert_msg(rc == SQLITE_OK, "%s", msg);
+	sqlite3_close(db);
+	w = must_open();
+	db_begin_run(w, &run1);
+	f0 = db_log_frame(w, &frame0);
+	struct db_compile c0 = compile_first(f0);
+	int64_t cid0 = db_log_compile(w, &c0, NULL);
+	db_end_run(w, 0);
+	ck_assert_ptr_null(db_error(w));
+	db_close(w);
+	db = open_plain();
+	ck_rows(db, "4", "PRAGMA user_version");
+	ck_rows(db, "0/1|NULL\n0/0|16", "SELECT label, saved_bytes FROM compiles ORDER BY id");
+	ck_rows(db, "2|1", "SELECT count(*), min(compile_id) = %lld FROM aot_saved", (long long)cid0);
 	sqlite3_close(db);
 }
 END_TEST
@@ -1038,6 +1094,7 @@ static Suite *db_suite(void)
 	tcase_add_test(tc, test_empty_file_created);
 	tcase_add_test(tc, test_migrate_from_1);
 	tcase_add_test(tc, test_migrate_from_2);
+	tcase_add_test(tc, test_migrate_from_3);
 	tcase_add_test(tc, test_schema_documented);
 	tcase_add_test(tc, test_null_writer);
 	tcase_add_test(tc, test_default_path);

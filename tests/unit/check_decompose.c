@@ -448,6 +448,10 @@ START_TEST(test_aot_eager_grad)
 	ck_assert_str_eq(cc.phases[0].name, "decompose");
 	ck_assert_str_eq(cc.phases[1].name, "joint");
 	ck_assert_str_eq(cc.phases[2].name, "partition");
+	/* the saved tensors, for the log: the forward graph's last outputs */
+	ck_assert_ptr_eq(cc.saved.fwd, cc.graphs[0]);
+	ck_assert_int_gt(cc.saved.nsaved, 0);
+	ck_assert_int_eq(cc.graphs[0]->noutputs, 1 + cc.saved.nsaved);
 	compile_ctx_release(&cc);
 	tensor *t = val_as_tensor(got);
 	char buf[64];
@@ -490,6 +494,8 @@ START_TEST(test_aot_eager_inject)
 	ck_assert_int_eq(aot_eager_run(g, INJECT_AOT, INJECT_COMPILE_ERROR, &cc, &got), -2);
 	ck_assert_str_eq(tj_error_peek(),
 			 "aot_eager: AotCompileError: the graph uses relu (TJIT_INJECT_BUG=aot:compile_error)");
+	/* a compiler that fails (for the minifier), not an unsupported graph */
+	ck_assert(!cc.unsupported);
 	tj_error_clear();
 	compile_ctx_release(&cc);
 	ck_assert_int_eq(aot_eager_run(g, INJECT_AOT, INJECT_RUNTIME_ERROR, &cc, &got), -1);
@@ -516,6 +522,24 @@ START_TEST(test_aot_eager_inject)
 }
 END_TEST
 
+/* a graph aot_eager cannot decompose is unsupported: the frame evaluator
+ * runs it on the fallback, eager, rather than raise */
+START_TEST(test_aot_eager_unsupported)
+{
+	struct graph *g = one_graph("    y = x * 2\n    return softmax(y, 0)\n", "zeros(0, 3)", "False");
+	struct compile_ctx cc;
+	value got;
+	ck_assert_int_eq(aot_eager_run(g, INJECT_NONE, INJECT_COMPILE_ERROR, &cc, &got), -2);
+	ck_assert_str_eq(tj_error_peek(),
+			 "aot_eager: cannot decompose softmax at prog.tj:3: max(): expected a non-empty tensor");
+	ck_assert(cc.unsupported);
+	ck_assert_ptr_eq(backend_aot_eager.fallback, &backend_eager);
+	ck_assert_ptr_null(backend_eager.fallback);
+	tj_error_clear();
+	compile_ctx_release(&cc);
+}
+END_TEST
+
 static Suite *decompose_suite(void)
 {
 	Suite *s = suite_create("decompose");
@@ -536,6 +560,7 @@ static Suite *decompose_suite(void)
 	tcase_add_test(tc, test_aot_eager_grad);
 	tcase_add_test(tc, test_aot_eager_keeps_detach);
 	tcase_add_test(tc, test_aot_eager_inject);
+	tcase_add_test(tc, test_aot_eager_unsupported);
 	suite_add_tcase(s, tc);
 	return s;
 }

@@ -387,6 +387,9 @@ START_TEST(test_testing_backends)
 	compile_ctx_init(&cc, NULL, NULL, NULL, "0/0");
 	const struct backend *b = backend_find("relu_compile_error_TESTING_ONLY");
 	ck_assert_ptr_null(b->compile(&cc, g));
+	/* a compiler that fails: raised, never a fallback */
+	ck_assert(!cc.unsupported);
+	ck_assert_ptr_null(b->fallback);
 	free(tj_error_take());
 
 	b = backend_find("relu_runtime_error_TESTING_ONLY");

@@ -451,6 +451,121 @@ END_TEST
 
 /* runs paged newest first with their counters; a run's compiles in order,
  * paged; a compile by label; its graph, the break, the nodes */
+/* the phases a backend timed, summed over a run: the direct children of
+ * each compile's "backend" phase only, in the order first logged */
+START_TEST(test_backend_phases)
+{
+	struct db_writer *w = must_open(dbpath);
+	begin(w, "tjit run", prog_text);
+	struct db_frame f = {0, "f", "prog.tj", 1, 0, 0};
+	int64_t fr = db_log_frame(w, &f);
+	struct db_phase p0[] = {
+		{"trace", -1, 1}, {"guards", -1, 0.5}, {"backend", -1, 4}, {"decompose", 2, 1.25},
+		{"joint", 2, 2}, {"inner", 4, 0.5}, {"decompose", -1, 9},
+	};
+	struct db_phase p1[] = {{"trace", -1, 1}, {"backend", -1, 1}, {"decompose", 1, 0.5}};
+	struct db_compile c = {.frame_id = fr, .compile_id = "0/0", .reason = "first", .backend = "aot_eager",
+			       .dynamic = "None", .outcome = "ok", .nphases = 7, .phases = p0};
+	db_log_compile(w, &c, NULL);
+	c.compile_id = "0/1";
+	c.compile_index = 1;
+	c.nphases = 3;
+	c.phases = p1;
+	db_log_compile(w, &c, NULL);
+	db_end_run(w, 0);
+	begin(w, "tjit run", prog_text); /* another run: none */
+	db_end_run(w, 0);
+	db_close(w);
+
+	struct dbq *q = must_query(dbpath);
+	char *err = NULL;
+	struct dbq_phase *ph = NULL;
+	int n = 0;
+	ck_assert_int_eq(dbq_backend_phases(q, 1, &ph, &n, &err), 0);
+	ck_assert_int_eq(n, 2);
+	ck_assert_str_eq(ph[0].name, "decompose");
+	ck_assert_double_eq(ph[0].ms, 1.75);
+	ck_assert_int_eq(ph[0].compiles, 2);
+	ck_assert_str_eq(ph[1].name, "joint");
+	ck_assert_double_eq(ph[1].ms, 2);
+	ck_assert_int_eq(ph[1].compiles, 1);
+	dbq_phases_free(ph, n);
+	ck_assert_int_eq(dbq_backend_phases(q, 2, &ph, &n, &err), 0);
+	ck_assert_int_eq(n, 0);
+	dbq_phases_free(ph, n);
+	/* one compile's, in the order they began */
+	struct dbq_compile c0;
+	ck_assert_int_eq(dbq_compile_get(q, 1, "0/0", &c0, &err), 0);
+	ck_assert_int_eq(dbq_compile_backend_phases(q, c0.id, &ph, &n, &err), 0);
+	ck_assert_int_eq(n, 2);
+	ck_assert_str_eq(ph[0].name, "decompose");
+	ck_assert_double_eq(ph[0].ms, 1.25);
+	ck_assert_str_eq(ph[1].name, "joint");
+	dbq_phases_free(ph, n);
+	dbq_compile_release(&c0);
+	dbq_close(q);
+}
+END_TEST
+
+/* a compile's saved tensors, and whether it has a partition at all */
+START_TEST(test_saved)
+{
+	struct db_writer *w = must_open(dbpath);
+	begin(w, "tjit run", prog_text);
+	struct db_frame f = {0, "f", "prog.tj", 1, 0, 0};
+	int64_t fr = db_log_frame(w, &f);
+	struct db_node nodes[] = {
+		{"x", "input", NULL, "L['x']", "float32", "[2]", NULL, 0, 0, NULL},
+		{"sin", "op", "sin", "x", "float32", "[2]", "prog.tj", 2, 9, NULL},
+		{"output", "output", NULL, "sin, x", NULL, NULL, NULL, 0, 0, NULL},
+	};
+	struct db_graph g[] = {
+		{"captured", "f", 1, "graph", 3, nodes, 0, NULL},
+		{"aot_forward", "f", 1, "graph", 3, nodes, 0, NULL},
+	};
+	struct db_saved saved[] = {{0, "x", "float32", "[2]", 8}};
+	struct db_compile c = {.frame_id = fr, .compile_id = "0/0", .reason = "first", .backend = "aot_eager",
+			       .dynamic = "None", .outcome = "ok", .op_count = 1, .ngraphs = 2, .graphs = g,
+			       .partitioned = 1, .saved_graph = 1, .saved_bytes = 8, .nsaved = 1, .saved = saved};
+	int64_t c0 = db_log_compile(w, &c, NULL);
+	c.compile_id = "0/1";
+	c.compile_index = 1;
+	c.partitioned = 0;
+	c.nsaved = 0;
+	int64_t c1 = db_log_compile(w, &c, NULL);
+	db_end_run(w, 0);
+	db_close(w);
+
+	struct dbq *q = must_query(dbpath);
+	char *err = NULL;
+	struct dbq_compile dc;
+	ck_assert_int_eq(dbq_compile_get(q, 1, "0/0", &dc, &err), 0);
+	ck_assert(dc.partitioned);
+	ck_assert_int_eq(dc.saved_bytes, 8);
+	dbq_compile_release(&dc);
+	ck_assert_int_eq(dbq_compile_get(q, 1, "0/1", &dc, &err), 0);
+	ck_assert(!dc.partitioned);
+	dbq_compile_release(&dc);
+	struct dbq_saved *s = NULL;
+	int n = 0;
+	ck_assert_int_eq(dbq_saved(q, c0, &s, &n, &err), 0);
+	ck_assert_int_eq(n, 1);
+	ck_assert_str_eq(s[0].name, "x");
+	ck_assert_str_eq(s[0].shape, "[2]");
+	ck_assert_int_eq(s[0].node, 0);
+	ck_assert_int_eq(s[0].bytes, 8);
+	struct dbq_graph fwd;
+	ck_assert_int_eq(dbq_graph_get(q, s[0].graph_id, &fwd, &err), 0);
+	ck_assert_str_eq(fwd.stage, "aot_forward");
+	dbq_graph_release(&fwd);
+	dbq_saved_free(s, n);
+	ck_assert_int_eq(dbq_saved(q, c1, &s, &n, &err), 0);
+	ck_assert_int_eq(n, 0);
+	dbq_saved_free(s, n);
+	dbq_close(q);
+}
+END_TEST
+
 START_TEST(test_browsing)
 {
 	three_runs();
@@ -851,6 +966,8 @@ static Suite *query_suite(void)
 	tcase_add_test(tc, test_break_ranking);
 	tcase_add_test(tc, test_failures);
 	tcase_add_test(tc, test_guards);
+	tcase_add_test(tc, test_backend_phases);
+	tcase_add_test(tc, test_saved);
 	tcase_add_test(tc, test_browsing);
 	tcase_add_test(tc, test_tui_compile_pages);
 	tcase_add_test(tc, test_tui_break_places);

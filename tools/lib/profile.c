@@ -801,6 +801,8 @@ int profile_load(struct dbq *q, int64_t run_id, struct profile *p, char **err)
 	load_breaks(p, &L, b, nb);
 	dbq_breaks_free(b, nb);
 	add_disabled(p);
+	if (dbq_backend_phases(q, run_id, &p->phases, &p->nphases, err) < 0)
+		goto fail;
 
 	if (dbq_each_failure(q, run_id, on_failure, &L, err) < 0)
 		goto fail;
@@ -871,6 +873,7 @@ void profile_release(struct profile *p)
 		free(p->suggestions[i].text);
 	}
 	free(p->suggestions);
+	dbq_phases_free(p->phases, p->nphases);
 	memset(p, 0, sizeof *p);
 }
 
@@ -1276,6 +1279,28 @@ static void print_guard_checks(const struct profile *p, struct strbuf *out)
 	free(text);
 }
 
+/* where the backend's time went: the phases it timed (aot_eager's
+ * decompose, joint, partition), and the rest of it */
+static void print_backend_phases(const struct profile *p, struct strbuf *out)
+{
+	if (p->nphases == 0)
+		return;
+	struct strbuf text = STRBUF_INIT;
+	char t[32];
+	double rest = p->backend_ms;
+	for (int i = 0; i < p->nphases; i++) {
+		fmt_ms(t, sizeof t, p->phases[i].ms);
+		sb_printf(&text, "%s %s (%.0f%%), ", p->phases[i].name, t, pct(p->phases[i].ms, p->total_ms));
+		rest -= p->phases[i].ms;
+	}
+	if (rest < 0)
+		rest = 0;
+	fmt_ms(t, sizeof t, rest);
+	sb_printf(&text, "other %s (%.0f%%)", t, pct(rest, p->total_ms));
+	put_para(out, "  in backend: ", "    ", text.buf);
+	sb_release(&text);
+}
+
 static void print_time(const struct profile *p, struct strbuf *out, const struct style *st)
 {
 	char title[128], t[32], a[32], b[32], c[32], d[32];
@@ -1299,6 +1324,7 @@ static void print_time(const struct profile *p, struct strbuf *out, const struct
 				 pct(p->backend_ms, p->total_ms), d, pct(other, p->total_ms));
 	put_para(out, "  by phase: ", "    ", phases);
 	free(phases);
+	print_backend_phases(p, out);
 	if (p->nby_time) {
 		sb_puts(out, "  by function:\n");
 		int n = p->nby_time < MAX_TIME_FUNCTIONS ? p->nby_time : MAX_TIME_FUNCTIONS;
@@ -1506,6 +1532,21 @@ static void json_recompiles(struct json *j, const struct profile *p)
 	json_array_end(j);
 }
 
+/* "backend_phases": [{name, ms, compiles}], the phases inside backend_ms */
+static void json_phases(struct json *j, const struct profile *p)
+{
+	json_key(j, "backend_phases");
+	json_array_begin(j);
+	for (int i = 0; i < p->nphases; i++) {
+		json_object_begin(j);
+		json_kstring(j, "name", p->phases[i].name);
+		json_kfixed(j, "ms", p->phases[i].ms, 3);
+		json_kint(j, "compiles", p->phases[i].compiles);
+		json_object_end(j);
+	}
+	json_array_end(j);
+}
+
 static void json_time(struct json *j, const struct profile *p)
 {
 	json_object_begin(j);
@@ -1517,6 +1558,7 @@ static void json_time(struct json *j, const struct profile *p)
 	json_kfixed(j, "other_ms", other > 0 ? other : 0, 3);
 	json_kfixed(j, "guard_check_ms", p->guard_check_ms, 3);
 	json_kint(j, "guard_checks", p->guard_checks);
+	json_phases(j, p);
 	json_key(j, "by_function");
 	json_array_begin(j);
 	for (int i = 0; i < p->nby_time; i++) {
@@ -1765,6 +1807,31 @@ static void count_row(struct strbuf *out, const char *name, int64_t a, int64_t b
 	delta_row(out, name, va, vb, ch);
 }
 
+static const struct dbq_phase *find_phase(const struct profile *p, const char *name)
+{
+	for (int i = 0; i < p->nphases; i++)
+		if (strcmp(p->phases[i].name, name) == 0)
+			return &p->phases[i];
+	return NULL;
+}
+
+/* a row per phase inside the backend, of either run (b's first) */
+static void diff_backend_phases(struct strbuf *out, const struct profile *a, const struct profile *b)
+{
+	char name[64];
+	for (int i = 0; i < b->nphases; i++) {
+		const struct dbq_phase *in_a = find_phase(a, b->phases[i].name);
+		snprintf(name, sizeof name, "  %s", b->phases[i].name);
+		time_row(out, name, in_a ? in_a->ms : 0, b->phases[i].ms);
+	}
+	for (int i = 0; i < a->nphases; i++) {
+		if (find_phase(b, a->phases[i].name))
+			continue;
+		snprintf(name, sizeof name, "  %s", a->phases[i].name);
+		time_row(out, name, a->phases[i].ms, 0);
+	}
+}
+
 bool profile_diff_print(const struct profile *a, const struct profile *b, struct strbuf *out, bool color)
 {
 	struct style st = style_of(color);
@@ -1833,6 +1900,7 @@ bool profile_diff_print(const struct profile *a, const struct profile *b, struct
 	time_row(out, "trace", a->trace_ms, b->trace_ms);
 	time_row(out, "guard build", a->guard_ms, b->guard_ms);
 	time_row(out, "backend", a->backend_ms, b->backend_ms);
+	diff_backend_phases(out, a, b);
 	count_row(out, "compiles", a->compiles, b->compiles);
 	count_row(out, "graphs", a->graphs, b->graphs);
 	count_row(out, "ops", a->ops, b->ops);
@@ -1871,6 +1939,7 @@ static void json_time_brief(struct json *j, const struct profile *p)
 	json_kfixed(j, "trace_ms", p->trace_ms, 3);
 	json_kfixed(j, "guard_build_ms", p->guard_ms, 3);
 	json_kfixed(j, "backend_ms", p->backend_ms, 3);
+	json_phases(j, p);
 	json_kint(j, "compiles", p->compiles);
 	json_kint(j, "graphs", p->graphs);
 	json_kint(j, "ops", p->ops);

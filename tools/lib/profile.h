@@ -107,6 +107,9 @@ struct profile {
 	double trace_ms, guard_ms, backend_ms, total_ms;
 	int64_t guard_checks;       /* at run time, as in profile_function */
 	double guard_check_ms;
+	int nphases;                /* the phases a backend timed inside backend_ms (aot_eager's
+	                               decompose, joint, partition), in the order first logged */
+	struct dbq_phase *phases;
 	/* sections */
 	int nbreaks;                /* places, ranked */
 	struct profile_break *brk;

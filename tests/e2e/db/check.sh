@@ -9,7 +9,8 @@
 # text by hash, config, start, end, exit status), frames and their
 # counters, compiles with their ids and reasons, guards, guard failures,
 # graph breaks with their codes and hit counts, graphs and nodes (also
-# aot_eager's forward graph beside the captured one, and its phase). A
+# aot_eager's forward and backward graphs beside the captured one, its
+# phases, the tensors it saves between them, its fallback to eager). A
 # program killed by SIGKILL keeps its rows, with ended_at NULL.
 #
 # Environment: TJIT (the binary; default ./tjit), TJ_SRCDIR (the top
@@ -157,8 +158,10 @@ check "aot_eager: decompose is a phase of the backend's compile" "$db" \
 
 # aot_eager with an input that requires grad: the forward graph (its
 # outputs, then what backward needs) and the backward graph (the saved
-# tensors, then the tangents), the joint and partition phases; a graph
-# without a gradient rule is a compile whose outcome is the error
+# tensors, then the tangents), the joint and partition phases, the saved
+# tensors (aot_saved, compiles.saved_bytes); a graph
+# without a gradient rule is a compile whose outcome is the error, and
+# its frame falls back to the eager backend's entry
 cat >"$work/aotg.tj" <<'TJ'
 def f(x, w):
     return (x * w).sigmoid().sum()
@@ -190,6 +193,31 @@ check "aot_eager with grad: decompose, joint and partition are phases of the bac
 3|decompose|2
 4|joint|2
 5|partition|2"
+check "aot_eager with grad: a row per tensor the forward returns after the loss, their bytes summed on the compile" "$db" \
+	"SELECT (SELECT 'sum_1, ' || group_concat(name, ', ') FROM (SELECT name FROM aot_saved ORDER BY idx)) = (SELECT n.args FROM graphs gr JOIN nodes n ON n.graph_id = gr.id WHERE gr.stage = 'aot_forward' AND n.kind = 'output'), (SELECT sum(bytes) FROM aot_saved) = (SELECT saved_bytes FROM compiles), (SELECT count(*) FROM aot_saved), (SELECT DISTINCT bytes || ' ' || dtype || ' ' || shape FROM aot_saved)" \
+	"1|1|2|8 float32 [2]"
+# relu(x @ w): backward takes w and the mask of relu (a bool tensor the
+# forward graph makes), not the matmul
+cat >"$work/aotm.tj" <<'TJ'
+def f(x, w):
+    return (x @ w).relu().sum()
+
+x = ones(2, 3).requires_grad_()
+compile(f, backend="aot_eager")(x, full((3, 4), 0.5)).backward()
+TJ
+db=$work/aotm.db
+run 0 run --db "$db" aotm.tj
+check "aot_eager: each saved tensor is a node of the forward graph" "$db" \
+	"SELECT s.idx, s.name, n.kind, n.op, n.args, s.dtype, s.shape, s.bytes, n.line FROM aot_saved s JOIN graphs gr ON gr.id = s.graph_id JOIN nodes n ON n.graph_id = gr.id AND n.idx = s.node_idx WHERE gr.stage = 'aot_forward' ORDER BY s.idx" \
+	"0|w|input||L['w']|float32|[3, 4]|48|
+1|gt|op|gt|relu, 0.0|bool|[2, 4]|8|2"
+check "aot_eager: the bytes saved between forward and backward" "$db" \
+	"SELECT label, saved_bytes FROM compiles" "0/0|56"
+check "aot_eager: the forward graph returns them after its output" "$db" \
+	"SELECT n.args FROM graphs gr JOIN nodes n ON n.graph_id = gr.id WHERE gr.stage = 'aot_forward' AND n.kind = 'output'" \
+	"sum_1, w, gt"
+check "a compile without a partition saves nothing" "$work/aot.db" \
+	"SELECT saved_bytes IS NULL, (SELECT count(*) FROM aot_saved) FROM compiles" "1|0"
 cat >"$work/aotn.tj" <<'TJ'
 @allow_in_graph
 def opaque(x):
@@ -198,13 +226,18 @@ def opaque(x):
 def f(x):
     return opaque(x + 1).sum()
 
-print(compile(f, backend="aot_eager")(ones(2).requires_grad_()))
+cf = compile(f, backend="aot_eager")
+print(cf(ones(2).requires_grad_()))
+print(cf(ones(2).requires_grad_()))
 TJ
 db=$work/aotn.db
-run 1 run --db "$db" aotn.tj
+run 0 run --db "$db" aotn.tj
 check "aot_eager: no gradient rule is the compile's outcome" "$db" \
-	"SELECT label, outcome, error FROM compiles" \
-	"0/0|error|aot_eager: no gradient rule for an allow_in_graph call at aotn.tj:6"
+	"SELECT label, backend, outcome, error FROM compiles" \
+	"0/0|aot_eager|error|aot_eager: no gradient rule for an allow_in_graph call at aotn.tj:6"
+check "aot_eager: ... and the frame ran on eager, compiled once" "$db" \
+	"SELECT calls, cache_hits, eager_calls FROM frames" \
+	"2|1|0"
 
 # TJIT_DB names the file; --db wins over it; --no-db writes nothing
 TJIT_DB=$work/env.db run 0 run tests/e2e/db/limit.tj

@@ -74,7 +74,7 @@ summary() {
 
 # ---- the databases: each program logged on its own ----
 
-for p in ops brk inline recompile big; do
+for p in ops brk inline recompile big aot; do
 	expect 0 "tjit run $p.tj" "$tjit" run --db "$p.db" "$here/$p.tj"
 	compare "tjit run $p.tj: output" "$top/$here/$p.out" "$work/out"
 done
@@ -88,6 +88,13 @@ expect 0 "graph --run latest --compile 0/0" "$dot" graph --db ops.db --run lates
 compare "graph --run latest --compile 0/0 is graph 1" "$work/ops.graph.dot" "$work/out"
 expect 0 "graph --stage captured" "$dot" graph --db ops.db --compile 0/0 --stage captured
 compare "graph --stage captured is graph 1" "$work/ops.graph.dot" "$work/out"
+summary aot.forward graph --db aot.db --compile 0/0 --stage aot_forward
+summary aot.backward graph --db aot.db --compile 0/0 --stage aot_backward
+expect 0 "graph 3 is the backward graph" "$dot" graph --db aot.db 3
+compare "graph 3 is --stage aot_backward" "$work/aot.backward.dot" "$work/out"
+expect 1 "aot: no inductor stage" "$dot" graph --db aot.db --compile 0/0 --stage inductor
+same "aot: no inductor stage: message" \
+	"tjit-dot: compile 0/0 of run 1 has no inductor graph (it has: captured, aot_forward, aot_backward)" "$work/err"
 summary brk.graph graph --db brk.db --compile 0/0
 summary brk.resume graph --db brk.db --compile 1/0
 summary inline.graph graph --db inline.db --compile 0/0

@@ -88,6 +88,7 @@ normalize() {
 	sec && /^$/ { flush(); sec = 0; print; next }
 	sec && /^  by phase:/ { mode = "phase"; phase = $0; next }
 	sec && mode == "phase" && /^    / { sub(/^ +/, " "); phase = phase $0; next }
+	sec && /^  in backend:/ { flush(); mode = "phase"; phase = $0; next }
 	sec && /^  by function:/ { flush(); mode = "rows"; print; next }
 	sec && /^  guard checks at run time:/ { flush(); mode = "phase"; phase = $0; next }
 	sec && mode == "rows" && /^    / { rows[++n] = mask($0); next }
@@ -232,6 +233,26 @@ json "eager.json" "$work/eager.json" '$.eager_frames[1].reason' "frozen_miss"
 json "eager.json" "$work/eager.json" '$.eager_frames[2].reason' "disabled"
 json "eager.json" "$work/eager.json" '$.suggestions[#-1].kind' "cache_limit_hit"
 json "eager.json" "$work/eager.json" '$.totals.cache_limit_reached' "1"
+
+profile aot
+j=$work/aot.json
+jsql "aot.json" "$j" "(SELECT group_concat(json_extract(value, '\$.name') || ' ' || json_extract(value, '\$.compiles'), ',')
+	FROM json_each(j, '\$.compile_time.backend_phases'))" "decompose 1,joint 1,partition 1"
+jsql "aot.json" "$j" "(SELECT sum(json_extract(value, '\$.ms')) <= json_extract(j, '\$.compile_time.backend_ms') + 0.003
+	FROM json_each(j, '\$.compile_time.backend_phases'))" "1"
+# diff: a row per phase inside the backend, of either run (the eager run
+# has none)
+expect 0 "run aot again" "$prof" run --db aot.db "$here/aot.tj"
+expect 0 "run eager.tj into aot.db" "$prof" run --db aot.db "$here/eager.tj"
+expect 0 "diff aot 1 2" "$prof" diff --db aot.db 1 2
+normalize <"$work/out" | grep -E '^  (backend|  [a-z]+) ' >"$work/aotdiff"
+printf '%s\n' "  backend T T P%" "    decompose T T P%" "    joint T T P%" "    partition T T P%" >"$work/aotdiff.want"
+compare "diff aot 1 2: the backend's phases" "$work/aotdiff.want" "$work/aotdiff"
+expect 0 "diff aot 2 3" "$prof" diff --db aot.db 2 3
+normalize <"$work/out" | grep -E '^  (backend|  [a-z]+) ' >"$work/aotdiff"
+compare "diff aot 2 3: a phase gone is a row too" "$work/aotdiff.want" "$work/aotdiff"
+expect 0 "diff --json aot 1 2" "$prof" diff --db aot.db --json 1 2
+json "diff --json aot" "$work/out" '$.compile_time.b.backend_phases[2].name' "partition"
 
 # ---- diff ----
 

@@ -46,7 +46,7 @@ trap cleanup EXIT
 trap 'exit 130' INT TERM
 unset TJIT_DB NO_COLOR TJIT_LOGS
 cd "$work" || exit 99
-cp "$here/prog.tj" . || exit 99
+cp "$here/prog.tj" "$here/aot.tj" . || exit 99
 "$tjit" run --db t.db prog.tj >/dev/null 2>&1 || { echo "check.sh: tjit run failed" >&2; exit 99; }
 "$tjit" run --db t.db prog.tj >/dev/null 2>&1 || exit 99
 
@@ -90,13 +90,13 @@ fi
 
 # ---- in a terminal ----
 
-# start [ENV] [OPTION]: tjit-tui t.db in a fresh 80x24 session; its exit
-# status goes to ./rc
+# start [ENV] [OPTION] [DB]: tjit-tui DB (t.db) in a fresh 80x24 session;
+# its exit status goes to ./rc
 start() {
 	tmux -L "$sock" kill-server >/dev/null 2>&1
 	rm -f rc
 	tmux -L "$sock" -u new-session -d -x 80 -y 24 -c "$work" \
-		"env LC_ALL=C.UTF-8 TZ=UTC TERM=xterm-256color ${1-} '$tui' ${2-} t.db; echo \$? >'$work/rc'" || exit 99
+		"env LC_ALL=C.UTF-8 TZ=UTC TERM=xterm-256color ${1-} '$tui' ${2-} ${3:-t.db}; echo \$? >'$work/rc'" || exit 99
 	last=
 	settle
 }
@@ -242,6 +242,19 @@ for how in NO_COLOR=1 -C; do
 	keys q
 	wait_exit 0
 done
+
+# aot_eager: the compile shows its forward and backward graphs beside the
+# captured one, and what the forward saves; each graph opens as any
+"$tjit" run --db a.db aot.tj >/dev/null 2>&1 || { bad "tjit run aot.tj failed"; }
+start "" "" a.db
+keys Enter Enter Enter
+screen aot-compile
+keys j j Enter
+screen aot-backward
+keys q j Enter
+has "saved: Enter" "0/0 aot_forward · no graph break"
+keys Q
+wait_exit 0
 
 printf '%d passed, %d failed\n' "$pass" "$fail"
 [ "$fail" -eq 0 ]

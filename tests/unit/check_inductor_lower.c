@@ -1,0 +1,172 @@
+/* check_inductor_lower.c - inductor's lowering and fusion
+ * (core/stages/inductor_lower.c): which nodes fuse into which kernel,
+ * which stay in registers, the loop IR of views and reductions, and the
+ * extern calls. The graphs come from real programs, decomposed as
+ * aot_eager decomposes them. */
+#include <check.h>
+#include <stdlib.h>
+#include <string.h>
+
+#define TEST_CAPTURE_GRAPHS
+#include "program_test_util.h"
+#include "aot_decompose.h"
+#include "inductor_lower.h"
+#include "prelude.h"
+#include "vm.h"
+
+/* the program listing of the one graph that body's f(x) gives for x */
+static char *lower_text(const char *body, const char *arg, struct ind_program *p)
+{
+	char text[2048];
+	snprintf(text, sizeof text, "def f(x):\n%sg = compile(f)\ng(%s)\n", body, arg);
+	run_capturing(text);
+	ck_assert_int_eq(ngraphs, 1);
+	ck_assert_int_eq(aot_decompose(graphs[0], NULL), 0);
+	memset(p, 0, sizeof *p);
+	ck_assert_msg(ind_lower(graphs[0], p, NULL) == 0, "%s", tj_error_peek());
+	char *s = ind_program_format(p);
+	ck_assert_ptr_nonnull(s);
+	return s;
+}
+
+static int count(const char *hay, const char *needle)
+{
+	int n = 0;
+	for (const char *p = strstr(hay, needle); p; p = strstr(p + 1, needle))
+		n++;
+	return n;
+}
+
+static void teardown(void)
+{
+	drop_graphs();
+	tj_error_clear();
+}
+
+/* the 8-op chain of the benchmark is one kernel with one flat loop: one
+ * load, one store, nothing in between stored */
+START_TEST(test_pointwise_chain_one_kernel)
+{
+	struct ind_program p;
+	char *s = lower_text("    return relu(tanh(x * 2 + 1) * sigmoid(x) - x / 3)\n", "randn(4, 5)", &p);
+	ck_assert_int_eq(p.nsteps, 1);
+	ck_assert_int_eq(p.steps[0].kind, ISTEP_KERNEL);
+	ck_assert_int_eq(count(s, "for v"), 1);        /* flattened */
+	ck_assert_int_eq(count(s, "= buf0[v0]"), 1);     /* x read once */
+	ck_assert_int_eq(count(s, "buf1[v0] = "), 1);
+	ck_assert_int_eq(p.steps[0].k->nbufs, 2);
+	ck_assert_msg(strstr(s, "  for v0 in 0..20:\n"), "%s", s);
+	free(s);
+	ind_program_release(&p);
+}
+END_TEST
+
+/* softmax along the last dim: max, sum of exp and the division in one
+ * kernel of three sections over each row */
+START_TEST(test_softmax_one_kernel)
+{
+	struct ind_program p;
+	char *s = lower_text("    return softmax(x, -1)\n", "randn(8, 16)", &p);
+	ck_assert_msg(p.nsteps == 1, "%s\n%s", s, sb_str(&p.log));
+	ck_assert_int_eq(count(s, "reduce_max("), 1);
+	ck_assert_int_eq(count(s, "reduce_sum("), 1);
+	ck_assert_int_eq(count(s, "  for v0 in 0..8:\n"), 1);
+	ck_assert_int_eq(count(s, "for v"), 4); /* the rows, then a loop per section */
+	ck_assert_int_eq(p.steps[0].k->nbufs, 2);
+	free(s);
+	ind_program_release(&p);
+}
+END_TEST
+
+/* a transpose read by a pointwise op is index arithmetic: no copy, and a
+ * nested loop since the layout does not flatten */
+START_TEST(test_permute_is_index_arithmetic)
+{
+	struct ind_program p;
+	char *s = lower_text("    return x.permute(1, 0) * 2\n", "randn(3, 5)", &p);
+	ck_assert_int_eq(p.nsteps, 1);
+	ck_assert_msg(strstr(s, "buf0[v0 + v1*5]"), "%s", s);
+	ck_assert_msg(strstr(s, "buf1[v1 + v0*3] = "), "%s", s);
+	free(s);
+	ind_program_release(&p);
+	drop_graphs();
+	/* a reshape of a contiguous value stays a flat index */
+	s = lower_text("    return (x * 2).reshape(5, 3) + 1\n", "randn(3, 5)", &p);
+	ck_assert_int_eq(p.nsteps, 1);
+	ck_assert_int_eq(count(s, "//"), 0);
+	ck_assert_int_eq(count(s, "%"), 0);
+	free(s);
+	ind_program_release(&p);
+}
+END_TEST
+
+/* matmul is an extern call; the pointwise ops on each side are kernels,
+ * and the value the extern reads is stored */
+START_TEST(test_matmul_extern)
+{
+	struct ind_program p;
+	char *s = lower_text("    y = (x * 2) @ x\n    return y + 1\n", "randn(4, 4)", &p);
+	ck_assert_msg(p.nsteps == 3, "%s", s);
+	ck_assert_int_eq(p.steps[0].kind, ISTEP_KERNEL);
+	ck_assert_int_eq(p.steps[1].kind, ISTEP_EXTERN);
+	ck_assert_int_eq(p.steps[2].kind, ISTEP_KERNEL);
+	free(s);
+	ind_program_release(&p);
+}
+END_TEST
+
+/* a value read twice inside its group stays in registers; the one the
+ * outputs need is stored */
+START_TEST(test_registers_and_stores)
+{
+	struct ind_program p;
+	char *s = lower_text("    y = exp(x)\n    return y * y + y, y.sum()\n", "randn(6)", &p);
+	ck_assert_msg(p.nsteps == 1, "%s\n%s", s, sb_str(&p.log));
+	/* y is not stored: it is recomputed in the section that stores the
+	 * sum of products, and shared within each section */
+	ck_assert_msg(count(s, "exp(") == 2 && !strstr(s, "out float32 exp"), "%s", s);
+	ck_assert_int_eq(p.steps[0].k->nbufs, 3);
+	free(s);
+	ind_program_release(&p);
+}
+END_TEST
+
+/* symbolic sizes stay symbols in the loops */
+START_TEST(test_dynamic_sizes)
+{
+	char text[] = "def f(x):\n    return (x * 2).sum(1)\n"
+		      "g = compile(f, dynamic=True)\ng(randn(3, 5))\n";
+	run_capturing(text);
+	ck_assert_int_eq(ngraphs, 1);
+	struct ind_program p = {0};
+	ck_assert_int_eq(ind_lower(graphs[0], &p, NULL), 0);
+	char *s = ind_program_format(&p);
+	ck_assert_msg(strstr(s, "for v0 in 0..s0:") && strstr(s, "for v1 in 0..s1:"), "%s", s);
+	free(s);
+	ind_program_release(&p);
+}
+END_TEST
+
+static Suite *suite(void)
+{
+	Suite *s = suite_create("inductor_lower");
+	TCase *tc = tcase_create("core");
+	tcase_add_checked_fixture(tc, NULL, teardown);
+	tcase_add_test(tc, test_pointwise_chain_one_kernel);
+	tcase_add_test(tc, test_softmax_one_kernel);
+	tcase_add_test(tc, test_permute_is_index_arithmetic);
+	tcase_add_test(tc, test_matmul_extern);
+	tcase_add_test(tc, test_registers_and_stores);
+	tcase_add_test(tc, test_dynamic_sizes);
+	suite_add_tcase(s, tc);
+	return s;
+}
+
+int main(void)
+{
+	SRunner *sr = srunner_create(suite());
+	srunner_run_all(sr, CK_NORMAL);
+	int failed = srunner_ntests_failed(sr);
+	srunner_free(sr);
+	return failed ? EXIT_FAILURE : EXIT_SUCCESS;
+}
