@@ -59,10 +59,12 @@ enum aot_recompute {
 	 * what it reads when that is no more bytes than what backward needs
 	 * of it: for a backend that fuses them, where recomputing is free */
 	AOT_RECOMPUTE_CHEAP,
-	/* what backward reads is saved; cheap nodes are recomputed only where
-	 * that costs no kernel, and then, cheapest time per byte first, until
-	 * the saved bytes fit the budget: for kernels run one by one, where
-	 * each recomputed node is one more kernel */
+	/* what backward reads is saved, but what a rule made for backward
+	 * alone runs there (on the forward's own values, when that holds no
+	 * more bytes); cheap nodes are recomputed only where that costs no
+	 * kernel, and then, cheapest time per byte first, until the saved
+	 * bytes fit the budget: for kernels run one by one, where each
+	 * recomputed node is one more kernel */
 	AOT_RECOMPUTE_BUDGET,
 };
 
