@@ -150,13 +150,60 @@ static void acc(struct ad *a, const struct garg *x, int g)
 
 static bool wants(struct ad *a, const struct garg *x) { return is_node(x) && a->reach[x->node]; }
 
+/* ---- a peephole: nodes a rule need not make (each one is a kernel
+ * backward runs) ---- */
+
+static bool is_number(const struct garg *x)
+{
+	return x->kind == GARG_CONST && (x->constant.tag == VAL_INT || x->constant.tag == VAL_FLOAT);
+}
+static double number(const struct garg *x) { return x->constant.tag == VAL_INT ? (double)x->constant.i : x->constant.f; }
+
+/* node i is neg(q): q, else -1 */
+static int negated(struct ad *a, int i)
+{
+	const struct gnode *n = i >= 0 ? &a->b.g->nodes[i] : NULL;
+	return n && n->kind == GN_OP && n->op == OPS_neg && is_node(&n->args[0]) ? n->args[0].node : -1;
+}
+
+/* -x: q for x = -q, and the sign moved into a product or quotient of a
+ * negated node (-(-q * r) = q * r): a chain of rules that each negate
+ * (the div, exp and neg of sigmoid) costs no neg kernel */
+static int negate(struct ad *a, int x)
+{
+	if (a->b.failed || x < 0)
+		return -1;
+	int q = negated(a, x);
+	if (q >= 0)
+		return q;
+	const struct gnode n = a->b.g->nodes[x];
+	if (n.kind == GN_OP && (n.op == OPS_mul || n.op == OPS_div) && is_node(&n.args[0]) && is_node(&n.args[1])) {
+		int l = n.args[0].node, r = n.args[1].node, ql = negated(a, l), qr = negated(a, r);
+		/* the type is the product's: both sides keep theirs */
+		if (ql >= 0 && a->b.g->nodes[ql].dt == a->b.g->nodes[l].dt)
+			return bin(a, n.op, ql, r);
+		if (qr >= 0 && a->b.g->nodes[qr].dt == a->b.g->nodes[r].dt)
+			return bin(a, n.op, l, qr);
+	}
+	return un(a, OPS_neg, x);
+}
+
+/* g * c for a forward arg c: g itself when c is the number 1 (the
+ * numerator of 1 / x) and g is floating point (the product's type) */
+static int times(struct ad *a, int g, const struct garg *c)
+{
+	if (g >= 0 && is_number(c) && number(c) == 1 && dtype_is_float(a->b.g->nodes[g].dt))
+		return g;
+	return bin_a(a, OPS_mul, g, c);
+}
+
 /* ---- the rules: args are the forward node's, g its gradient ---- */
 
 typedef void (*rule_fn)(struct ad *a, const struct garg *args, int g);
 
 static void r_none(struct ad *a, const struct garg *x, int g) { (void)a, (void)x, (void)g; }
 static void r_identity(struct ad *a, const struct garg *x, int g) { acc(a, &x[0], g); }
-static void r_neg(struct ad *a, const struct garg *x, int g) { acc(a, &x[0], un(a, OPS_neg, g)); }
+static void r_neg(struct ad *a, const struct garg *x, int g) { acc(a, &x[0], negate(a, g)); }
 static void r_abs(struct ad *a, const struct garg *x, int g)
 {
 	acc(a, &x[0], bin(a, OPS_mul, g, emit(a, OPS_sign, 1, gcopy(&x[0]))));
@@ -173,7 +220,7 @@ static void r_sin(struct ad *a, const struct garg *x, int g)
 }
 static void r_cos(struct ad *a, const struct garg *x, int g)
 {
-	acc(a, &x[0], un(a, OPS_neg, bin(a, OPS_mul, g, emit(a, OPS_sin, 1, gcopy(&x[0])))));
+	acc(a, &x[0], negate(a, bin(a, OPS_mul, g, emit(a, OPS_sin, 1, gcopy(&x[0])))));
 }
 static void r_tanh(struct ad *a, const struct garg *x, int g)
 {
@@ -206,7 +253,7 @@ static void r_sub(struct ad *a, const struct garg *x, int g)
 {
 	acc(a, &x[0], g);
 	if (wants(a, &x[1]))
-		acc(a, &x[1], un(a, OPS_neg, g));
+		acc(a, &x[1], negate(a, g));
 }
 static void r_mul(struct ad *a, const struct garg *x, int g)
 {
@@ -221,15 +268,9 @@ static void r_div(struct ad *a, const struct garg *x, int g)
 		acc(a, &x[0], bin_a(a, OPS_div, g, &x[1]));
 	if (wants(a, &x[1])) { /* -g a / b^2 */
 		int b2 = a_a(a, OPS_mul, &x[1], &x[1]);
-		acc(a, &x[1], un(a, OPS_neg, bin(a, OPS_div, bin_a(a, OPS_mul, g, &x[0]), b2)));
+		acc(a, &x[1], negate(a, bin(a, OPS_div, times(a, g, &x[0]), b2)));
 	}
 }
-static bool is_number(const struct garg *x)
-{
-	return x->kind == GARG_CONST && (x->constant.tag == VAL_INT || x->constant.tag == VAL_FLOAT);
-}
-static double number(const struct garg *x) { return x->constant.tag == VAL_INT ? (double)x->constant.i : x->constant.f; }
-
 static void r_pow(struct ad *a, const struct garg *x, int g)
 {
 	if (wants(a, &x[0]) && is_number(&x[1]) && number(&x[1]) != 0) { /* g b a^(b-1) */
@@ -261,12 +302,20 @@ static void r_mod(struct ad *a, const struct garg *x, int g)
 {
 	acc(a, &x[0], g);
 	if (wants(a, &x[1])) /* a - floor(a / b) b */
-		acc(a, &x[1], un(a, OPS_neg, bin(a, OPS_mul, g, un(a, OPS_floor, a_a(a, OPS_div, &x[0], &x[1])))));
+		acc(a, &x[1], negate(a, bin(a, OPS_mul, g, un(a, OPS_floor, a_a(a, OPS_div, &x[0], &x[1])))));
 }
 /* the larger (smaller) side gets g, ties split it in half */
 static void maximum_grads(struct ad *a, const struct garg *x, int g, bool is_max)
 {
 	int win = is_max ? OPS_gt : OPS_lt;
+	if (is_number(&x[1])) { /* clamp's: where(a == b, 0.5, a > b), the same values in one node less */
+		if (!wants(a, &x[0]))
+			return;
+		int tie = a_a(a, OPS_eq, &x[0], &x[1]);
+		int m = emit(a, OPS_where, 3, aot_gnode(tie), aot_gnum(0.5), aot_gnode(a_a(a, win, &x[0], &x[1])));
+		acc(a, &x[0], bin(a, OPS_mul, g, m));
+		return;
+	}
 	int half = emit(a, OPS_mul, 2, aot_gnode(a_a(a, OPS_eq, &x[0], &x[1])), aot_gnum(0.5));
 	if (wants(a, &x[0]))
 		acc(a, &x[0], bin(a, OPS_mul, g, bin(a, OPS_add, a_a(a, win, &x[0], &x[1]), half)));
@@ -697,16 +746,19 @@ static int add_input(struct graph *g, int pos, const struct gnode *like, char *n
 }
 
 /* one tangent input per output that gets a gradient: how many, or -1 */
-static int add_tangents(struct aot_joint *j, const struct graph *fwd, const bool *reach)
+static int add_tangents(struct aot_joint *j, const bool *reach)
 {
-	for (int k = 0; k < fwd->noutputs; k++) {
-		const struct gnode *o = &fwd->nodes[fwd->outputs[k]];
-		if (!reach[fwd->outputs[k]] || !o->is_tensor || !dtype_is_float(o->dt))
+	int nout = j->g->noutputs;
+	for (int k = 0; k < nout; k++) {
+		/* reach is indexed as before the tangents */
+		int at = j->g->outputs[k], was = at >= j->nprimals ? at - j->ntangents : at;
+		struct gnode o = j->g->nodes[at];
+		if (!reach[was] || !o.is_tensor || !dtype_is_float(o.dt))
 			continue;
 		char name[32], source[32];
 		snprintf(name, sizeof name, "tangents_%d", j->ntangents + 1);
 		snprintf(source, sizeof source, "tangents[%d]", j->ntangents);
-		if (add_input(j->g, j->nprimals + j->ntangents, o, graph_fresh_name(j->g, name), source) < 0)
+		if (add_input(j->g, j->nprimals + j->ntangents, &o, graph_fresh_name(j->g, name), source) < 0)
 			return -1;
 		j->tangent_of[j->ntangents++] = k;
 	}
@@ -715,19 +767,32 @@ static int add_tangents(struct aot_joint *j, const struct graph *fwd, const bool
 
 int aot_joint(const struct graph *fwd, const bool *requires_grad, struct aot_joint *j)
 {
+	struct graph *c = graph_copy(fwd);
+	if (!c) {
+		memset(j, 0, sizeof *j);
+		tj_error_set("out of memory");
+		return -1;
+	}
+	return aot_joint_in(c, requires_grad, j);
+}
+
+int aot_joint_in(struct graph *fwd, const bool *requires_grad, struct aot_joint *j)
+{
 	struct ad a = {0};
 	bool *reach0 = NULL;
 	memset(j, 0, sizeof *j);
+	j->g = fwd;
 	while (j->nprimals < fwd->nnodes && fwd->nodes[j->nprimals].kind == GN_INPUT)
 		j->nprimals++;
 	if (!(reach0 = calloc((size_t)fwd->nnodes + 1, sizeof *reach0)) ||
 	    !(j->tangent_of = calloc((size_t)fwd->noutputs + 1, sizeof *j->tangent_of)) ||
-	    !(j->grad = malloc(sizeof *j->grad * ((size_t)j->nprimals + 1))) || !(j->g = graph_copy(fwd))) {
+	    !(j->grad = malloc(sizeof *j->grad * ((size_t)j->nprimals + 1)))) {
 		tj_error_set("out of memory");
 		goto fail;
 	}
+	/* the tangents go in before fwd's nodes: which reach, first */
 	find_reach(fwd, requires_grad, reach0);
-	if (add_tangents(j, fwd, reach0) < 0)
+	if (add_tangents(j, reach0) < 0)
 		goto fail;
 	j->nforward = j->g->nnodes;
 	a.b.g = j->g;
@@ -910,6 +975,210 @@ static void choose(const struct aot_joint *j, struct cut *c, struct choose_work 
 			c->saved[i] = true;
 }
 
+/* ---- AOT_RECOMPUTE_BUDGET ---- */
+
+/* the time of one element of a kernel, relative to an add: libm's
+ * functions cost several; a view copies nothing */
+static int64_t op_weight(const struct gnode *n)
+{
+	switch (n->op) {
+	case OPS_reshape: case OPS_permute: case OPS_expand:
+		return 0;
+	case OPS_exp: case OPS_log: case OPS_tanh: case OPS_sin: case OPS_cos: case OPS_pow: case OPS_gelu:
+		return 4;
+	default:
+		return 1;
+	}
+}
+
+/* a move recomputes a node beyond this many others: no move */
+#define CONE_MAX 64
+
+/* the state of the greedy: what backward has (c->saved, c->rec), the
+ * bytes saved beyond the primals, and one move's nodes */
+struct budget {
+	const struct graph *g;
+	struct cut *c;
+	const bool *live;   /* a forward node the outputs need: computing it again is one more kernel */
+	int nprimals;
+	int64_t bytes;
+	int *stamp, *todo, *cone, *extra;       /* [n] each; cone and extra: the move's nodes */
+	int move, ntodo, ncone, nextra;
+	int64_t freed, cost;
+	bool through_live;  /* a move recomputes the forward's own nodes too, or saves them */
+};
+
+static void cone_arg(struct budget *b, const struct garg *x)
+{
+	if (x->kind == GARG_LIST || x->kind == GARG_TUPLE)
+		for (int i = 0; i < x->n; i++)
+			cone_arg(b, &x->items[i]);
+	if (x->kind != GARG_NODE)
+		return;
+	int k = x->node;
+	if (b->stamp[k] == b->move || b->c->saved[k] || b->c->rec[k])
+		return;
+	b->stamp[k] = b->move;
+	const struct gnode *n = &b->g->nodes[k];
+	if (k >= b->nprimals && cheap(n) && (b->through_live || !b->live[k])) {
+		b->todo[b->ntodo++] = k;
+		return;
+	}
+	/* what it cannot recompute it saves: a primal costs nothing */
+	b->extra[b->nextra++] = k;
+	b->freed -= k < b->nprimals ? 0 : node_bytes(n);
+}
+
+/* The move that stops saving node s: backward computes it again, and the
+ * cheap nodes it reads that backward does not have, recursively, from
+ * what backward has (saved, a primal, recomputed) or now saves (what is
+ * not cheap). Its bytes freed and its cost, the kernels' elements times
+ * their weight over the nodes the forward computes anyway (a node made
+ * only for backward moves there at no cost). false: too big a move. */
+static bool cone(struct budget *b, int s)
+{
+	b->move++;
+	b->ntodo = b->ncone = b->nextra = 0;
+	b->freed = node_bytes(&b->g->nodes[s]);
+	b->cost = 0;
+	b->stamp[s] = b->move;
+	b->todo[b->ntodo++] = s;
+	while (b->ntodo > 0) {
+		int i = b->todo[--b->ntodo];
+		const struct gnode *n = &b->g->nodes[i];
+		if (b->ncone == CONE_MAX)
+			return false;
+		b->cone[b->ncone++] = i;
+		b->cost += b->live[i] ? op_weight(n) * node_bytes(n) : 0;
+		for (int a = 0; a < n->nargs; a++)
+			cone_arg(b, &n->args[a]);
+	}
+	return true;
+}
+
+static void apply(struct budget *b, int s)
+{
+	b->c->saved[s] = false;
+	for (int k = 0; k < b->ncone; k++)
+		b->c->rec[b->cone[k]] = true;
+	for (int k = 0; k < b->nextra; k++)
+		b->c->saved[b->extra[k]] = true;
+	b->bytes -= b->freed;
+}
+
+struct candidate {
+	int node;
+	double rank;    /* cost per byte freed */
+};
+
+static int by_rank(const void *x, const void *y)
+{
+	const struct candidate *a = x, *b = y;
+	if (a->rank != b->rank)
+		return a->rank < b->rank ? -1 : 1;
+	return a->node - b->node;
+}
+
+/* Saves what backward reads; then, over the cheap saved nodes in order of
+ * cost per byte freed (as first measured, each measured again when its
+ * turn comes), recomputes those that free bytes at no cost, and those
+ * that cost while the saved bytes exceed the budget. Each tensor saved is
+ * a tensor eager autograd would also hold (at most budget bytes in all);
+ * each recomputed one a kernel that eager runs once. */
+static int choose_budget(const struct aot_joint *j, struct cut *c, int64_t budget)
+{
+	const struct graph *g = j->g;
+	int n = g->nnodes, ncand = 0, rc = -1;
+	bool *live = calloc((size_t)n + 1, sizeof *live);
+	int *ints = malloc(sizeof *ints * (4 * (size_t)n + 1));
+	struct candidate *cand = malloc(sizeof *cand * ((size_t)n + 1));
+	if (!live || !ints || !cand) {
+		tj_error_set("out of memory");
+		goto cleanup;
+	}
+	for (int k = 0; k < g->noutputs; k++)
+		live[g->outputs[k]] = true;
+	for (int i = n - 1; i >= 0; i--)
+		if (live[i] && !c->bw[i])
+			mark_args(&g->nodes[i], live);
+	struct budget b = {g, c, live, j->nprimals, 0, ints, ints + n, ints + 2 * n, ints + 3 * n, 0, 0, 0, 0, 0, 0, false};
+	for (int i = 0; i < n; i++) {
+		ints[i] = 0;
+		c->saved[i] = c->needed[i];
+		b.bytes += c->saved[i] && i >= j->nprimals ? node_bytes(&g->nodes[i]) : 0;
+	}
+	/* what a rule made for backward alone goes there, reading what the
+	 * forward computes anyway, when that holds no more bytes: no kernel
+	 * more in all, and none in a forward that no backward follows */
+	for (int i = n - 1; i >= j->nprimals; i--)
+		if (c->saved[i] && !live[i] && cheap(&g->nodes[i]) && cone(&b, i) && b.freed >= 0)
+			apply(&b, i);
+	b.through_live = true;
+	for (int i = j->nprimals; i < n; i++)
+		if (c->saved[i] && cheap(&g->nodes[i]) && cone(&b, i) && b.freed > 0)
+			cand[ncand++] = (struct candidate){i, (double)b.cost / (double)b.freed};
+	qsort(cand, (size_t)ncand, sizeof *cand, by_rank);
+	for (int k = 0; k < ncand; k++) {
+		int s = cand[k].node;
+		/* the free moves come first: once within the budget, no other */
+		if (cand[k].rank > 0 && b.bytes <= budget)
+			break;
+		if (c->saved[s] && cone(&b, s) && b.freed > 0 && (b.cost == 0 || b.bytes > budget))
+			apply(&b, s);
+	}
+	rc = 0;
+cleanup:
+	free(live);
+	free(ints);
+	free(cand);
+	return rc;
+}
+
+/* ---- what eager autograd keeps ---- */
+
+enum { KEEP_NONE = 0, KEEP_IN = 1, KEEP_OUT = 2, KEEP_INOUT = 3 };
+/* each op's rule in autograd.c reads its inputs, its output, both or none */
+static const unsigned char eager_keeps[OPS_COUNT] = {
+#define OPDEF(name, kind, flags, params, impl, aux, save, backward, stage, meta) KEEP_##save,
+#include "ops.def"
+#undef OPDEF
+};
+
+static void keep_arg_nodes(const struct graph *g, const struct garg *x, bool *kept, int64_t *bytes)
+{
+	if (x->kind == GARG_LIST || x->kind == GARG_TUPLE)
+		for (int i = 0; i < x->n; i++)
+			keep_arg_nodes(g, &x->items[i], kept, bytes);
+	if (x->kind == GARG_NODE && !kept[x->node]) {
+		kept[x->node] = true;
+		*bytes += g->nodes[x->node].kind == GN_INPUT ? 0 : node_bytes(&g->nodes[x->node]);
+	}
+}
+
+int64_t aot_eager_saved_bytes(const struct graph *g, const bool *requires_grad)
+{
+	bool *reach = calloc((size_t)g->nnodes + 1, sizeof *reach);
+	bool *kept = calloc((size_t)g->nnodes + 1, sizeof *kept);
+	int64_t bytes = 0;
+	if (reach && kept) {
+		find_reach(g, requires_grad, reach);
+		for (int i = 0; i < g->nnodes; i++) {
+			const struct gnode *n = &g->nodes[i];
+			if (!reach[i] || n->kind != GN_OP)
+				continue;
+			for (int a = 0; (eager_keeps[n->op] & KEEP_IN) && a < n->nargs; a++)
+				keep_arg_nodes(g, &n->args[a], kept, &bytes);
+			if ((eager_keeps[n->op] & KEEP_OUT) && !kept[i]) {
+				kept[i] = true;
+				bytes += node_bytes(n);
+			}
+		}
+	}
+	free(reach);
+	free(kept);
+	return bytes;
+}
+
 /* whether x reads a node k with flag[k] */
 static bool arg_reads(const struct garg *x, const bool *flag)
 {
@@ -931,7 +1200,7 @@ static void mark_forward(const struct garg *x, const bool *bw, bool *needed)
 			mark_forward(&x->items[i], bw, needed);
 }
 
-static int find_cut(const struct aot_joint *j, struct cut *c)
+static int find_cut(const struct aot_joint *j, const struct aot_policy *policy, struct cut *c)
 {
 	const struct graph *g = j->g;
 	c->n = g->nnodes;
@@ -959,6 +1228,8 @@ static int find_cut(const struct aot_joint *j, struct cut *c)
 	for (int i = 0; i < j->nprimals; i++)
 		if (j->grad[i] >= 0 && !c->bw[j->grad[i]])
 			c->needed[j->grad[i]] = true;
+	if (policy->recompute == AOT_RECOMPUTE_BUDGET)
+		return choose_budget(j, c, policy->budget);
 	int *ints = malloc(sizeof *ints * (4 * (size_t)c->n + 1));
 	if (!ints)
 		goto oom;
@@ -981,53 +1252,28 @@ static void cut_release(struct cut *c)
 	free(c->up);
 }
 
-/* erases from g what its outputs do not read, but the inputs in keep */
-static int dead_code(struct graph *g, const bool *keep)
+/* live[i]: node i is an output or read by a live node; a node with
+ * leaf[i] reads nothing (leaf may be NULL) */
+static void mark_live(const struct graph *g, int noutputs, const int *outputs, const bool *leaf, bool *live)
 {
-	bool *live = calloc((size_t)g->nnodes + 1, sizeof *live);
-	if (!live) {
-		tj_error_set("out of memory");
-		return -1;
-	}
-	for (int k = 0; k < g->noutputs; k++)
-		live[g->outputs[k]] = true;
+	for (int k = 0; k < noutputs; k++)
+		live[outputs[k]] = true;
 	for (int i = g->nnodes - 1; i >= 0; i--)
-		if (live[i])
+		if (live[i] && !(leaf && leaf[i]))
 			mark_args(&g->nodes[i], live);
-	/* live becomes what to drop: one pass, not an erase (O(n)) per node */
-	for (int i = 0; i < g->nnodes; i++)
-		live[i] = !live[i] && !(g->nodes[i].kind == GN_INPUT && keep[i]);
-	int rc = graph_erase_nodes(g, live);
-	free(live);
-	return rc;
 }
 
-static int set_outputs(struct graph *g, int n, const int *nodes)
-{
-	int *o = malloc(sizeof *o * ((size_t)n + 1));
-	if (!o) {
-		tj_error_set("out of memory");
-		return -1;
-	}
-	memcpy(o, nodes, sizeof *o * (size_t)n);
-	free(g->outputs);
-	g->outputs = o;
-	g->noutputs = n;
-	return 0;
-}
-
-/* forward: the primals in, the outputs and the saved out */
+/* forward: the primals in, the outputs and the saved out; only what they
+ * need is copied */
 static int make_forward(const struct aot_joint *j, const struct cut *c, struct aot_partition *p)
 {
 	const struct graph *g = j->g;
 	int *outs = malloc(sizeof *outs * ((size_t)g->noutputs + (size_t)g->nnodes + 1));
-	bool *keep = calloc((size_t)g->nnodes + 1, sizeof *keep);
+	int *order = malloc(sizeof *order * ((size_t)g->nnodes + 1)), n = 0;
+	bool *live = calloc((size_t)g->nnodes + 1, sizeof *live);
 	int rc = -1;
-	if (!outs || !keep || !(p->fwd = graph_copy(g))) {
-		tj_error_set("out of memory");
-		goto cleanup;
-	}
-	p->fwd->stage = STAGE_AOT_FORWARD;
+	if (!outs || !order || !live)
+		goto oom;
 	memcpy(outs, g->outputs, sizeof *outs * (size_t)g->noutputs);
 	p->noutputs = g->noutputs;
 	for (int i = 0; i < g->nnodes; i++)
@@ -1035,71 +1281,84 @@ static int make_forward(const struct aot_joint *j, const struct cut *c, struct a
 			outs[p->noutputs + p->nsaved++] = i;
 			p->saved_bytes += node_bytes(&g->nodes[i]);
 		}
-	for (int i = 0; i < j->nprimals; i++)
-		keep[i] = true;
-	if (set_outputs(p->fwd, p->noutputs + p->nsaved, outs) < 0 || dead_code(p->fwd, keep) < 0)
-		goto cleanup;
+	mark_live(g, p->noutputs + p->nsaved, outs, NULL, live);
+	for (int i = 0; i < g->nnodes; i++)
+		if (i < j->nprimals || (i >= j->nprimals + j->ntangents && live[i]))
+			order[n++] = i;
+	if (!(p->fwd = graph_extract(g, n, order, NULL, p->noutputs + p->nsaved, outs)))
+		goto oom;
+	p->fwd->stage = STAGE_AOT_FORWARD;
 	rc = 0;
+	goto cleanup;
+oom:
+	tj_error_set("out of memory");
 cleanup:
 	free(outs);
-	free(keep);
+	free(order);
+	free(live);
 	return rc;
 }
 
-/* backward: the saved and the tangents in, the gradients out */
+/* backward: the saved (inputs "saved[k]" with their nodes' names) and
+ * the tangents in, the gradients out; the forward nodes it reads and
+ * that are not saved computed again; only what it needs is copied */
 static int make_backward(const struct aot_joint *j, const struct cut *c, struct aot_partition *p)
 {
 	const struct graph *g = j->g;
-	int *outs = malloc(sizeof *outs * ((size_t)j->nprimals + 1)), nout = 0, added = 0;
-	bool *keep = calloc((size_t)g->nnodes * 2 + 1, sizeof *keep);
+	int nout = 0, n = 0, k = 0, first = j->nprimals + j->ntangents;
+	int *outs = malloc(sizeof *outs * ((size_t)j->nprimals + 1));
+	int *order = malloc(sizeof *order * ((size_t)g->nnodes + 1));
+	const char **as_input = calloc((size_t)g->nnodes + 1, sizeof *as_input);
+	char (*sources)[24] = malloc(sizeof *sources * ((size_t)g->nnodes + 1));
+	bool *live = calloc((size_t)g->nnodes + 1, sizeof *live);
 	int rc = -1;
-	if (!outs || !keep || !(p->bwd = graph_copy(g))) {
+	if (!outs || !order || !as_input || !sources || !live) {
 		tj_error_set("out of memory");
 		goto cleanup;
 	}
-	struct graph *b = p->bwd;
-	b->stage = STAGE_AOT_BACKWARD;
 	for (int i = 0; i < j->nprimals; i++) {
 		p->grad_output[i] = j->grad[i] >= 0 ? nout : -1;
 		if (j->grad[i] >= 0)
 			outs[nout++] = j->grad[i];
 	}
-	if (set_outputs(b, nout, outs) < 0)
-		goto cleanup;
-	/* each saved op node becomes an input after the primals, and takes its
-	 * name (the node, which dies, gets a fresh one) */
-	for (int i = j->nprimals; i < g->nnodes; i++) {
-		if (!c->saved[i])
-			continue;
-		int at = i + added + 1, pos = j->nprimals + added;
-		char *name = b->nodes[at - 1].name, source[32];
-		if (!(b->nodes[at - 1].name = graph_fresh_name(b, name))) {
-			tj_error_set("out of memory");
+	mark_live(g, nout, outs, c->saved, live);
+	for (int i = 0; i < j->nprimals; i++) {
+		if (live[i] && !c->saved[i]) {
+			tj_error_set("aot partition: backward reads %s, which is not saved", g->nodes[i].name);
 			goto cleanup;
 		}
-		snprintf(source, sizeof source, "saved[%d]", added);
-		struct gnode like = b->nodes[at - 1];
-		like.name = NULL;
-		if (add_input(b, pos, &like, name, source) < 0)
-			goto cleanup;
-		graph_replace_uses(b, at, pos);
-		added++;
+		if (c->saved[i])
+			order[n++] = i;
 	}
-	for (int i = 0; i < b->nnodes; i++) {
-		struct gnode *n = &b->nodes[i];
-		keep[i] = n->kind == GN_INPUT && (i >= j->nprimals || c->saved[i]);
-		n->requires_grad = false;
-	}
-	if (dead_code(b, keep) < 0)
+	for (int i = first; i < g->nnodes; i++)
+		if (c->saved[i]) {
+			snprintf(sources[n], sizeof *sources, "saved[%d]", k++);
+			as_input[n] = sources[n];
+			order[n++] = i;
+		}
+	for (int i = j->nprimals; i < first; i++)
+		order[n++] = i;
+	for (int i = first; i < g->nnodes; i++)
+		if (live[i] && !c->saved[i])
+			order[n++] = i;
+	if (!(p->bwd = graph_extract(g, n, order, as_input, nout, outs))) {
+		tj_error_set("out of memory");
 		goto cleanup;
+	}
+	p->bwd->stage = STAGE_AOT_BACKWARD;
+	for (int i = 0; i < p->bwd->nnodes; i++)
+		p->bwd->nodes[i].requires_grad = false;
 	rc = 0;
 cleanup:
 	free(outs);
-	free(keep);
+	free(order);
+	free(as_input);
+	free(sources);
+	free(live);
 	return rc;
 }
 
-int aot_partition(const struct aot_joint *j, struct aot_partition *p)
+int aot_partition(const struct aot_joint *j, const struct aot_policy *policy, struct aot_partition *p)
 {
 	struct cut c = {0};
 	memset(p, 0, sizeof *p);
@@ -1108,7 +1367,7 @@ int aot_partition(const struct aot_joint *j, struct aot_partition *p)
 		tj_error_set("out of memory");
 		goto fail;
 	}
-	if (find_cut(j, &c) < 0 || make_forward(j, &c, p) < 0 || make_backward(j, &c, p) < 0)
+	if (find_cut(j, policy, &c) < 0 || make_forward(j, &c, p) < 0 || make_backward(j, &c, p) < 0)
 		goto fail;
 	for (int i = 0; i < j->g->nnodes; i++)
 		p->nrecomputed += c.rec[i] && !c.saved[i];

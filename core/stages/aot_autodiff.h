@@ -34,6 +34,10 @@ struct aot_joint {
  * been decomposed by aot_decompose (a copy that stops the gradient), not
  * dropped. */
 int aot_joint(const struct graph *fwd, const bool *requires_grad, struct aot_joint *j);
+/* aot_joint built in fwd itself, not a copy: j->g is fwd, which j owns
+ * from here on, failed or not (a compile that is done with the forward
+ * graph spares a copy of it) */
+int aot_joint_in(struct graph *fwd, const bool *requires_grad, struct aot_joint *j);
 void aot_joint_release(struct aot_joint *j);
 
 /* The forward and backward graphs of a joint. */
@@ -48,13 +52,40 @@ struct aot_partition {
 	int64_t saved_bytes;    /* the saved tensors' bytes at the example sizes */
 };
 
+/* What the partition saves for backward and what backward computes again
+ * (doc/aot.md, "Saved or recomputed"). */
+enum aot_recompute {
+	/* each component of cheap (pointwise, view) nodes is recomputed from
+	 * what it reads when that is no more bytes than what backward needs
+	 * of it: for a backend that fuses them, where recomputing is free */
+	AOT_RECOMPUTE_CHEAP,
+	/* what backward reads is saved, but what a rule made for backward
+	 * alone runs there (on the forward's own values, when that holds no
+	 * more bytes); cheap nodes are recomputed only where that costs no
+	 * kernel, and then, cheapest time per byte first, until the saved
+	 * bytes fit the budget: for kernels run one by one, where each
+	 * recomputed node is one more kernel */
+	AOT_RECOMPUTE_BUDGET,
+};
+
+struct aot_policy {
+	enum aot_recompute recompute;
+	int64_t budget;     /* AOT_RECOMPUTE_BUDGET: the bytes saved beyond the primals, at most */
+};
+
 /* Splits j: what depends on a tangent goes to backward, the rest to
- * forward; forward saves what backward reads, except where recomputing a
- * chain of cheap pointwise or view nodes from the tensors it reads passes
- * fewer bytes (doc/aot.md, "Saved or recomputed"). Both graphs pass
- * graph_verify. 0, or -1 after tj_error_set(), with *p empty. */
-int aot_partition(const struct aot_joint *j, struct aot_partition *p);
+ * forward; forward saves what backward reads, or backward computes it
+ * again, as policy says. Both graphs pass graph_verify. 0, or -1 after
+ * tj_error_set(), with *p empty. */
+int aot_partition(const struct aot_joint *j, const struct aot_policy *policy, struct aot_partition *p);
 void aot_partition_release(struct aot_partition *p);
+
+/* The bytes eager autograd would keep for backward running g (a captured
+ * graph) with requires_grad[i] on its inputs: the tensors each recorded
+ * op's rule reads (ops.def's save column), each once, not counting g's
+ * inputs (the caller holds them anyway), at the example sizes. The budget
+ * for AOT_RECOMPUTE_BUDGET that keeps aot_eager within eager's memory. */
+int64_t aot_eager_saved_bytes(const struct graph *g, const bool *requires_grad);
 
 /* whether the joint has a rule for op (a differentiable primitive or an
  * op with no gradient) */

@@ -125,6 +125,71 @@ static int insert(struct aot_build *b, struct gnode *n)
 	return b->pos++;
 }
 
+static bool same_size(struct sym_size x, struct sym_size y)
+{
+	return x.sym == y.sym && (x.sym >= 0 || x.value == y.value);
+}
+
+/* The result of a pointwise op (differentiable, a comparison or where)
+ * whose tensors all have one shape and whose other args are numbers: the
+ * shape, and the dtype of the promotion (the largest tensor dtype, or the
+ * default of a number of a higher category: float32 for a float, int64
+ * for an int), bool for a comparison, where's condition (a bool) aside.
+ * When that is a floating point type or a bool of a comparison it is what
+ * the op's shape rule says, without the rule's allocations: most nodes a
+ * pass makes are such. false: ask the rule. */
+static bool plain_pointwise(const struct graph *g, const struct gnode *n, struct meta_out *out)
+{
+	unsigned f = ops_table[n->op].flags;
+	bool where = n->op == OPS_where;
+	if (!(f & OPF_POINTWISE) || !(f & (OPF_DIFF | OPF_COMPARE)) || (f & (OPF_RANDOM | OPF_CREATE | OPF_AUTOGRAD)))
+		return false;
+	const struct gnode *like = NULL;
+	int tdt = -1, ncat = -1;
+	for (int i = 0; i < n->nargs; i++) {
+		const struct garg *a = &n->args[i];
+		if (a->kind == GARG_CONST && (a->constant.tag == VAL_INT || a->constant.tag == VAL_FLOAT)) {
+			int cat = a->constant.tag == VAL_INT ? 1 : 2;
+			ncat = cat > ncat ? cat : ncat;
+			if (where && i == 0)
+				return false;
+			continue;
+		}
+		if (a->kind != GARG_NODE)
+			return false;
+		const struct gnode *x = &g->nodes[a->node];
+		if (x->kind == GN_CALL || !x->is_tensor || x->nouts)
+			return false;
+		if (!like)
+			like = x;
+		if (x->ndim != like->ndim)
+			return false;
+		for (int d = 0; d < x->ndim; d++)
+			if (!same_size(x->shape[d], like->shape[d]))
+				return false;
+		if (where && i == 0) {
+			if (x->dt != DT_BOOL)
+				return false;
+			continue;
+		}
+		tdt = (int)x->dt > tdt ? (int)x->dt : tdt;
+	}
+	if (!like || tdt < 0)
+		return false;
+	dtype dt = (dtype)tdt;
+	if (ncat > dtype_category(dt))
+		dt = ncat == 2 ? DT_FLOAT32 : DT_INT64;
+	if (f & OPF_COMPARE)
+		dt = DT_BOOL;
+	else if (!dtype_is_float(dt))
+		return false;
+	out->n = 1;
+	out->t[0].dt = dt;
+	out->t[0].ndim = like->ndim;
+	memcpy(out->t[0].shape, like->shape, sizeof out->t[0].shape);
+	return true;
+}
+
 static int aot_emitv(struct aot_build *b, int op, int nargs, va_list ap)
 {
 	const struct ops_sig *sig = ops_signature(op);
@@ -153,7 +218,8 @@ static int aot_emitv(struct aot_build *b, int op, int nargs, va_list ap)
 	bool named = false;
 	if (nargs > sig->n)
 		tj_error_set("%s takes %d arguments", ops_table[op].name, sig->n);
-	else if (meta_infer_node(b->g, &n, NULL, &out) == 0 && !(named = (n.name = graph_fresh_name(b->g, ops_table[op].name)) != NULL))
+	else if ((plain_pointwise(b->g, &n, &out) || meta_infer_node(b->g, &n, NULL, &out) == 0) &&
+		 !(named = (n.name = graph_fresh_name(b->g, ops_table[op].name)) != NULL))
 		tj_error_set("out of memory");
 	if (!named) {
 		for (int i = 0; i < sig->n; i++)

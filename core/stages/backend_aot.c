@@ -161,23 +161,25 @@ static int show(struct compile_ctx *cc, const struct graph *g)
 
 /* the joint and the partition of the decomposed g, as phases of the
  * compile; the two graphs and what run needs of them go into a */
-static int differentiate(struct compile_ctx *cc, struct aot_artifact *a, const bool *requires_grad)
+static int differentiate(struct compile_ctx *cc, struct aot_artifact *a, const bool *requires_grad,
+			 const struct aot_policy *policy)
 {
 	struct aot_joint j;
 	struct aot_partition p;
 	int ph = compile_ctx_phase_begin(cc, "joint");
-	int rc = aot_joint(a->forward, requires_grad, &j);
+	/* the joint is built in the decomposed graph, which it owns */
+	int rc = aot_joint_in(a->forward, requires_grad, &j);
+	a->forward = NULL;
 	compile_ctx_phase_end(cc, ph);
 	if (rc < 0)
 		return -1;
 	ph = compile_ctx_phase_begin(cc, "partition");
-	rc = aot_partition(&j, &p);
+	rc = aot_partition(&j, policy, &p);
 	compile_ctx_phase_end(cc, ph);
 	if (rc < 0) {
 		aot_joint_release(&j);
 		return -1;
 	}
-	graph_free(a->forward);
 	a->forward = p.fwd;
 	a->backward = p.bwd;
 	a->tangent_of = j.tangent_of;
@@ -247,11 +249,14 @@ void *aot_compile_with(struct compile_ctx *cc, const struct graph *g, const stru
 	if (runner && leaf)
 		runner = NULL;
 	grad = grad && !leaf;
+	/* the kernels run one by one: recompute only within eager's memory
+	 * (a runner that fuses could ask for AOT_RECOMPUTE_CHEAP) */
+	struct aot_policy policy = {AOT_RECOMPUTE_BUDGET, grad ? aot_eager_saved_bytes(g, rg) : 0};
 	/* names the op and the user line when a composite cannot be decomposed */
 	if (aot_decompose_keeping(a->forward, cc, grad ? NULL : acts_on_tape) < 0)
 		goto fail;
 	/* names the op and the user line when it has no gradient rule */
-	if (grad && differentiate(cc, a, rg) < 0)
+	if (grad && differentiate(cc, a, rg, &policy) < 0)
 		goto fail;
 	if (show(cc, a->forward) < 0 || (a->backward && show(cc, a->backward) < 0))
 		goto fail;

@@ -33,6 +33,7 @@ const char *graph_stage_name(enum graph_stage s)
 
 struct name_slot {
 	char *key;     /* in the graph's arena */
+	uint64_t hash; /* of key: probes compare it first, growing needs no hashing */
 	int count;     /* for a base: the last suffix handed out */
 	bool used;     /* the name itself is taken */
 };
@@ -42,6 +43,13 @@ struct graph_mem {
 	struct arena arena;
 	struct name_slot *slots; /* open addressing; malloc'd, as it grows */
 	size_t cap, n;
+	/* a copy's table holds none of its nodes' names until it first
+	 * makes a fresh name: most copies never do (a stage's graphs, the
+	 * log's), and a name hashed per node copied was most of a copy */
+	bool names_lazy;
+	char **copied;            /* while names_lazy: the names of the nodes copied */
+	int ncopied;
+	struct strbuf base, cand; /* graph_fresh_name's, kept from call to call */
 };
 
 /* room for ncap slots (a power of 2, above cap); -1 when out of memory */
@@ -53,7 +61,7 @@ static int names_grow(struct graph_mem *t, size_t ncap)
 	for (size_t i = 0; i < t->cap; i++) {
 		if (!t->slots[i].key)
 			continue;
-		size_t j = hash_fnv1a_str(t->slots[i].key) & (ncap - 1);
+		size_t j = t->slots[i].hash & (ncap - 1);
 		while (ns[j].key)
 			j = (j + 1) & (ncap - 1);
 		ns[j] = t->slots[i];
@@ -64,34 +72,30 @@ static int names_grow(struct graph_mem *t, size_t ncap)
 	return 0;
 }
 
-/* the slot of key, made when missing; NULL when out of memory */
-static struct name_slot *names_slot(struct graph_mem *t, const char *key)
+/* the slot of key (len bytes, hash h), made when missing; NULL when out
+ * of memory */
+static struct name_slot *names_slot_h(struct graph_mem *t, const char *key, size_t len, uint64_t h)
 {
 	if ((t->n + 1) * 2 > t->cap && names_grow(t, t->cap ? t->cap * 2 : 64) < 0)
 		return NULL;
-	size_t j = hash_fnv1a_str(key) & (t->cap - 1);
-	while (t->slots[j].key && strcmp(t->slots[j].key, key) != 0)
+	size_t j = h & (t->cap - 1);
+	while (t->slots[j].key && (t->slots[j].hash != h || strcmp(t->slots[j].key, key) != 0))
 		j = (j + 1) & (t->cap - 1);
 	if (!t->slots[j].key) {
-		t->slots[j].key = arena_strdup(&t->arena, key);
-		if (!t->slots[j].key)
+		char *k = arena_alloc(&t->arena, len + 1);
+		if (!k)
 			return NULL;
+		memcpy(k, key, len + 1);
+		t->slots[j].key = k;
+		t->slots[j].hash = h;
 		t->n++;
 	}
 	return &t->slots[j];
 }
 
-static bool names_used(struct graph_mem *t, const char *key)
+static struct name_slot *names_slot(struct graph_mem *t, const char *key)
 {
-	if (!t->cap)
-		return false;
-	size_t j = hash_fnv1a_str(key) & (t->cap - 1);
-	while (t->slots[j].key) {
-		if (strcmp(t->slots[j].key, key) == 0)
-			return t->slots[j].used;
-		j = (j + 1) & (t->cap - 1);
-	}
-	return false;
+	return names_slot_h(t, key, strlen(key), hash_fnv1a_str(key));
 }
 
 static bool is_reserved_name(const char *s)
@@ -116,7 +120,9 @@ static bool is_reserved_name(const char *s)
 }
 
 /* cand = base_num (num > 0), without printf: it runs for every node */
-static void put_suffixed(struct strbuf *cand, const char *base, long num)
+/* cand = its first blen bytes (the base, of hash h) then _num, without
+ * printf: it runs for every node; the candidate's hash */
+static uint64_t put_suffixed(struct strbuf *cand, size_t blen, uint64_t h, long num)
 {
 	char d[24];
 	int k = (int)sizeof d;
@@ -125,23 +131,57 @@ static void put_suffixed(struct strbuf *cand, const char *base, long num)
 		d[--k] = (char)('0' + num % 10);
 	while ((num /= 10) > 0 && k > 0);
 	d[--k] = '_';
-	cand->len = 0;
-	sb_puts(cand, base);
+	cand->len = blen;
 	sb_puts(cand, d + k);
+	for (const char *p = d + k; *p; p++)
+		h = (h ^ (unsigned char)*p) * HASH_FNV1A_PRIME;
+	return h;
+}
+/* the names of the nodes copied into a copy's table, which had none (a
+ * pass may have moved the nodes since: the list kept at the copy says
+ * which they were) */
+static int names_index(struct graph_mem *t)
+{
+	/* room for as many names again as were copied: a pass adds some */
+	size_t ncap = t->cap ? t->cap : 64;
+	while (((size_t)t->ncopied + 1) * 4 > ncap)
+		ncap *= 2;
+	if (ncap > t->cap && names_grow(t, ncap) < 0)
+		return -1;
+	for (int i = 0; i < t->ncopied; i++) {
+		struct name_slot *slot = names_slot(t, t->copied[i]);
+		if (!slot)
+			return -1;
+		slot->used = true;
+	}
+	free(t->copied);
+	t->copied = NULL;
+	t->ncopied = 0;
+	t->names_lazy = false;
+	return 0;
 }
 
 char *graph_fresh_name(struct graph *g, const char *base_in)
 {
 	char *name = NULL;
+	if (g->mem->names_lazy && names_index(g->mem) < 0)
+		return NULL;
 	/* an identifier: other characters become '_', no leading digit */
-	struct strbuf b = STRBUF_INIT;
-	struct strbuf cand = STRBUF_INIT;
+	struct strbuf b = g->mem->base;
+	struct strbuf cand = g->mem->cand;
+	sb_reset(&b);
+	sb_reset(&cand);
 	if (!base_in || !*base_in)
 		base_in = "_unnamed";
+	size_t n = strlen(base_in);
+	sb_grow(&b, n + 2);
 	if (isdigit((unsigned char)base_in[0]))
-		sb_putc(&b, '_');
-	for (const char *p = base_in; *p; p++)
-		sb_putc(&b, isalnum((unsigned char)*p) || *p == '_' ? *p : '_');
+		b.buf[b.len++] = '_';
+	for (size_t i = 0; i < n; i++) {
+		char c = base_in[i];
+		b.buf[b.len++] = isalnum((unsigned char)c) || c == '_' ? c : '_';
+	}
+	b.buf[b.len] = '\0';
 	/* a numeric suffix is split off: "x_1" is base "x", number 1 */
 	long num = 0;
 	size_t len = b.len;
@@ -153,32 +193,40 @@ char *graph_fresh_name(struct graph *g, const char *base_in)
 		b.buf[k - 1] = '\0';
 		b.len = k - 1;
 	}
-	if (num)
-		put_suffixed(&cand, b.buf, num);
-	else
-		sb_puts(&cand, b.buf);
-	struct name_slot *base = names_slot(g->mem, b.buf);
+	uint64_t hb = hash_fnv1a_str(b.buf), hc = 0;
+	struct name_slot *base = names_slot_h(g->mem, b.buf, b.len, hb);
 	if (!base)
 		goto cleanup;
-	if (!num)
+	/* each candidate looked up once, its slot made when missing, its hash
+	 * the base's continued (this runs for every node a pass makes): the
+	 * bare base first unless a suffix was asked for, then base_num up
+	 * from the base's count */
+	sb_add(&cand, b.buf, b.len);
+	struct name_slot *taken = num ? NULL : base;
+	if (num)
+		hc = put_suffixed(&cand, b.len, hb, num);
+	else
 		num = base->count;
-	while (names_used(g->mem, cand.buf) || is_reserved_name(cand.buf)) {
-		num++;
-		put_suffixed(&cand, b.buf, num);
+	size_t cap = g->mem->cap;
+	for (;;) {
+		if (!taken && !(taken = names_slot_h(g->mem, cand.buf, cand.len, hc)))
+			goto cleanup;
+		/* only a bare base can be a keyword or builtin */
+		if (!taken->used && (taken != base || !is_reserved_name(taken->key)))
+			break;
+		taken = NULL;
+		hc = put_suffixed(&cand, b.len, hb, ++num);
 	}
-	struct name_slot *taken = names_slot(g->mem, cand.buf);
-	if (!taken)
-		goto cleanup;
 	taken->used = true;
 	char *key = taken->key; /* in the arena: it outlives a regrown table */
-	base = names_slot(g->mem, b.buf); /* the table may have grown: taken is stale */
-	if (!base)
+	/* the table may have grown: base is then stale */
+	if (g->mem->cap != cap && !(base = names_slot_h(g->mem, b.buf, b.len, hb)))
 		goto cleanup;
 	base->count = (int)num;
 	name = key;
 cleanup:
-	sb_release(&b);
-	sb_release(&cand);
+	g->mem->base = b;
+	g->mem->cand = cand;
 	return name;
 }
 
@@ -250,6 +298,9 @@ void graph_free(struct graph *g)
 		node_release(&g->nodes[i]);
 	arena_free(&g->mem->arena);
 	free(g->mem->slots);
+	sb_release(&g->mem->base);
+	sb_release(&g->mem->cand);
+	free(g->mem->copied);
 	free(g->mem);
 	free(g->nodes);
 	free(g->outputs);
@@ -405,21 +456,35 @@ static int garg_copy(struct graph *c, struct garg *d, const struct garg *a)
 }
 
 /* node n of g appended to c, in c's arena; -1 when out of memory */
-static int copy_node(struct graph *c, const struct gnode *n)
+/* the last user stack copied: the nodes that shared it in the original
+ * (a decomposed composite's, the rules' of one node) share its copy */
+struct stack_memo {
+	const struct user_frame *from;
+	struct user_frame *to;
+};
+
+static int copy_node(struct graph *c, const struct gnode *n, struct stack_memo *memo)
 {
 	if (grow(c) < 0)
 		return -1;
-	struct name_slot *slot = names_slot(c->mem, n->name ? n->name : "");
-	if (!slot)
+	/* the table is made when a fresh name is first asked (names_lazy) */
+	char *name = arena_strdup(&c->mem->arena, n->name ? n->name : "");
+	if (!name)
 		return -1;
-	slot->used = true;
+	c->mem->copied[c->mem->ncopied++] = name;
 	struct gnode *d = &c->nodes[c->nnodes];
 	*d = *n;
-	d->name = slot->key;
+	d->name = name;
 	d->nargs = 0;
 	d->args = graph_alloc(c, sizeof *d->args * (size_t)n->nargs);
 	d->source = n->source ? graph_strdup(c, n->source) : NULL;
-	d->stack = arena_memdup(&c->mem->arena, n->stack, sizeof *d->stack * (size_t)n->nstack);
+	if (n->nstack && n->stack == memo->from) {
+		d->stack = memo->to;
+	} else {
+		d->stack = arena_memdup(&c->mem->arena, n->stack, sizeof *d->stack * (size_t)n->nstack);
+		if (n->nstack)
+			*memo = (struct stack_memo){n->stack, d->stack};
+	}
 	if (!d->args || (n->source && !d->source) || !d->stack)
 		return -1;
 	if (n->kind == GN_CALL)
@@ -446,14 +511,12 @@ struct graph *graph_copy(const struct graph *g)
 	if (g->nnodes > 0 && !(c->nodes = malloc(sizeof *c->nodes * (size_t)g->nnodes)))
 		goto fail;
 	c->cap = g->nnodes;
-	/* and the names' table, not rehashed as it fills */
-	size_t ncap = 64;
-	while (((size_t)g->nnodes + 1) * 2 > ncap)
-		ncap *= 2;
-	if (names_grow(c->mem, ncap) < 0)
+	c->mem->names_lazy = true;
+	if (!(c->mem->copied = malloc(sizeof *c->mem->copied * ((size_t)g->nnodes + 1))))
 		goto fail;
+	struct stack_memo memo = {NULL, NULL};
 	for (int i = 0; i < g->nnodes; i++)
-		if (copy_node(c, &g->nodes[i]) < 0)
+		if (copy_node(c, &g->nodes[i], &memo) < 0)
 			goto fail;
 	c->noutputs = g->noutputs;
 	c->outputs = malloc(sizeof(int) * (size_t)(g->noutputs ? g->noutputs : 1));
@@ -466,6 +529,58 @@ struct graph *graph_copy(const struct graph *g)
 	return c;
 fail:
 	c->noutputs = 0;
+	graph_free(c);
+	return NULL;
+}
+
+struct graph *graph_extract(const struct graph *g, int n, const int *order, const char *const *as_input, int noutputs,
+			    const int *outputs)
+{
+	struct graph *c = graph_new(g->name, g->compile_id, g->src, g->line, g->stage);
+	int *to = malloc(sizeof *to * ((size_t)g->nnodes + 1));
+	if (!c || !to || (n > 0 && !(c->nodes = malloc(sizeof *c->nodes * (size_t)n))))
+		goto fail;
+	c->cap = n;
+	c->mem->names_lazy = true;
+	if (!(c->mem->copied = malloc(sizeof *c->mem->copied * ((size_t)n + 1))))
+		goto fail;
+	struct stack_memo memo = {NULL, NULL};
+	for (int k = 0; k < n; k++) {
+		const struct gnode *from = &g->nodes[order[k]];
+		struct gnode in;
+		if (as_input && as_input[k]) {
+			/* its type and name, no args, no stack */
+			in = *from;
+			in.kind = GN_INPUT;
+			in.op = 0;
+			in.callee = val_none();
+			in.nargs = 0;
+			in.args = NULL;
+			in.index = 0;
+			in.source = (char *)as_input[k];
+			in.nouts = 0;
+			in.nstack = 0;
+			in.stack = NULL;
+			from = &in;
+		}
+		to[order[k]] = k;
+		if (copy_node(c, from, &memo) < 0)
+			goto fail;
+		for (int a = 0; a < c->nodes[k].nargs; a++)
+			graph_remap_arg(&c->nodes[k].args[a], to);
+	}
+	if (!(c->outputs = malloc(sizeof(int) * (size_t)(noutputs ? noutputs : 1))))
+		goto fail;
+	c->noutputs = noutputs;
+	for (int k = 0; k < noutputs; k++)
+		c->outputs[k] = to[outputs[k]];
+	c->nsyms = g->nsyms;
+	free(to);
+	return c;
+fail:
+	free(to);
+	if (c)
+		c->noutputs = 0;
 	graph_free(c);
 	return NULL;
 }

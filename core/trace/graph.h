@@ -151,6 +151,15 @@ int64_t graph_node_bytes(const struct gnode *n);
  * callees' references, names; the user frames' function names and
  * sources stay borrowed). NULL when out of memory. */
 struct graph *graph_copy(const struct graph *g);
+/* A new graph of n of g's nodes, node order[k] at index k, in their own
+ * arena as graph_copy's: a pass that cuts a graph in parts copies only
+ * what each part keeps. A node with as_input[k] (as_input may be NULL)
+ * becomes an input of its type and name with that source (a value the
+ * part is given); the others read only nodes copied before them. Its
+ * outputs are the copies of g's nodes outputs[0, noutputs). NULL when out
+ * of memory. */
+struct graph *graph_extract(const struct graph *g, int n, const int *order, const char *const *as_input, int noutputs,
+			    const int *outputs);
 
 /* ---- users: who reads each node ----
  * Computed on demand from the args (nothing to keep in step while a pass

@@ -23,6 +23,7 @@
 #include "frame_eval.h"
 #include "graph.h"
 #include "ops.h"
+#include "ops_meta.h"
 #include "prelude.h"
 #include "runtime.h"
 #include "strbuf.h"
@@ -101,9 +102,30 @@ static const char *differ(const tensor *a, const tensor *b, char *buf, size_t si
 
 #define MAXV 16
 
+/* the policy of the partitions checked */
+static struct aot_policy policy = {AOT_RECOMPUTE_CHEAP, 0};
+
 /* the last partition checked, for the tests that look further */
 static struct aot_partition last;
 static struct aot_joint last_joint;
+
+/* each op node of the joint has the type its shape rule gives (the
+ * builder types the plain pointwise ones without asking the rule) */
+static void check_types(const struct graph *j, const char *text)
+{
+	for (int i = 0; i < j->nnodes; i++) {
+		const struct gnode *n = &j->nodes[i];
+		if (n->kind != GN_OP || n->nouts)
+			continue;
+		struct meta_out out;
+		ck_assert_msg(meta_infer_node(j, n, NULL, &out) == 0, "%s: %s in\n%s", n->name, tj_error_peek(), text);
+		ck_assert_int_eq(out.n, 1);
+		bool same = out.t[0].dt == n->dt && out.t[0].ndim == n->ndim;
+		for (int d = 0; same && d < n->ndim; d++)
+			same = out.t[0].shape[d].sym == n->shape[d].sym && out.t[0].shape[d].value == n->shape[d].value;
+		ck_assert_msg(same, "%s: not the type of its rule in\n%s", n->name, text);
+	}
+}
 
 /* g decomposed, its joint and partition; forward then backward against
  * eager autograd on g, at the example sizes (and +3 with symbols);
@@ -120,7 +142,8 @@ static void check_grads(const struct graph *g, const char *text, bool positive, 
 	aot_partition_release(&last);
 	aot_joint_release(&last_joint);
 	ck_assert_msg(aot_joint(d, rg, &last_joint) == 0, "%s\nin\n%s", tj_error_peek(), text);
-	ck_assert_msg(aot_partition(&last_joint, &last) == 0, "%s\nin\n%s", tj_error_peek(), text);
+	check_types(last_joint.g, text);
+	ck_assert_msg(aot_partition(&last_joint, &policy, &last) == 0, "%s\nin\n%s", tj_error_peek(), text);
 	graph_free(d);
 	struct aot_partition *p = &last;
 	struct strbuf why = STRBUF_INIT;
@@ -224,6 +247,7 @@ static const struct {
 	 XY_ONE, false},
 	{"    return x.max() + x.max(1)[0].sum() + y.min(0, keepdim=True)[0] + max(x, y) + x.round().max()\n", XY, false},
 	{"    return sigmoid(x) + silu(y) + x.rsqrt() + y.reciprocal() + clamp(x, 1.1, 2.1) + x.clamp(min=y * 0.5 + 0.125)\n", XY, true},
+	{"    return x.clamp(-1.5, 0.5) * y + x.clamp(max=0.25) + y.double().clamp(min=-0.75) + maximum(x, 1.0) * minimum(y, 0)\n", XY, false},
 	{"    return x.mean() + x.mean(1, keepdim=True) + y.var(0) + softmax(x, 1) * y + log_softmax(y, 0)\n", XY, false},
 	{"    return x @ y.T, x.T @ y, (x @ y[0]).sum(), linear(x, y, y[0, :3])\n", XY, false},
 	{"    return x @ y\n", "x = randn(2, 3, 4, requires_grad=True)\ny = randn(4, 5, requires_grad=True)\ng(x, y)\n",
@@ -295,6 +319,122 @@ START_TEST(test_recompute_wins)
 }
 END_TEST
 
+/* the bytes the last partition saves beyond the primals */
+static int64_t saved_beyond_primals(void)
+{
+	int64_t bytes = last.saved_bytes;
+	for (int k = 0; k < last.nsaved; k++) {
+		const struct gnode *n = &last.fwd->nodes[last.fwd->outputs[last.noutputs + k]];
+		if (n->kind == GN_INPUT)
+			bytes -= 4 * 12; /* the f32[3, 4] primals */
+	}
+	return bytes;
+}
+
+static int count_op(const struct graph *g, int op)
+{
+	int k = 0;
+	for (int i = 0; i < g->nnodes; i++)
+		k += g->nodes[i].kind == GN_OP && g->nodes[i].op == op;
+	return k;
+}
+
+/* every case's gradients under AOT_RECOMPUTE_BUDGET, with no budget (each
+ * node recomputed that can be) and with room for everything (nothing
+ * recomputed but what costs no kernel) */
+START_TEST(test_rules_budget)
+{
+	policy = (struct aot_policy){AOT_RECOMPUTE_BUDGET, 0};
+	check_program(cases[_i].body, cases[_i].args, cases[_i].positive, 0);
+	drop_graphs();
+	policy.budget = INT64_MAX;
+	check_program(cases[_i].body, cases[_i].args, cases[_i].positive, 0);
+	drop_graphs();
+	policy = (struct aot_policy){AOT_RECOMPUTE_CHEAP, 0};
+}
+END_TEST
+
+/* sin, cos, mul, mul: eager keeps sin(x), cos(sin(x)) and its square (x
+ * and y are the caller's), 3 * 48 bytes. With that budget the forward
+ * computes its own nodes only and backward runs no forward kernel again;
+ * with none it recomputes sin and cos from x, as AOT_RECOMPUTE_CHEAP
+ * does; in between, the kernels that free the most bytes for their time
+ * are recomputed first: a mul rather than a sin. */
+START_TEST(test_budget)
+{
+	const char *body = "    a = x.sin()\n    b = a.cos()\n    return b * b * y\n";
+	check_program(body, XY_ONE, false, 0);
+	bool rg[2] = {true, false};
+	ck_assert_int_eq(aot_eager_saved_bytes(graphs[0], rg), 3 * 48);
+	rg[0] = false;
+	ck_assert_int_eq(aot_eager_saved_bytes(graphs[0], rg), 0);
+	drop_graphs();
+
+	policy = (struct aot_policy){AOT_RECOMPUTE_BUDGET, 3 * 48};
+	check_program(body, XY_ONE, false, 0);
+	/* the rules' sin(a) (of cos) and cos(x) (of sin) run in backward,
+	 * on a and x: no more kernels, and none in the forward */
+	ck_assert_int_eq(count_op(last.fwd, OPS_sin) + count_op(last.fwd, OPS_cos), 2);
+	ck_assert_int_eq(count_op(last.bwd, OPS_sin) + count_op(last.bwd, OPS_cos), 2);
+	ck_assert_int_eq(last.nrecomputed, 2);
+	ck_assert_int_eq(saved_beyond_primals(), 2 * 48);
+	drop_graphs();
+
+	policy.budget = 0;
+	check_program(body, XY_ONE, false, 0);
+	ck_assert_int_eq(saved_beyond_primals(), 0);
+	ck_assert_int_eq(last.saved_bytes, 2 * 48);
+	ck_assert_int_ge(count_op(last.bwd, OPS_sin), 2);
+	drop_graphs();
+
+	/* a * b needs sin(x) and x * 3; room for one: x * 3 is made again
+	 * (a mul), sin(x) saved */
+	policy.budget = 48;
+	check_program("    a = x.sin()\n    b = x * 3\n    return a * b * y\n", XY_ONE, false, 0);
+	ck_assert_int_le(saved_beyond_primals(), 48);
+	ck_assert_int_eq(count_op(last.bwd, OPS_sin), 0);
+	int again = 0;
+	for (int i = 0; i < last.bwd->nnodes; i++) {
+		const struct gnode *n = &last.bwd->nodes[i];
+		again += n->kind == GN_OP && n->op == OPS_mul && n->args[0].kind == GARG_NODE &&
+			 !strcmp(last.bwd->nodes[n->args[0].node].name, "x");
+	}
+	ck_assert_int_eq(again, 1);
+	ck_assert_str_eq(saved_name(last.nsaved - 1), "sin");
+	drop_graphs();
+	policy = (struct aot_policy){AOT_RECOMPUTE_CHEAP, 0};
+}
+END_TEST
+
+/* whether the joint has a node op(_, number) */
+static bool has_op_by(const struct graph *g, int op, double k)
+{
+	for (int i = 0; i < g->nnodes; i++) {
+		const struct gnode *n = &g->nodes[i];
+		if (n->kind == GN_OP && n->op == op && n->nargs == 2 && n->args[1].kind == GARG_CONST &&
+		    ((n->args[1].constant.tag == VAL_INT && n->args[1].constant.i == k) ||
+		     (n->args[1].constant.tag == VAL_FLOAT && n->args[1].constant.f == k)))
+			return true;
+	}
+	return false;
+}
+
+/* the peephole: sigmoid's div(1, 1 + exp(-x)) differentiates to
+ * g / b^2 * exp(-x) with no neg (the div's, exp's and neg's signs
+ * cancel) and no g * 1; a double negation is none; cos keeps its one */
+START_TEST(test_peephole)
+{
+	/* nothing recomputed: the backward's nodes are the rules' */
+	policy = (struct aot_policy){AOT_RECOMPUTE_BUDGET, INT64_MAX};
+	check_program("    return sigmoid(x) * y, -(-x) * y, x.cos()\n", XY, false, 0);
+	policy = (struct aot_policy){AOT_RECOMPUTE_CHEAP, 0};
+	ck_assert_int_eq(count_op(last.bwd, OPS_neg), 1);
+	ck_assert_int_eq(count_op(last.bwd, OPS_exp), 0);
+	ck_assert(!has_op_by(last_joint.g, OPS_mul, 1));
+	drop_graphs();
+}
+END_TEST
+
 /* relu after a matmul: the bool mask (1 byte an element) beats the
  * matmul's result (4), which is no pointwise op to recompute from x, y */
 START_TEST(test_save_wins)
@@ -361,7 +501,7 @@ START_TEST(test_no_rule)
 	ck_assert_int_eq(aot_joint(d, rg, &j), 0);
 	ck_assert_int_eq(j.ntangents, 0);
 	struct aot_partition p;
-	ck_assert_int_eq(aot_partition(&j, &p), 0);
+	ck_assert_int_eq(aot_partition(&j, &policy, &p), 0);
 	ck_assert_int_eq(p.nsaved, 0);
 	ck_assert_int_eq(p.saved_bytes, 0);
 	ck_assert_int_eq(p.bwd->noutputs, 0);
@@ -430,7 +570,10 @@ static Suite *autodiff_suite(void)
 	tcase_add_loop_test(tc, test_rules, 0, (int)(sizeof cases / sizeof *cases));
 	tcase_add_test(tc, test_unused_output);
 	tcase_add_test(tc, test_dynamic);
+	tcase_add_loop_test(tc, test_rules_budget, 0, (int)(sizeof cases / sizeof *cases));
 	tcase_add_test(tc, test_recompute_wins);
+	tcase_add_test(tc, test_budget);
+	tcase_add_test(tc, test_peephole);
 	tcase_add_test(tc, test_save_wins);
 	tcase_add_test(tc, test_source_lines);
 	tcase_add_test(tc, test_no_rule);

@@ -615,6 +615,51 @@ START_TEST(test_erase_nodes)
 }
 END_TEST
 
+/* a part of a graph: abs(a) + 1 given as an input named add, the div
+ * reading it, abs dropped; the copy outlives the original */
+START_TEST(test_extract)
+{
+	struct graph *g = toy_graph();
+	int order[3] = {0, 2, 3};
+	const char *as_input[3] = {NULL, "saved[0]", NULL};
+	int outs[1] = {3};
+	struct graph *c = graph_extract(g, 3, order, as_input, 1, outs);
+	graph_free(g);
+	ck_assert_ptr_nonnull(c);
+	ck_assert_str_eq(listing(c), "graph 0/0 toy_example (toy.tj:1) \xc2\xb7 1 op\n"
+				     "  a: f32[10] = input L['a']\n"
+				     "  add: f32[10] = input saved[0]\n"
+				     "  div: f32[10] = div(a, add)               # toy.tj:2  x = a / (abs(a) + 1)\n"
+				     "  return (div,)\n");
+	struct strbuf why = STRBUF_INIT;
+	ck_assert_int_eq(graph_verify(c, &why), 0);
+	sb_release(&why);
+	/* its names are its own: add taken, div too */
+	ck_assert_str_eq(graph_fresh_name(c, "add"), "add_1");
+	ck_assert_str_eq(graph_fresh_name(c, "div"), "div_1");
+	ck_assert_int_eq(c->nnodes, 3);
+	graph_free(c);
+}
+END_TEST
+
+/* a copy knows its nodes' names when it first makes one, even after a
+ * pass took its list apart (the decomposition rebuilds it front to back) */
+START_TEST(test_copy_names)
+{
+	struct graph *g = toy_graph();
+	struct graph *c = graph_copy(g);
+	graph_free(g);
+	int n = c->nnodes;
+	c->nnodes = 0;
+	ck_assert_str_eq(graph_fresh_name(c, "add"), "add_1");
+	ck_assert_str_eq(graph_fresh_name(c, "a"), "a_1");
+	ck_assert_str_eq(graph_fresh_name(c, "mul"), "mul");
+	c->nnodes = n;
+	ck_assert_str_eq(graph_fresh_name(c, "add"), "add_2");
+	graph_free(c);
+}
+END_TEST
+
 /* a decomposition: div(a, add) becomes mul(a, reciprocal(add)), the new
  * nodes before their users, keeping the stack of the node they replace */
 START_TEST(test_insert_before)
@@ -817,6 +862,8 @@ static Suite *graph_suite(void)
 	tcase_add_test(passes, test_replace_uses_then_erase);
 	tcase_add_test(passes, test_insert_before);
 	tcase_add_test(passes, test_erase_nodes);
+	tcase_add_test(passes, test_extract);
+	tcase_add_test(passes, test_copy_names);
 	tcase_add_test(passes, test_verify);
 	tcase_add_test_raise_signal(passes, test_check_aborts, SIGABRT);
 	tcase_add_test(passes, test_copy_independent);

@@ -176,14 +176,14 @@ check "aot_eager with grad: the graphs of the three stages" "$db" \
 	"SELECT stage, op_count, substr(listing, 1, instr(listing, char(10)) - 1) FROM graphs ORDER BY id" \
 	"captured|3|graph 0/0 f (aotg.tj:1) · 3 ops
 aot_forward|6|graph 0/0 f (aotg.tj:1) [aot_forward] · 6 ops
-aot_backward|13|graph 0/0 f (aotg.tj:1) [aot_backward] · 13 ops"
+aot_backward|7|graph 0/0 f (aotg.tj:1) [aot_backward] · 7 ops"
 check "aot_eager with grad: the forward returns the loss and the saved" "$db" \
 	"SELECT n.args FROM graphs gr JOIN nodes n ON n.graph_id = gr.id WHERE gr.stage = 'aot_forward' AND n.kind = 'output'" \
-	"sum_1, x, w"
+	"sum_1, w, exp"
 check "aot_eager with grad: the backward's inputs" "$db" \
 	"SELECT n.idx, n.name, n.args, n.shape FROM graphs gr JOIN nodes n ON n.graph_id = gr.id WHERE gr.stage = 'aot_backward' AND n.kind = 'input' ORDER BY n.idx" \
-	"0|x|L['x']|[2]
-1|w|L['w']|[2]
+	"0|w|L['w']|[2]
+1|exp|saved[0]|[2]
 2|tangents_1|tangents[0]|[]"
 check "aot_eager with grad: decompose, joint and partition are phases of the backend's" "$db" \
 	"SELECT position, name, parent FROM compile_phases ORDER BY position" \
