@@ -249,9 +249,11 @@ void *aot_compile_with(struct compile_ctx *cc, const struct graph *g, const stru
 	if (runner && leaf)
 		runner = NULL;
 	grad = grad && !leaf;
-	/* the kernels run one by one: recompute only within eager's memory
-	 * (a runner that fuses could ask for AOT_RECOMPUTE_CHEAP) */
-	struct aot_policy policy = {AOT_RECOMPUTE_BUDGET, grad ? aot_eager_saved_bytes(g, rg) : 0};
+	/* eager kernels run one by one: recompute only within eager's memory;
+	 * a runner fuses (inductor), so cheap ops recomputed in backward's
+	 * kernels cost no pass over memory: save the fewest tensors */
+	struct aot_policy policy = {runner ? AOT_RECOMPUTE_CHEAP : AOT_RECOMPUTE_BUDGET,
+				    grad && !runner ? aot_eager_saved_bytes(g, rg) : 0};
 	/* names the op and the user line when a composite cannot be decomposed */
 	if (aot_decompose_keeping(a->forward, cc, grad ? NULL : acts_on_tape) < 0)
 		goto fail;
