@@ -489,7 +489,7 @@ value explain_builtin(struct vm *vm, const value *args, int nargs, value kwnames
 	s.listener.on_compile = session_on_compile;
 	compile_log_listen(rt->log, &s.listener);
 	explain_depth++;
-	value r = frame_eval_call_private(vm, args[0], args + 1, nargs - 1, kwnames, backend_default());
+	value r = frame_eval_call_private(vm, args[0], args + 1, nargs - 1, kwnames, &backend_eager);
 	explain_depth--;
 	compile_log_unlisten(rt->log, &s.listener);
 	if (val_is_err(r)) {

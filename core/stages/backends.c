@@ -20,7 +20,7 @@ static const struct backend *const backends[] = {
 
 const struct backend *backend_default(void)
 {
-	return &backend_eager;
+	return &backend_inductor;
 }
 
 void backend_names(struct strbuf *out)

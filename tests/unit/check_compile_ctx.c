@@ -170,13 +170,15 @@ START_TEST(test_backend_table)
 	ck_assert_str_eq(sb.buf, "eager, aot_eager, inductor, relu_compile_error_TESTING_ONLY, "
 				 "relu_runtime_error_TESTING_ONLY, relu_accuracy_error_TESTING_ONLY");
 	sb_release(&sb);
-	ck_assert_ptr_eq(backend_find("eager"), backend_default());
-	ck_assert(backend_default()->rerun_on_error);
+	/* compile() with no backend uses inductor, as torch.compile does */
+	ck_assert_ptr_eq(backend_find("inductor"), backend_default());
+	ck_assert(backend_find("eager")->rerun_on_error);
 	ck_assert(!backend_find("inductor")->rerun_on_error);
-	/* aot_eager falls back to eager on a graph it cannot compile; the
-	 * testing backends fail, as compilers that crash */
-	ck_assert_ptr_eq(backend_find("aot_eager")->fallback, backend_default());
-	ck_assert_ptr_null(backend_default()->fallback);
+	/* inductor falls back to aot_eager, aot_eager to eager, on a graph it
+	 * cannot compile; the testing backends fail, as compilers that crash */
+	ck_assert_ptr_eq(backend_find("inductor")->fallback, backend_find("aot_eager"));
+	ck_assert_ptr_eq(backend_find("aot_eager")->fallback, backend_find("eager"));
+	ck_assert_ptr_null(backend_find("eager")->fallback);
 	ck_assert_ptr_null(backend_find("relu_compile_error_TESTING_ONLY")->fallback);
 	ck_assert_ptr_eq(backend_find("relu_accuracy_error_TESTING_ONLY"), &backend_testing_relu_accuracy_error);
 	ck_assert_ptr_null(backend_find("Eager"));
