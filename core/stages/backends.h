@@ -13,7 +13,7 @@
 /* The backend named name, or NULL after tj_error_set("unknown backend 'x'
  * (valid: eager, aot_eager, ...)"). */
 const struct backend *backend_find(const char *name);
-const struct backend *backend_default(void);   /* eager */
+const struct backend *backend_default(void);   /* inductor, as torch.compile */
 /* the valid names, comma-separated */
 void backend_names(struct strbuf *out);
 
