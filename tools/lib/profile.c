@@ -1918,6 +1918,10 @@ bool profile_diff_print(const struct profile *a, const struct profile *b, struct
 	count_row(out, "compiles", a->compiles, b->compiles);
 	count_row(out, "graphs", a->graphs, b->graphs);
 	count_row(out, "ops", a->ops, b->ops);
+	if (a->kernels || b->kernels) {
+		count_row(out, "kernels compiled", a->kernels - a->kernels_cached, b->kernels - b->kernels_cached);
+		count_row(out, "kernels cached", a->kernels_cached, b->kernels_cached);
+	}
 
 	sb_putc(out, '\n');
 	if (d.new_things)

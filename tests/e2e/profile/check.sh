@@ -274,6 +274,10 @@ compare "run inductor again: no codegen, every kernel from the cache" "$work/ind
 json "inductor2.json" "$work/inductor2.json" '$.compile_time.kernels_compiled' "0"
 json "inductor2.json" "$work/inductor2.json" '$.compile_time.kernels_cached' "2"
 json "aot.json: no kernels" "$work/aot.json" '$.compile_time.kernels_compiled' "0"
+expect 0 "diff inductor 1 2" "$prof" diff --db inductor.db 1 2
+normalize <"$work/out" | grep -E '^  kernels ' >"$work/inddiff"
+printf '%s\n' "  kernels compiled 2 0 -2" "  kernels cached 0 2 +2" >"$work/inddiff.want"
+compare "diff inductor 1 2: the kernels compiled and cached" "$work/inddiff.want" "$work/inddiff"
 TJIT_CACHE_DIR=$saved_cache_dir
 [ -n "$TJIT_CACHE_DIR" ] || unset TJIT_CACHE_DIR
 
