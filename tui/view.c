@@ -1922,7 +1922,8 @@ static int export_graph(struct tui *t)
 		set_status(t, true, "no graph here: select a compile or a graph");
 		return TUI_HANDLED | TUI_REDRAW;
 	}
-	if (!t->o.export_graph) {
+	tui_export_fn fn = v->cls == &kernel_class && t->o.export_kernels ? t->o.export_kernels : t->o.export_graph;
+	if (!fn) {
 		set_status(t, true, "d: exporting needs viz/ (tjit-dot), which this build does not have");
 		return TUI_HANDLED | TUI_REDRAW;
 	}
@@ -1931,7 +1932,7 @@ static int export_graph(struct tui *t)
 	for (int i = 0; i < 2; i++) {
 		char *path = xasprintf("%s/graph-%lld.%s", dir, (long long)id, formats[i]);
 		char *err = NULL;
-		if (t->o.export_graph(t->q, id, formats[i], path, 0, &err) < 0) {
+		if (fn(t->q, id, formats[i], path, 0, &err) < 0) {
 			set_status(t, true, "%s: %s", path, err ? err : "cannot export");
 			free(err);
 			free(path);

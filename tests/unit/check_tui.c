@@ -305,6 +305,21 @@ START_TEST(test_drill_to_graph)
 END_TEST
 
 /* 500 compiles with pages of 20 and a window of at most 60 rows */
+static int kernels_exported;
+
+static int fake_export_kernels(struct dbq *dq, int64_t graph_id, const char *format, const char *path,
+			       int max_nodes, char **err)
+{
+	(void)dq;
+	(void)graph_id;
+	(void)format;
+	(void)path;
+	(void)max_nodes;
+	(void)err;
+	kernels_exported++;
+	return 0;
+}
+
 /* an inductor compile: its kernels listed (compiled or cached), the
  * backend's phases summed by name and wrapped; Enter on a kernel: the
  * nodes it fused over their source lines, its loop IR, its LLVM IR */
@@ -346,7 +361,8 @@ START_TEST(test_kernels)
 	db_end_run(w, 0);
 	db_close(w);
 
-	open_tui(NULL, 24, 80);
+	struct tui_options o = {.export_kernels = fake_export_kernels, .export_dir = tmpdir};
+	open_tui(&o, 24, 80);
 	keys("\r\r\r");
 	ck_assert_str_eq(tui_view_name(t), "compile");
 	ck_screen_has("kernel k_1                pointwise compiled  12.50 ms  mul");
@@ -368,6 +384,12 @@ START_TEST(test_kernels)
 	ck_screen_has("loop IR:\n  kernel k_1(buf0: in float32 x)\n    for v0 in 0..2:\n");
 	ck_screen_has("LLVM IR:\n  define void @k_1(ptr %0) {\n    ret void\n  }\n");
 	ck_screen_has("Tab:pane  d:dot");
+	/* d: the graph with its kernels' clusters, graph 2 (aot_forward) */
+	keys("d");
+	ck_assert_int_eq(kernels_exported, 2);
+	char want[600];
+	snprintf(want, sizeof want, "wrote graph-2.dot and graph-2.svg in %s", tmpdir);
+	ck_assert_str_eq(tui_status(t), want);
 	/* Enter on the node: its source line */
 	key(TUI_KEY_ENTER);
 	ck_assert_str_eq(tui_view_name(t), "source");
