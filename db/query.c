@@ -42,6 +42,8 @@ enum stmt {
 	Q_NODES,
 	Q_SAVED,
 	Q_COMPILE_BACKEND_PHASES,
+	Q_KERNELS,
+	Q_KERNEL_COUNTS,
 	/* ---- tjit-tui ---- */
 	Q_TUI_COMPILES_BEFORE,
 	Q_TUI_FRAME_COMPILES_AFTER,
@@ -136,6 +138,13 @@ static const char *const stmt_sql[Q_COUNT] = {
 				     " ORDER BY p.position",
 	[Q_SAVED] = "SELECT idx, graph_id, node_idx, name, dtype, shape, bytes"
 		    " FROM aot_saved WHERE compile_id = ?1 ORDER BY idx",
+	/* a compile's kernels: by graph (graphs_compile), then launch order */
+	[Q_KERNELS] = "SELECT k.graph_id, g.stage, k.idx, k.name, k.kind, k.hash, k.fused_nodes, k.loop_ir,"
+		      " k.llvm_ir, k.cache_hit, k.codegen_ms"
+		      " FROM graphs g JOIN kernels k ON k.graph_id = g.id WHERE g.compile_id = ?1 ORDER BY g.id, k.idx",
+	[Q_KERNEL_COUNTS] = "SELECT count(k.id), coalesce(sum(k.cache_hit), 0) FROM compiles c"
+			    " JOIN graphs g ON g.compile_id = c.id JOIN kernels k ON k.graph_id = g.id"
+			    " WHERE c.run_id = ?1",
 	/* ---- tjit-tui: pages in both directions by a key range ---- */
 	[Q_TUI_COMPILES_BEFORE] = COMPILES_SELECT " WHERE c.run_id = ?1 AND c.id < ?2 ORDER BY c.id DESC LIMIT ?3",
 	[Q_TUI_FRAME_COMPILES_AFTER] = COMPILES_SELECT " WHERE c.frame_id = ?1 AND c.compile_index > ?2"
@@ -1046,6 +1055,51 @@ int dbq_saved(struct dbq *q, int64_t compile_id, struct dbq_saved **out, int *n,
 void dbq_saved_free(struct dbq_saved *s, int n)
 {
 	free_rows(&saved_type, s, n);
+}
+
+#define F(field, kind, col) {col, kind, offsetof(struct dbq_kernel, field)}
+static const struct col kernel_cols[] = {
+	F(graph_id, COL_I64, 0), F(stage, COL_TEXT, 1), F(idx, COL_INT, 2), F(name, COL_TEXT, 3),
+	F(kind, COL_TEXT, 4), F(hash, COL_TEXT, 5), F(fused_nodes, COL_TEXT, 6), F(loop_ir, COL_TEXT, 7),
+	F(llvm_ir, COL_TEXT_NULL, 8), F(cache_hit, COL_INT, 9), F(codegen_ms, COL_DOUBLE, 10),
+};
+#undef F
+static const struct row_type kernel_type = ROW_TYPE(struct dbq_kernel, kernel_cols);
+
+int dbq_kernels(struct dbq *q, int64_t compile_id, struct dbq_kernel **out, int *n, char **err)
+{
+	sqlite3_stmt *st = list_begin(q, Q_KERNELS, out, n, err);
+	if (!st)
+		return -1;
+	sqlite3_bind_int64(st, 1, compile_id);
+	return collect(q, st, (void **)out, n, &kernel_type, err);
+}
+
+void dbq_kernels_free(struct dbq_kernel *k, int n)
+{
+	free_rows(&kernel_type, k, n);
+}
+
+int dbq_kernel_counts(struct dbq *q, int64_t run_id, int64_t *kernels, int64_t *cached, char **err)
+{
+	*kernels = *cached = 0;
+	sqlite3_stmt *st = stmt(q, Q_KERNEL_COUNTS, err);
+	if (!st)
+		return -1;
+	sqlite3_bind_int64(st, 1, run_id);
+	int rc = sqlite3_step(st);
+	if (rc == SQLITE_ROW) {
+		*kernels = sqlite3_column_int64(st, 0);
+		*cached = sqlite3_column_int64(st, 1);
+		rc = sqlite3_step(st);
+	}
+	if (rc != SQLITE_DONE) {
+		sql_err(q, err);
+		sqlite3_reset(st);
+		return -1;
+	}
+	sqlite3_reset(st);
+	return 0;
 }
 
 /* ---- tjit-tui ---- */

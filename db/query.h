@@ -233,6 +233,25 @@ struct dbq_saved {
 int dbq_saved(struct dbq *q, int64_t compile_id, struct dbq_saved **out, int *n, char **err);
 void dbq_saved_free(struct dbq_saved *s, int n);
 
+/* An inductor kernel (kernels), with the stage of the graph it belongs to
+ * (aot_forward, aot_backward, or captured). */
+struct dbq_kernel {
+	int64_t graph_id;
+	char *stage;
+	int idx;              /* launch order within its graph */
+	char *name, *kind, *hash;
+	char *fused_nodes;    /* "mul, add, tanh": names of the graph's nodes */
+	char *loop_ir;
+	char *llvm_ir;        /* NULL: taken from the cache, none generated */
+	int cache_hit;
+	double codegen_ms;
+};
+/* The kernels of a compile, by graph then launch order (none but inductor's). */
+int dbq_kernels(struct dbq *q, int64_t compile_id, struct dbq_kernel **out, int *n, char **err);
+void dbq_kernels_free(struct dbq_kernel *k, int n);
+/* The kernels of a run's compiles: *kernels in all, *cached of them from the kernel cache. */
+int dbq_kernel_counts(struct dbq *q, int64_t run_id, int64_t *kernels, int64_t *cached, char **err);
+
 /* ---- tjit-tui: pages in both directions ----
  *
  * The explorer shows a window of rows around its cursor and fetches more

@@ -221,7 +221,10 @@ static int cmd_graph(int argc, char **argv)
 		    viz_compile_graph(q, run_id, o.compile, o.stage, &id, &err) < 0)
 			status = fail(err);
 	}
-	if (status == 0 && viz_export_graph(q, id, o.format, o.output, o.max, &err) < 0)
+	/* --stage inductor: the graph its kernels compute, a cluster per kernel */
+	bool kernels = o.stage && strcmp(o.stage, "inductor") == 0;
+	if (status == 0 && (kernels ? viz_export_kernels(q, id, o.format, o.output, o.max, &err)
+				    : viz_export_graph(q, id, o.format, o.output, o.max, &err)) < 0)
 		status = fail(err);
 	dbq_close(q);
 	return util_finish_stdout(NAME, status);

@@ -145,6 +145,7 @@ int main(int argc, char **argv)
 	}
 	struct tui_options to = {
 		.export_graph = viz_export_graph,
+		.export_kernels = viz_export_kernels,
 		.export_dir = ".",
 	};
 	struct tui *t = tui_new(q, &to, 24, 80, &err);

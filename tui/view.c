@@ -92,6 +92,7 @@ enum target {
 	T_GRAPH,      /* ref: graph id */
 	T_GUARDS,     /* s1: the compile's label */
 	T_SOURCE,     /* line, s2: the file */
+	T_KERNEL,     /* ref: the graph id, kernel: its launch order there */
 };
 
 struct row {
@@ -101,6 +102,7 @@ struct row {
 	char *s1, *s2;       /* a break place's code and file; a label; a filter */
 	int line;            /* a source line; 0: none */
 	enum target target;
+	int kernel;          /* T_KERNEL: the kernel's idx in graph ref */
 	int mark_len;        /* a margin of markers at the start of text */
 	int text_at;         /* a filter matches the text from here on */
 };
@@ -193,6 +195,7 @@ struct view {
 	int line;                 /* a source line to open at */
 	char *file;               /* ... in this file */
 	int current_line;         /* the source line shown as current (0: none) */
+	int kernel;               /* an inductor kernel's idx in graph graph_id */
 	int npanes, focus;
 	struct pane pane[2];
 };
@@ -984,22 +987,76 @@ static int add_saved_row(struct tui *t, struct pane *p, const struct dbq_compile
 	return 0;
 }
 
+/* inductor's kernels, in launch order (Enter: the kernel's IR beside the
+ * source): name, kind, generated or from the kernel cache, codegen time,
+ * the graph nodes it fused */
+static int add_kernel_rows(struct tui *t, struct pane *p, int64_t compile_id, char **err)
+{
+	struct dbq_kernel *k = NULL;
+	int n = 0;
+	if (dbq_kernels(t->q, compile_id, &k, &n, err) < 0)
+		return -1;
+	for (int i = 0; i < n; i++) {
+		char ms[32];
+		fmt_ms(ms, sizeof ms, k[i].codegen_ms);
+		struct row *r = add_text_row(p, T_KERNEL, "kernel %-18s %-9s %-8s %9s  %s", k[i].name, k[i].kind,
+					     k[i].cache_hit ? "cached" : "compiled", ms, k[i].fused_nodes);
+		r->ref = k[i].graph_id;
+		r->kernel = k[i].idx;
+	}
+	dbq_kernels_free(k, n);
+	return 0;
+}
+
 /* the phases the backend timed inside its time (aot_eager's decompose,
- * joint, partition), when it did */
+ * joint, partition; inductor's schedule, lower, and per kernel codegen,
+ * llvm_optimize, jit), summed by name, when it did; the row wraps at 80
+ * columns under its first phase */
 static int add_phases_row(struct tui *t, struct pane *p, int64_t compile_id, char **err)
 {
 	struct dbq_phase *ph = NULL;
 	int n = 0;
 	if (dbq_compile_backend_phases(t->q, compile_id, &ph, &n, err) < 0)
 		return -1;
-	struct strbuf text = STRBUF_INIT;
+	int m = 0;
 	for (int k = 0; k < n; k++) {
+		int j = 0;
+		while (j < m && strcmp(ph[j].name, ph[k].name) != 0)
+			j++;
+		if (j < m) {
+			ph[j].ms += ph[k].ms;
+			continue;
+		}
+		if (j != k) {
+			struct dbq_phase tmp = ph[j];
+			ph[j] = ph[k];
+			ph[k] = tmp;
+		}
+		m++;
+	}
+	struct strbuf text = STRBUF_INIT;
+	sb_puts(&text, "in backend: ");
+	int width = 12;
+	for (int k = 0; k < m; k++) {
+		char piece[96];
 		char ms[32];
 		fmt_ms(ms, sizeof ms, ph[k].ms);
-		sb_printf(&text, "%s%s %s", k ? " · " : "", ph[k].name, ms);
+		int w = snprintf(piece, sizeof piece, "%s %s", ph[k].name, ms);
+		if (k && width + 3 + w > 78) {
+			sb_puts(&text, " ·");
+			add_text_row(p, T_NONE, "%s", sb_str(&text));
+			sb_reset(&text);
+			sb_puts(&text, "            ");
+			width = 12;
+		} else if (k) {
+			sb_puts(&text, " · ");
+			width += 3;
+		}
+		sb_puts(&text, piece);
+		width += w;
 	}
-	if (n)
-		add_text_row(p, T_NONE, "in backend: %s", sb_str(&text));
+	if (m)
+		add_text_row(p, T_NONE, "%s", sb_str(&text));
 	sb_release(&text);
 	dbq_phases_free(ph, n);
 	return 0;
@@ -1036,7 +1093,7 @@ static int build_compile(struct tui *t, struct view *v, int i, char **err)
 	dbq_graphs_free(g, n);
 	if (n == 0)
 		add_text_row(p, T_NONE, "no graph");
-	if (c.partitioned && add_saved_row(t, p, &c, err) < 0) {
+	if ((c.partitioned && add_saved_row(t, p, &c, err) < 0) || add_kernel_rows(t, p, c.id, err) < 0) {
 		dbq_compile_release(&c);
 		return -1;
 	}
@@ -1338,6 +1395,117 @@ static int64_t graph_graph_of(struct tui *t, struct view *v, const struct row *r
 static const struct view_class graph_class = {
 	.name = "graph", .open = open_graph, .rebuild = build_graph, .graph_of = graph_graph_of, .moved = graph_moved};
 
+/* -- an inductor kernel: the graph nodes it fused, its loop IR and LLVM
+ * IR, with the source pane of the graph view -- */
+
+/* name is one of list's "a, b, c" */
+static bool in_list(const char *list, const char *name)
+{
+	size_t len = strlen(name);
+	for (const char *p = list; *p;) {
+		size_t w = strcspn(p, ", ");
+		if (w == len && strncmp(p, name, len) == 0)
+			return true;
+		p += w;
+		p += strspn(p, ", ");
+	}
+	return false;
+}
+
+/* a row per line of text, indented */
+static void add_text_lines(struct pane *p, const char *text)
+{
+	while (*text) {
+		const char *nl = strchr(text, '\n');
+		int len = nl ? (int)(nl - text) : (int)strlen(text);
+		add_text_row(p, T_NONE, "  %.*s", len, text);
+		text += len + (nl ? 1 : 0);
+	}
+}
+
+/* the listing's rows of the nodes kernel k fused (line j + 1 of the
+ * listing is node j), each pointing at its source line */
+static void add_fused_rows(struct pane *p, const struct dbq_graph *g, const struct dbq_node *nd, int n,
+			   const struct dbq_kernel *k)
+{
+	const char *s = g->listing;
+	for (int line = 0; *s; line++) {
+		const char *nl = strchr(s, '\n');
+		int len = nl ? (int)(nl - s) : (int)strlen(s);
+		int j = line - 1;
+		if (j >= 0 && j < n && in_list(k->fused_nodes, nd[j].name)) {
+			struct row *r = add_text_row(p, T_SOURCE, "%.*s", len, s);
+			if (nd[j].file) {
+				r->line = nd[j].line;
+				r->s2 = xstrdup(nd[j].file);
+			}
+		}
+		s += len + (nl ? 1 : 0);
+	}
+}
+
+static int build_kernel(struct tui *t, struct view *v, int i, char **err)
+{
+	if (i == 1)
+		return build_source_rows(t, v->run_id, &v->pane[1], &v->file, err);
+	struct pane *p = &v->pane[0];
+	rows_release(&p->all);
+	struct dbq_graph g;
+	if (dbq_graph_get(t->q, v->graph_id, &g, err) < 0)
+		return -1;
+	v->run_id = g.run_id;
+	struct dbq_node *nd = NULL;
+	struct dbq_kernel *k = NULL;
+	int n = 0, nk = 0, rc = -1;
+	if (dbq_nodes(t->q, v->graph_id, &nd, &n, err) < 0 || dbq_kernels(t->q, g.compile_id, &k, &nk, err) < 0)
+		goto cleanup;
+	const struct dbq_kernel *kr = NULL;
+	for (int j = 0; j < nk && !kr; j++)
+		if (k[j].graph_id == v->graph_id && k[j].idx == v->kernel)
+			kr = &k[j];
+	if (!kr) {
+		*err = xasprintf("no kernel %d in graph %lld", v->kernel, (long long)v->graph_id);
+		goto cleanup;
+	}
+	char ms[32];
+	fmt_ms(ms, sizeof ms, kr->codegen_ms);
+	free(v->header);
+	v->header = xasprintf("%s %s · kernel %s · %s · %s %s", g.label, g.stage, kr->name, kr->kind,
+			      kr->cache_hit ? "from the kernel cache" : "compiled", ms);
+	free(v->crumb);
+	v->crumb = xasprintf("kernel %s", kr->name);
+	add_text_row(p, T_NONE, "fused: %s", kr->fused_nodes);
+	add_fused_rows(p, &g, nd, n, kr);
+	add_text_row(p, T_NONE, "loop IR:");
+	add_text_lines(p, kr->loop_ir);
+	if (kr->llvm_ir) {
+		add_text_row(p, T_NONE, "LLVM IR:");
+		add_text_lines(p, kr->llvm_ir);
+	} else {
+		add_text_row(p, T_NONE, "LLVM IR: none generated (the kernel cache gave the machine code)");
+	}
+	rc = 0;
+cleanup:
+	dbq_kernels_free(k, nk);
+	dbq_nodes_free(nd, n);
+	dbq_graph_release(&g);
+	return rc;
+}
+
+static int open_kernel(struct tui *t, struct view *v, char **err)
+{
+	v->npanes = 2;
+	static_pane(&v->pane[0]);
+	static_pane(&v->pane[1]);
+	if (build_kernel(t, v, 0, err) < 0 || build_kernel(t, v, 1, err) < 0)
+		return -1;
+	v->sep = xasprintf("source: %s", v->file);
+	return 0;
+}
+
+static const struct view_class kernel_class = {
+	.name = "kernel", .open = open_kernel, .rebuild = build_kernel, .graph_of = graph_graph_of, .moved = graph_moved};
+
 /* -- help -- */
 
 static int open_help(struct tui *t, struct view *v, char **err)
@@ -1425,7 +1593,7 @@ static int push(struct tui *t, const struct view_class *cls, struct view *tmpl)
 		pane_reset(t, v, &v->pane[i], 1);
 	if (v->line && cls == &source_class)
 		pane_goto_index(t, v, &v->pane[0], v->line - 1);
-	if (cls == &graph_class) {
+	if (cls == &graph_class || cls == &kernel_class) {
 		/* on the first node that has a source line */
 		struct pane *p = &v->pane[0];
 		for (int i = 0; i < p->win.n; i++)
@@ -1484,6 +1652,10 @@ static int enter(struct tui *t)
 	case T_GUARDS:
 		n.label = xstrdup(r->s1);
 		return push(t, &guards_class, &n);
+	case T_KERNEL:
+		n.graph_id = r->ref;
+		n.kernel = r->kernel;
+		return push(t, &kernel_class, &n);
 	case T_SOURCE:
 		if (!r->line) {
 			set_status(t, false, "no source line");
@@ -1750,7 +1922,8 @@ static int export_graph(struct tui *t)
 		set_status(t, true, "no graph here: select a compile or a graph");
 		return TUI_HANDLED | TUI_REDRAW;
 	}
-	if (!t->o.export_graph) {
+	tui_export_fn fn = v->cls == &kernel_class && t->o.export_kernels ? t->o.export_kernels : t->o.export_graph;
+	if (!fn) {
 		set_status(t, true, "d: exporting needs viz/ (tjit-dot), which this build does not have");
 		return TUI_HANDLED | TUI_REDRAW;
 	}
@@ -1759,7 +1932,7 @@ static int export_graph(struct tui *t)
 	for (int i = 0; i < 2; i++) {
 		char *path = xasprintf("%s/graph-%lld.%s", dir, (long long)id, formats[i]);
 		char *err = NULL;
-		if (t->o.export_graph(t->q, id, formats[i], path, 0, &err) < 0) {
+		if (fn(t->q, id, formats[i], path, 0, &err) < 0) {
 			set_status(t, true, "%s: %s", path, err ? err : "cannot export");
 			free(err);
 			free(path);

@@ -80,6 +80,8 @@ struct tui_options {
 	int profile_max;     /* runs of up to this many compiles get recompiles grouped by guard
 	                        (tools/lib/profile.c); bigger runs list their guard failures (default 20000) */
 	tui_export_fn export_graph;  /* NULL: d reports that it is not available */
+	tui_export_fn export_kernels; /* d in a kernel view: the graph with a cluster per inductor kernel
+	                                 (viz_export_kernels); NULL: export_graph */
 	const char *export_dir;      /* where d writes graph-ID.dot and .svg (default ".") */
 };
 

@@ -16,8 +16,23 @@ static int bad_format(const char *format, char **err)
 	return -1;
 }
 
-int viz_export_graph(struct dbq *q, int64_t graph_id, const char *format, const char *path, int max_nodes,
-		     char **err)
+/* the kernels of graph graph_id, moved to the front of k: how many, or -1 */
+static int kernels_of(struct dbq *q, const struct dbq_graph *gr, struct dbq_kernel **k, int *nk, char **err)
+{
+	if (dbq_kernels(q, gr->compile_id, k, nk, err) < 0)
+		return -1;
+	int m = 0;
+	for (int i = 0; i < *nk; i++)
+		if ((*k)[i].graph_id == gr->id) {
+			struct dbq_kernel t = (*k)[m];
+			(*k)[m++] = (*k)[i];
+			(*k)[i] = t;
+		}
+	return m;
+}
+
+static int export_graph(struct dbq *q, int64_t graph_id, const char *format, const char *path, int max_nodes,
+			bool with_kernels, char **err)
 {
 	if (bad_format(format, err) < 0)
 		return -1;
@@ -26,7 +41,12 @@ int viz_export_graph(struct dbq *q, int64_t graph_id, const char *format, const 
 		return -1;
 	struct dbq_node *nodes = NULL;
 	int n = 0;
-	if (dbq_nodes(q, graph_id, &nodes, &n, err) < 0) {
+	struct dbq_kernel *kernels = NULL;
+	int nk = 0, mine = 0;
+	if (dbq_nodes(q, graph_id, &nodes, &n, err) < 0 ||
+	    (with_kernels && (mine = kernels_of(q, &gr, &kernels, &nk, err)) < 0)) {
+		dbq_kernels_free(kernels, nk);
+		dbq_nodes_free(nodes, n);
 		dbq_graph_release(&gr);
 		return -1;
 	}
@@ -43,6 +63,8 @@ int viz_export_graph(struct dbq *q, int64_t graph_id, const char *format, const 
 		.def_line = have_compile ? c.line : 0,
 		.program = have_run ? run.program : NULL,
 		.source_text = have_run ? run.source_text : NULL,
+		.kernels = kernels,
+		.nkernels = mine,
 	};
 	Agraph_t *g = viz_graph_view(&rows, max_nodes);
 	int rc = viz_output(g, format, path, err);
@@ -51,9 +73,22 @@ int viz_export_graph(struct dbq *q, int64_t graph_id, const char *format, const 
 		dbq_run_release(&run);
 	if (have_compile)
 		dbq_compile_release(&c);
+	dbq_kernels_free(kernels, nk);
 	dbq_nodes_free(nodes, n);
 	dbq_graph_release(&gr);
 	return rc;
+}
+
+int viz_export_graph(struct dbq *q, int64_t graph_id, const char *format, const char *path, int max_nodes,
+		     char **err)
+{
+	return export_graph(q, graph_id, format, path, max_nodes, false, err);
+}
+
+int viz_export_kernels(struct dbq *q, int64_t graph_id, const char *format, const char *path, int max_nodes,
+		       char **err)
+{
+	return export_graph(q, graph_id, format, path, max_nodes, true, err);
 }
 
 /* ---- the run view's rows ---- */
@@ -181,14 +216,26 @@ int viz_compile_graph(struct dbq *q, int64_t run_id, const char *label, const ch
 	struct dbq_graph *g = NULL;
 	int n = 0;
 	int rc = -1;
+	struct dbq_kernel *k = NULL;
+	int nk = 0;
 	if (dbq_graphs_of(q, c.id, &g, &n, err) < 0)
 		goto cleanup;
-	for (int i = 0; i < n; i++)
-		if (strcmp(g[i].stage, stage) == 0) {
-			*graph_id = g[i].id;
-			rc = 0;
-			goto cleanup;
-		}
+	/* inductor's kernels compute the forward graph, or the captured one */
+	bool inductor = strcmp(stage, "inductor") == 0;
+	if (inductor && dbq_kernels(q, c.id, &k, &nk, err) < 0)
+		goto cleanup;
+	const char *want[2] = {stage, NULL};
+	if (inductor && nk) {
+		want[0] = "aot_forward";
+		want[1] = "captured";
+	}
+	for (int w = 0; w < 2 && want[w]; w++)
+		for (int i = 0; i < n; i++)
+			if (strcmp(g[i].stage, want[w]) == 0) {
+				*graph_id = g[i].id;
+				rc = 0;
+				goto cleanup;
+			}
 	if (err) {
 		struct strbuf have = STRBUF_INIT;
 		for (int i = 0; i < n; i++)
@@ -202,6 +249,7 @@ int viz_compile_graph(struct dbq *q, int64_t run_id, const char *label, const ch
 		sb_release(&have);
 	}
 cleanup:
+	dbq_kernels_free(k, nk);
 	dbq_graphs_free(g, n);
 	dbq_compile_release(&c);
 	return rc;

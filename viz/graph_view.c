@@ -112,6 +112,53 @@ static Agraph_t *cluster_of(Agraph_t *g, const char *function)
 	return c;
 }
 
+/* the cluster of inductor kernel k of r, made on first use: its name,
+ * kind, and whether the kernel cache gave it. Its name cannot be an
+ * inlined function's (a tj identifier has no '-'). */
+static Agraph_t *kernel_cluster(Agraph_t *g, const struct viz_graph_rows *r, int k)
+{
+	const struct dbq_kernel *kr = &r->kernels[k];
+	struct strbuf b = STRBUF_INIT;
+	sb_printf(&b, "cluster_kernel-%d", k);
+	Agraph_t *c = agsubg(g, b.buf, 0);
+	if (!c) {
+		c = agsubg(g, b.buf, 1);
+		sb_reset(&b);
+		viz_label_text(&b, kr->name, 40);
+		sb_puts(&b, " (");
+		viz_label_text(&b, kr->kind, 20);
+		sb_puts(&b, kr->cache_hit ? ", cached)" : ")");
+		viz_set(c, "label", b.buf);
+		viz_set(c, "style", "filled");
+		viz_set(c, "color", "#c08a30");
+		viz_set(c, "fillcolor", "#fdf3e1");
+	}
+	sb_release(&b);
+	return c;
+}
+
+/* per node of r, the kernel whose fused_nodes name it ("mul, add, tanh"),
+ * the first when several do; -1: none */
+static int *kernel_of_nodes(const struct viz_graph_rows *r, const struct viz_names *ix)
+{
+	int n = r->nnodes;
+	int *of = xcalloc((size_t)(n > 0 ? n : 1), sizeof *of);
+	for (int i = 0; i < n; i++)
+		of[i] = -1;
+	for (int k = 0; k < r->nkernels; k++) {
+		const char *p = r->kernels[k].fused_nodes ? r->kernels[k].fused_nodes : "";
+		while (*p) {
+			size_t len = strcspn(p, ", ");
+			int i = len ? viz_names_find(ix, p, len) : -1;
+			if (i >= 0 && of[i] < 0)
+				of[i] = k;
+			p += len;
+			p += strspn(p, ", ");
+		}
+	}
+	return of;
+}
+
 static void edge(Agraph_t *g, Agnode_t *t, Agnode_t *h, const char *label, const char *style)
 {
 	Agedge_t *e = agedge(g, t, h, NULL, 1);
@@ -143,6 +190,8 @@ Agraph_t *viz_graph_view(const struct viz_graph_rows *r, int max_nodes)
 	if (gr->stage && strcmp(gr->stage, "captured") != 0)
 		sb_printf(&b, " [%s]", gr->stage);
 	sb_printf(&b, " \xc2\xb7 %lld op%s", (long long)gr->op_count, gr->op_count == 1 ? "" : "s");
+	if (r->nkernels)
+		sb_printf(&b, " \xc2\xb7 %d kernel%s", r->nkernels, r->nkernels == 1 ? "" : "s");
 	viz_set(g, "label", b.buf);
 
 	int n = r->nnodes;
@@ -152,6 +201,7 @@ Agraph_t *viz_graph_view(const struct viz_graph_rows *r, int max_nodes)
 	struct viz_names *ix = viz_names_new(names, n);
 	Agnode_t **made = xcalloc((size_t)(n > 0 ? n : 1), sizeof *made);
 	int *refs = xcalloc((size_t)(n > 0 ? n : 1), sizeof *refs);
+	int *kernel_of = r->nkernels ? kernel_of_nodes(r, ix) : NULL;
 	int ops = 0, cut = 0;
 	Agnode_t *ret = NULL;
 
@@ -163,7 +213,9 @@ Agraph_t *viz_graph_view(const struct viz_graph_rows *r, int max_nodes)
 			continue;
 		}
 		Agraph_t *home = g;
-		if (nd->user_stack && !output) {
+		if (kernel_of && !output && kernel_of[i] >= 0)
+			home = kernel_cluster(g, r, kernel_of[i]);
+		else if (nd->user_stack && !output) {
 			char *fn = innermost_function(nd->user_stack);
 			if (fn)
 				home = cluster_of(g, fn);
@@ -238,6 +290,7 @@ Agraph_t *viz_graph_view(const struct viz_graph_rows *r, int max_nodes)
 	}
 
 	sb_release(&b);
+	free(kernel_of);
 	free(refs);
 	free(made);
 	free(names);

@@ -37,6 +37,12 @@ bool viz_format_binary(const char *format);
 int viz_export_graph(struct dbq *q, int64_t graph_id, const char *format, const char *path, int max_nodes,
 		     char **err);
 
+/* The same drawing with a cluster per inductor kernel of the graph (the
+ * nodes it fused, labeled with its name and kind, and "cached" when the
+ * kernel cache gave it); nodes no kernel computes stay outside. */
+int viz_export_kernels(struct dbq *q, int64_t graph_id, const char *format, const char *path, int max_nodes,
+		       char **err);
+
 /* Run run_id as a chain: a cluster per frame, a node per compile, its
  * graph and its break, the break linked to the frame that resumes after
  * it, recompiles as side branches labelled with the failing guard.
@@ -47,7 +53,9 @@ int viz_export_run(struct dbq *q, int64_t run_id, const char *format, const char
 /* The graph at stage (NULL: "captured") of the compile labelled label
  * ("0/1") in run run_id: 0 with *graph_id, or -1 with *err ("no compile
  * 0/9 in run 3", "compile 0/1 of run 3 has no aot_forward graph (it has:
- * captured)"). */
+ * captured)"). Stage "inductor" is the graph inductor's kernels compute
+ * (for viz_export_kernels): the compile's aot_forward graph, or its
+ * captured one when it has none; a compile without kernels has none. */
 int viz_compile_graph(struct dbq *q, int64_t run_id, const char *label, const char *stage, int64_t *graph_id,
 		      char **err);
 

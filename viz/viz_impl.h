@@ -70,8 +70,13 @@ struct viz_graph_rows {
 	int def_line;
 	const char *program;        /* the run's program, whose text we have */
 	const char *source_text;    /* NULL: not stored */
+	const struct dbq_kernel *kernels; /* inductor's kernels of this graph: a cluster each */
+	int nkernels;
 };
-/* The graph; agclose it. max_nodes as viz_export_graph's. */
+/* The graph; agclose it. max_nodes as viz_export_graph's. With kernels,
+ * the nodes a kernel computes (its fused_nodes) are in its cluster,
+ * labeled with its name and kind; the others (inputs, extern calls such as
+ * matmul, the output) are outside. */
 Agraph_t *viz_graph_view(const struct viz_graph_rows *r, int max_nodes);
 
 /* ---- the run view (viz/run_view.c) ---- */

@@ -339,6 +339,57 @@ static int max_columns(const char *s)
 }
 
 /* long names, paths, messages and values still fit 80 columns */
+/* inductor's kernels: counted from the kernels rows, on their own line of
+ * the compile time and in the JSON; no line for a run without kernels */
+START_TEST(test_kernels)
+{
+	struct db_writer *w = must_open();
+	begin(w, "prog.tj", "fullgraph=0 cache_size_limit=8 eager=0");
+	struct db_frame fr = {0, "f", "prog.tj", 1, 0, 0};
+	int64_t ff = db_log_frame(w, &fr);
+	struct db_node nodes[] = {
+		{"x", "input", NULL, "L['x']", "float32", "[2]", NULL, 0, 0, NULL},
+		{"sin", "op", "sin", "x", "float32", "[2]", "prog.tj", 2, 9, NULL},
+		{"output", "output", NULL, "sin", NULL, NULL, NULL, 0, 0, NULL},
+	};
+	struct db_kernel ks[] = {
+		{"k_1", "pointwise", "h1", "sin", "loop", "ir", 0, 1.0},
+		{"k_2", "pointwise", "h2", "sin", "loop", NULL, 1, 0.1},
+		{"k_3", "pointwise", "h3", "sin", "loop", NULL, 1, 0.1},
+	};
+	struct db_graph g = {"aot_forward", "f", 1, "graph", 3, nodes, 3, ks};
+	struct db_compile c = {.frame_id = ff, .compile_id = "0/0", .reason = "first", .backend = "inductor",
+			       .total_ms = 1.0, .outcome = "ok", .op_count = 1, .ngraphs = 1, .graphs = &g};
+	db_log_compile(w, &c, NULL);
+	db_end_run(w, 0);
+	db_close(w);
+	two_runs(); /* runs 2 and 3: no kernels */
+
+	struct dbq *q = must_query();
+	struct profile p;
+	must_load(q, 1, &p);
+	ck_assert_int_eq(p.kernels, 3);
+	ck_assert_int_eq(p.kernels_cached, 2);
+	struct strbuf sb = STRBUF_INIT;
+	profile_print(&p, &sb, false);
+	ck_assert_msg(strstr(sb.buf, "\n  kernels: 1 compiled, 2 from the cache\n") != NULL, "%s", sb.buf);
+	sb_release(&sb);
+	profile_json(&p, &sb);
+	ck_assert_msg(strstr(sb.buf, "\"kernels_compiled\": 1") != NULL, "%s", sb.buf);
+	ck_assert_msg(strstr(sb.buf, "\"kernels_cached\": 2") != NULL, "%s", sb.buf);
+	sb_release(&sb);
+	struct profile p2;
+	must_load(q, 2, &p2);
+	ck_assert_int_eq(p2.kernels, 0);
+	profile_print(&p2, &sb, false);
+	ck_assert_ptr_null(strstr(sb.buf, "kernels:"));
+	sb_release(&sb);
+	profile_release(&p2);
+	profile_release(&p);
+	dbq_close(q);
+}
+END_TEST
+
 START_TEST(test_80_columns)
 {
 	struct db_writer *w = must_open();
@@ -422,6 +473,7 @@ static Suite *profile_suite(void)
 	tcase_set_timeout(tc, 60);
 	tcase_add_test(tc, test_report_sections);
 	tcase_add_test(tc, test_80_columns);
+	tcase_add_test(tc, test_kernels);
 	tcase_add_test(tc, test_diff);
 	suite_add_tcase(s, tc);
 	return s;

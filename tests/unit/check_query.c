@@ -566,6 +566,70 @@ START_TEST(test_saved)
 }
 END_TEST
 
+/* a compile's kernels by graph and launch order; a run's counts of kernels and cache hits */
+START_TEST(test_kernels)
+{
+	struct db_writer *w = must_open(dbpath);
+	begin(w, "tjit run", prog_text);
+	struct db_frame f = {0, "f", "prog.tj", 1, 0, 0};
+	int64_t fr = db_log_frame(w, &f);
+	struct db_node nodes[] = {
+		{"x", "input", NULL, "L['x']", "float32", "[2]", NULL, 0, 0, NULL},
+		{"sin", "op", "sin", "x", "float32", "[2]", "prog.tj", 2, 9, NULL},
+		{"sum_1", "op", "sum", "sin", "float32", "[]", "prog.tj", 2, 15, NULL},
+		{"output", "output", NULL, "sum_1", NULL, NULL, NULL, 0, 0, NULL},
+	};
+	struct db_kernel ks[] = {
+		{"k_1", "pointwise", "h1", "sin", "for i0 in 0..2", "define void @k_1()", 0, 2.5},
+		{"k_2", "reduction", "h2", "sum_1", "for r0 in 0..2", NULL, 1, 0.25},
+	};
+	struct db_graph g[] = {
+		{"captured", "f", 2, "graph", 4, nodes, 0, NULL},
+		{"aot_forward", "f", 2, "graph", 4, nodes, 2, ks},
+	};
+	struct db_compile c = {.frame_id = fr, .compile_id = "0/0", .reason = "first", .backend = "inductor",
+			       .dynamic = "None", .outcome = "ok", .op_count = 2, .ngraphs = 2, .graphs = g};
+	int64_t c0 = db_log_compile(w, &c, NULL);
+	c.compile_id = "0/1";
+	c.compile_index = 1;
+	g[1].nkernels = 0;
+	int64_t c1 = db_log_compile(w, &c, NULL);
+	db_end_run(w, 0);
+	db_close(w);
+
+	struct dbq *q = must_query(dbpath);
+	char *err = NULL;
+	struct dbq_kernel *k = NULL;
+	int n = 0;
+	ck_assert_int_eq(dbq_kernels(q, c0, &k, &n, &err), 0);
+	ck_assert_int_eq(n, 2);
+	ck_assert_str_eq(k[0].stage, "aot_forward");
+	ck_assert_str_eq(k[0].name, "k_1");
+	ck_assert_str_eq(k[0].kind, "pointwise");
+	ck_assert_str_eq(k[0].fused_nodes, "sin");
+	ck_assert_str_eq(k[0].loop_ir, "for i0 in 0..2");
+	ck_assert_str_eq(k[0].llvm_ir, "define void @k_1()");
+	ck_assert_int_eq(k[0].cache_hit, 0);
+	ck_assert_int_eq(k[1].idx, 1);
+	ck_assert_str_eq(k[1].hash, "h2");
+	ck_assert_ptr_null(k[1].llvm_ir);
+	ck_assert_int_eq(k[1].cache_hit, 1);
+	ck_assert(k[1].codegen_ms == 0.25);
+	dbq_kernels_free(k, n);
+	ck_assert_int_eq(dbq_kernels(q, c1, &k, &n, &err), 0);
+	ck_assert_int_eq(n, 0);
+	dbq_kernels_free(k, n);
+	int64_t all = -1, cached = -1;
+	ck_assert_int_eq(dbq_kernel_counts(q, 1, &all, &cached, &err), 0);
+	ck_assert_int_eq(all, 2);
+	ck_assert_int_eq(cached, 1);
+	ck_assert_int_eq(dbq_kernel_counts(q, 9, &all, &cached, &err), 0);
+	ck_assert_int_eq(all, 0);
+	ck_assert_int_eq(cached, 0);
+	dbq_close(q);
+}
+END_TEST
+
 START_TEST(test_browsing)
 {
 	three_runs();
@@ -968,6 +1032,7 @@ static Suite *query_suite(void)
 	tcase_add_test(tc, test_guards);
 	tcase_add_test(tc, test_backend_phases);
 	tcase_add_test(tc, test_saved);
+	tcase_add_test(tc, test_kernels);
 	tcase_add_test(tc, test_browsing);
 	tcase_add_test(tc, test_tui_compile_pages);
 	tcase_add_test(tc, test_tui_break_places);

@@ -305,6 +305,112 @@ START_TEST(test_drill_to_graph)
 END_TEST
 
 /* 500 compiles with pages of 20 and a window of at most 60 rows */
+static int kernels_exported;
+
+static int fake_export_kernels(struct dbq *dq, int64_t graph_id, const char *format, const char *path,
+			       int max_nodes, char **err)
+{
+	(void)dq;
+	(void)graph_id;
+	(void)format;
+	(void)path;
+	(void)max_nodes;
+	(void)err;
+	kernels_exported++;
+	return 0;
+}
+
+/* an inductor compile: its kernels listed (compiled or cached), the
+ * backend's phases summed by name and wrapped; Enter on a kernel: the
+ * nodes it fused over their source lines, its loop IR, its LLVM IR */
+START_TEST(test_kernels)
+{
+	struct db_writer *w = must_open(dbpath);
+	begin(w, "tjit run");
+	struct db_frame f = {0, "f", "prog.tj", 1, 0, 0};
+	int64_t fr = db_log_frame(w, &f);
+	struct db_node nodes[] = {
+		{"x", "input", NULL, "L['x']", "float32", "[2]", NULL, 0, 0, NULL},
+		{"mul", "op", "mul", "x, 4", "float32", "[2]", "prog.tj", 2, 9, NULL},
+		{"abs_1", "op", "abs", "mul", "float32", "[2]", "prog.tj", 4, 12, NULL},
+		{"output", "output", NULL, "(abs_1,)", NULL, NULL, NULL, 0, 0, NULL},
+	};
+	struct db_kernel ks[] = {
+		{"k_1", "pointwise", "h1", "mul", "kernel k_1(buf0: in float32 x)\n  for v0 in 0..2:\n",
+		 "define void @k_1(ptr %0) {\n  ret void\n}\n", 0, 12.5},
+		{"k_2", "pointwise", "h2", "abs_1", "kernel k_2()\n", NULL, 1, 0.25},
+	};
+	const char *listing = "graph 0/0 f (prog.tj:1) [aot_forward] · 2 ops\n"
+			      "  x: f32[2] = input L['x']\n"
+			      "  mul: f32[2] = mul(x, 4)                 # prog.tj:2  y = x * n\n"
+			      "  abs_1: f32[2] = abs(mul)                # prog.tj:4  return y\n"
+			      "  return (abs_1,)\n";
+	struct db_graph g[] = {
+		{"captured", "f", 2, listing, 4, nodes, 0, NULL},
+		{"aot_forward", "f", 2, listing, 4, nodes, 2, ks},
+	};
+	struct db_phase ph[] = {
+		{"trace", -1, 0.1},  {"guards", -1, 0.1},    {"backend", -1, 20},      {"decompose", 2, 0.5},
+		{"schedule", 2, 1},  {"lower", 2, 1},        {"codegen", 2, 1},        {"llvm_optimize", 2, 5},
+		{"jit", 2, 6},       {"codegen", 2, 1},      {"llvm_optimize", 2, 1},  {"jit", 2, 2},
+	};
+	struct db_compile c = {.frame_id = fr, .compile_id = "0/0", .reason = "first", .backend = "inductor",
+			       .dynamic = "None", .outcome = "ok", .op_count = 2, .ngraphs = 2, .graphs = g,
+			       .nphases = 12, .phases = ph};
+	db_log_compile(w, &c, NULL);
+	db_end_run(w, 0);
+	db_close(w);
+
+	struct tui_options o = {.export_kernels = fake_export_kernels, .export_dir = tmpdir};
+	open_tui(&o, 24, 80);
+	keys("\r\r\r");
+	ck_assert_str_eq(tui_view_name(t), "compile");
+	ck_screen_has("kernel k_1                pointwise compiled  12.50 ms  mul");
+	ck_screen_has("kernel k_2                pointwise cached     0.25 ms  abs_1");
+	ck_screen_has("in backend: decompose 0.50 ms · schedule 1.00 ms · lower 1.00 ms ·\n"
+		      "            codegen 2.00 ms · llvm_optimize 6.00 ms · jit 8.00 ms\n");
+	keys("jj");
+	ck_selected("kernel k_1 ");
+	key(TUI_KEY_ENTER);
+	ck_assert_str_eq(tui_view_name(t), "kernel");
+	char *title = screen_line(0);
+	ck_assert_str_eq(title, "tjit-tui: runs > run 1 > compiles > 0/0 > kernel k_1");
+	free(title);
+	ck_screen_has("0/0 aot_forward · kernel k_1 · pointwise · compiled 12.50 ms");
+	ck_screen_has("fused: mul\n");
+	/* on the fused node, its line current in the source pane */
+	ck_selected("  mul: f32[2] = mul(x, 4)");
+	ck_assert_str_eq(tui_current(t), "      2      y = x * n");
+	ck_screen_has("loop IR:\n  kernel k_1(buf0: in float32 x)\n    for v0 in 0..2:\n");
+	ck_screen_has("LLVM IR:\n  define void @k_1(ptr %0) {\n    ret void\n  }\n");
+	ck_screen_has("Tab:pane  d:dot");
+	/* d: the graph with its kernels' clusters, graph 2 (aot_forward) */
+	keys("d");
+	ck_assert_int_eq(kernels_exported, 2);
+	char want[600];
+	snprintf(want, sizeof want, "wrote graph-2.dot and graph-2.svg in %s", tmpdir);
+	ck_assert_str_eq(tui_status(t), want);
+	/* Enter on the node: its source line */
+	key(TUI_KEY_ENTER);
+	ck_assert_str_eq(tui_view_name(t), "source");
+	ck_selected("      2      y = x * n");
+	keys("qqj");
+	ck_selected("kernel k_2 ");
+	key(TUI_KEY_ENTER);
+	ck_screen_has("0/0 aot_forward · kernel k_2 · pointwise · from the kernel cache 0.25 ms");
+	ck_selected("  abs_1: f32[2] = abs(mul)");
+	ck_assert_str_eq(tui_current(t), "      4      return y");
+	ck_screen_has("LLVM IR: none generated (the kernel cache gave the machine code)");
+	/* r reads it again: the same rows, the selection kept */
+	keys("r");
+	ck_assert_str_eq(tui_status(t), "reloaded");
+	ck_selected("  abs_1: f32[2] = abs(mul)");
+	ck_screen_has("fused: abs_1\n  abs_1: f32[2] = abs(mul)");
+	ck_assert_str_eq(tui_current(t), "      4      return y");
+	close_tui();
+}
+END_TEST
+
 START_TEST(test_paging)
 {
 	fixture();
@@ -743,6 +849,7 @@ static Suite *tui_suite(void)
 	tcase_set_timeout(tc, 60);
 	tcase_add_test(tc, test_first_screen);
 	tcase_add_test(tc, test_drill_to_graph);
+	tcase_add_test(tc, test_kernels);
 	tcase_add_test(tc, test_paging);
 	tcase_add_test(tc, test_filter);
 	tcase_add_test(tc, test_filter_budget);

@@ -131,7 +131,7 @@ static Agraph_t *graph_of(int nops, int max_nodes, bool brk)
 		gr.break_file = "prog.tj";
 		gr.break_line = 3;
 	}
-	struct viz_graph_rows r = {&gr, nodes, n, "prog.tj", 1, "prog.tj", prog};
+	struct viz_graph_rows r = {&gr, nodes, n, "prog.tj", 1, "prog.tj", prog, NULL, 0};
 	Agraph_t *g = viz_graph_view(&r, max_nodes);
 	free(nodes);
 	return g;
@@ -185,6 +185,41 @@ START_TEST(test_graph_view)
 }
 END_TEST
 
+/* a cluster per kernel with the nodes it fused, the kernel's cluster
+ * before an inlined function's; a node no kernel names stays outside */
+START_TEST(test_graph_kernels)
+{
+	int n;
+	struct dbq_node *nodes = chain(4, &n);
+	struct dbq_graph gr = {.id = 7, .label = "0/0", .stage = "aot_forward", .name = "f", .op_count = 4};
+	struct dbq_kernel ks[] = {
+		{.name = "k_1", .kind = "pointwise", .fused_nodes = "mul, add_2", .cache_hit = 0},
+		{.name = "k_2", .kind = "reduction", .fused_nodes = "add_4, nothere", .cache_hit = 1},
+	};
+	struct viz_graph_rows r = {&gr, nodes, n, "prog.tj", 1, "prog.tj", prog, ks, 2};
+	Agraph_t *g = viz_graph_view(&r, 0);
+	free(nodes);
+	ck_assert_str_eq(agget(g, "label"), "graph 0/0 f (prog.tj:1) [aot_forward] \xc2\xb7 4 ops \xc2\xb7 2 kernels");
+	Agraph_t *c = agsubg(g, "cluster_kernel-0", 0);
+	ck_assert_ptr_nonnull(c);
+	ck_assert_str_eq(agget(c, "label"), "k_1 (pointwise)");
+	ck_assert_int_eq(agnnodes(c), 2);
+	ck_assert_ptr_nonnull(agnode(c, "mul", 0));
+	ck_assert_ptr_nonnull(agnode(c, "add_2", 0));
+	c = agsubg(g, "cluster_kernel-1", 0);
+	ck_assert_ptr_nonnull(c);
+	ck_assert_str_eq(agget(c, "label"), "k_2 (reduction, cached)");
+	ck_assert_int_eq(agnnodes(c), 1);
+	ck_assert_ptr_nonnull(agnode(c, "add_4", 0));
+	/* mul is inlined, but computed by k_1: no helper cluster */
+	ck_assert_ptr_null(agsubg(g, "cluster_helper", 0));
+	ck_assert_int_eq(agnnodes(g), 6);
+	/* x -> mul -> add_2 -> add_3 -> add_4 -> return */
+	ck_assert_int_eq(edges_of(g), 5);
+	agclose(g);
+}
+END_TEST
+
 START_TEST(test_graph_cut)
 {
 	Agraph_t *g = graph_of(50, 10, false);
@@ -218,7 +253,7 @@ START_TEST(test_label_escapes)
 		{.idx = 1, .name = "output", .kind = "output", .args = "s"},
 	};
 	struct dbq_graph gr = {.id = 1, .label = "0/0", .stage = "aot_forward", .name = "f", .op_count = 0};
-	struct viz_graph_rows r = {&gr, nodes, 2, NULL, 0, NULL, NULL};
+	struct viz_graph_rows r = {&gr, nodes, 2, NULL, 0, NULL, NULL, NULL, 0};
 	Agraph_t *g = viz_graph_view(&r, 0);
 	/* a backslash is doubled: Graphviz reads \\ as one */
 	ck_assert_str_eq(label_of(g, "s"), "s: b8[]\\ninput L['a\\\\\\\\b']");
@@ -374,6 +409,7 @@ static Suite *viz_suite(void)
 	tc = tcase_create("graph");
 	tcase_add_test(tc, test_graph_view);
 	tcase_add_test(tc, test_graph_cut);
+	tcase_add_test(tc, test_graph_kernels);
 	tcase_add_test(tc, test_label_escapes);
 	suite_add_tcase(s, tc);
 	tc = tcase_create("run");

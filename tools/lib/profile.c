@@ -803,6 +803,8 @@ int profile_load(struct dbq *q, int64_t run_id, struct profile *p, char **err)
 	add_disabled(p);
 	if (dbq_backend_phases(q, run_id, &p->phases, &p->nphases, err) < 0)
 		goto fail;
+	if (dbq_kernel_counts(q, run_id, &p->kernels, &p->kernels_cached, err) < 0)
+		goto fail;
 
 	if (dbq_each_failure(q, run_id, on_failure, &L, err) < 0)
 		goto fail;
@@ -1301,6 +1303,15 @@ static void print_backend_phases(const struct profile *p, struct strbuf *out)
 	sb_release(&text);
 }
 
+/* inductor's kernels: how many the run generated, how many the kernel cache gave */
+static void print_kernels(const struct profile *p, struct strbuf *out)
+{
+	if (p->kernels == 0)
+		return;
+	sb_printf(out, "  kernels: %lld compiled, %lld from the cache\n", (long long)(p->kernels - p->kernels_cached),
+		  (long long)p->kernels_cached);
+}
+
 static void print_time(const struct profile *p, struct strbuf *out, const struct style *st)
 {
 	char title[128], t[32], a[32], b[32], c[32], d[32];
@@ -1325,6 +1336,7 @@ static void print_time(const struct profile *p, struct strbuf *out, const struct
 	put_para(out, "  by phase: ", "    ", phases);
 	free(phases);
 	print_backend_phases(p, out);
+	print_kernels(p, out);
 	if (p->nby_time) {
 		sb_puts(out, "  by function:\n");
 		int n = p->nby_time < MAX_TIME_FUNCTIONS ? p->nby_time : MAX_TIME_FUNCTIONS;
@@ -1559,6 +1571,8 @@ static void json_time(struct json *j, const struct profile *p)
 	json_kfixed(j, "guard_check_ms", p->guard_check_ms, 3);
 	json_kint(j, "guard_checks", p->guard_checks);
 	json_phases(j, p);
+	json_kint(j, "kernels_compiled", p->kernels - p->kernels_cached);
+	json_kint(j, "kernels_cached", p->kernels_cached);
 	json_key(j, "by_function");
 	json_array_begin(j);
 	for (int i = 0; i < p->nby_time; i++) {
@@ -1904,6 +1918,10 @@ bool profile_diff_print(const struct profile *a, const struct profile *b, struct
 	count_row(out, "compiles", a->compiles, b->compiles);
 	count_row(out, "graphs", a->graphs, b->graphs);
 	count_row(out, "ops", a->ops, b->ops);
+	if (a->kernels || b->kernels) {
+		count_row(out, "kernels compiled", a->kernels - a->kernels_cached, b->kernels - b->kernels_cached);
+		count_row(out, "kernels cached", a->kernels_cached, b->kernels_cached);
+	}
 
 	sb_putc(out, '\n');
 	if (d.new_things)

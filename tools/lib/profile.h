@@ -110,6 +110,7 @@ struct profile {
 	int nphases;                /* the phases a backend timed inside backend_ms (aot_eager's
 	                               decompose, joint, partition), in the order first logged */
 	struct dbq_phase *phases;
+	int64_t kernels, kernels_cached; /* inductor's kernels of the run's compiles, those from the kernel cache */
 	/* sections */
 	int nbreaks;                /* places, ranked */
 	struct profile_break *brk;

@@ -10,7 +10,8 @@
 # counters, compiles with their ids and reasons, guards, guard failures,
 # graph breaks with their codes and hit counts, graphs and nodes (also
 # aot_eager's forward and backward graphs beside the captured one, its
-# phases, the tensors it saves between them, its fallback to eager). A
+# phases, the tensors it saves between them, its fallback to eager;
+# inductor's kernels, and its kernel cache over runs). A
 # program killed by SIGKILL keeps its rows, with ended_at NULL.
 #
 # Environment: TJIT (the binary; default ./tjit), TJ_SRCDIR (the top
@@ -290,6 +291,53 @@ check "guard failures: one per entry up to 8, newest first" "$db" \
 0/11|8|0/10|0/9"
 check "the run's counters" "$db" \
 	"SELECT compile_count, graph_count, break_count, recompile_count FROM runs" "12|12|0|11"
+
+# inductor: a row per kernel on the forward graph (the matmul is an extern
+# call, no kernel), with its fused nodes, loop IR and LLVM IR; a second run
+# with the same kernel cache compiles no kernel; a corrupted cache file is
+# rebuilt
+cat >"$work/ind.tj" <<'TJ'
+def f(x, w):
+    y = (x * 2.0 + 1.0).tanh()
+    return (y @ w).relu().sum()
+
+print(compile(f)(ones(2, 3), full((3, 4), 0.5)))
+TJ
+saved_cache_dir=${TJIT_CACHE_DIR-}
+TJIT_CACHE_DIR=$work/kcache
+export TJIT_CACHE_DIR
+db=$work/ind.db
+run 0 run --backend inductor --db "$db" ind.tj
+check "inductor: the result" "$db" "SELECT '$(cat "$work/out")'" "tensor(11.9407)"
+check "inductor: the kernels of the forward graph, generated" "$db" \
+	"SELECT g.stage, k.idx, k.name LIKE 'k\_%' ESCAPE '\', k.kind, k.fused_nodes, length(k.hash), k.loop_ir LIKE 'kernel ' || k.name || '(%', k.llvm_ir LIKE '%define %' || k.name || '%', k.cache_hit, k.codegen_ms > 0 FROM kernels k JOIN graphs g ON g.id = k.graph_id ORDER BY k.id" \
+	"aot_forward|0|1|pointwise|mul, add, tanh|32|1|1|0|1
+aot_forward|1|1|reduction|relu, sum_1|32|1|1|0|1"
+check "inductor: its phases inside the backend's" "$db" \
+	"SELECT group_concat(name, ' ') FROM (SELECT DISTINCT p.name FROM compile_phases p JOIN compile_phases b ON b.compile_id = p.compile_id AND b.name = 'backend' AND p.parent = b.position ORDER BY p.position)" \
+	"decompose schedule lower codegen llvm_optimize jit"
+run 0 run --backend inductor --db "$db" ind.tj
+check "inductor, second run: the same result" "$db" "SELECT '$(cat "$work/out")'" "tensor(11.9407)"
+check "inductor, second run: every kernel from the cache, no LLVM IR, the same names" "$db" \
+	"SELECT count(*), sum(k.cache_hit), count(k.llvm_ir), group_concat(k.name) = (SELECT group_concat(name) FROM (SELECT k1.name FROM kernels k1 JOIN graphs g1 ON g1.id = k1.graph_id JOIN compiles c1 ON c1.id = g1.compile_id WHERE c1.run_id = 1 ORDER BY k1.id)) FROM kernels k JOIN graphs g ON g.id = k.graph_id JOIN compiles c ON c.id = g.compile_id WHERE c.run_id = 2" \
+	"2|2|0|1"
+check "inductor, second run: no codegen, llvm_optimize" "$db" \
+	"SELECT count(*) FROM compile_phases p JOIN compiles c ON c.id = p.compile_id WHERE c.run_id = 2 AND p.name IN ('codegen', 'llvm_optimize')" \
+	"0"
+for f in "$work"/kcache/*.tjk; do
+	printf 'garbage garbage garbage garbage' | dd of="$f" bs=1 seek=64 conv=notrunc 2>/dev/null
+done
+run 0 run --backend inductor --db "$db" ind.tj
+check "inductor, corrupted cache: the same result" "$db" "SELECT '$(cat "$work/out")'" "tensor(11.9407)"
+check "inductor, corrupted cache: the kernels generated again" "$db" \
+	"SELECT k.name, k.cache_hit, k.llvm_ir IS NOT NULL FROM kernels k JOIN graphs g ON g.id = k.graph_id JOIN compiles c ON c.id = g.compile_id WHERE c.run_id = 3 ORDER BY k.id" \
+	"$(sqlite3 "$db" "SELECT k.name || '|0|1' FROM kernels k JOIN graphs g ON g.id = k.graph_id JOIN compiles c ON c.id = g.compile_id WHERE c.run_id = 1 ORDER BY k.id")"
+run 0 run --backend inductor --db "$db" ind.tj
+check "inductor, after the rebuild: from the cache again" "$db" \
+	"SELECT count(*), sum(k.cache_hit) FROM kernels k JOIN graphs g ON g.id = k.graph_id JOIN compiles c ON c.id = g.compile_id WHERE c.run_id = 4" \
+	"2|2"
+TJIT_CACHE_DIR=$saved_cache_dir
+[ -n "$TJIT_CACHE_DIR" ] || unset TJIT_CACHE_DIR
 
 # a killed run keeps its rows and no end
 db=$work/killed.db

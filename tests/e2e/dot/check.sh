@@ -7,13 +7,14 @@
 # with `tjit run --db` (run.sh also runs it against NAME.out like any
 # program): ops.tj a graph of 3 ops, brk.tj a print that breaks the graph,
 # inline.tj an inlined helper, recompile.tj two recompiles, big.tj a graph
-# of 20 ops. tjit-dot's DOT is read back with cgraph by tests/dot/dotcheck,
-# which prints its graph, subgraphs, nodes with their labels and edges
-# sorted; that summary must be NAME.expected (with the compile times,
-# which change from run to run, masked to "T ms"). The SVG must be
-# well-formed XML (xmllint, from the Debian package libxml2-utils; those
-# checks are skipped without it) with a <g id="node..."> per node of the
-# DOT; PNG and PDF files must start with their magic bytes.
+# of 20 ops, inductor.tj two kernels with a matmul between them. tjit-dot's
+# DOT is read back with cgraph by tests/dot/dotcheck, which prints its
+# graph, subgraphs, nodes with their labels and edges sorted; that summary
+# must be NAME.expected (with the compile times, which change from run to
+# run, masked to "T ms"). The SVG must be well-formed XML (xmllint, from the
+# Debian package libxml2-utils; those checks are skipped without it) with a
+# <g id="node..."> per node of the DOT; PNG and PDF files must start with
+# their magic bytes.
 #
 # Usage: tests/e2e/dot/check.sh [--update]
 #   --update rewrites the NAME.expected files from what tjit-dot prints
@@ -68,13 +69,16 @@ summary() {
 		bad "$s_name: dotcheck cannot read the DOT"
 		sed 's/^/    /' "$work/$s_name.err"
 	fi
-	sed 's/[0-9][0-9]*\.[0-9][0-9] ms/T ms/g' "$work/$s_name.sum" >"$work/$s_name.norm"
+	# (kernel names are hashes of their loop IR: masked too)
+	sed -e 's/[0-9][0-9]*\.[0-9][0-9] ms/T ms/g' -e 's/k_[0-9a-f]\{16\}/k_H/g' "$work/$s_name.sum" >"$work/$s_name.norm"
 	compare "$s_name" "$top/$here/$s_name.expected" "$work/$s_name.norm"
 }
 
 # ---- the databases: each program logged on its own ----
-
-for p in ops brk inline recompile big aot; do
+# (inductor's kernels from a fresh kernel cache: generated, not cached)
+TJIT_CACHE_DIR=$work/kcache
+export TJIT_CACHE_DIR
+for p in ops brk inline recompile big aot inductor; do
 	expect 0 "tjit run $p.tj" "$tjit" run --db "$p.db" "$here/$p.tj"
 	compare "tjit run $p.tj: output" "$top/$here/$p.out" "$work/out"
 done
@@ -95,6 +99,14 @@ compare "graph 3 is --stage aot_backward" "$work/aot.backward.dot" "$work/out"
 expect 1 "aot: no inductor stage" "$dot" graph --db aot.db --compile 0/0 --stage inductor
 same "aot: no inductor stage: message" \
 	"tjit-dot: compile 0/0 of run 1 has no inductor graph (it has: captured, aot_forward, aot_backward)" "$work/err"
+summary inductor.kernels graph --db inductor.db --compile 0/0 --stage inductor
+expect 0 "inductor: graph --stage aot_forward" "$dot" graph --db inductor.db --compile 0/0 --stage aot_forward
+if grep -q cluster "$work/out"; then bad "inductor: --stage aot_forward has clusters"; else ok; fi
+expect 0 "tjit run inductor.tj again" "$tjit" run --db inductor.db "$here/inductor.tj"
+expect 0 "inductor again: graph --stage inductor" "$dot" graph --db inductor.db --run latest --compile 0/0 --stage inductor
+"$dotcheck" "$work/out" | grep '^subgraph' | sed 's/k_[0-9a-f]\{16\}/k_H/g' >"$work/cached"
+same "inductor again: the kernels came from the cache" 'subgraph cluster_kernel-0 "k_H (pointwise, cached)": add mul tanh
+subgraph cluster_kernel-1 "k_H (reduction, cached)": relu sum_1' "$work/cached"
 summary brk.graph graph --db brk.db --compile 0/0
 summary brk.resume graph --db brk.db --compile 1/0
 summary inline.graph graph --db inline.db --compile 0/0

@@ -254,6 +254,33 @@ compare "diff aot 2 3: a phase gone is a row too" "$work/aotdiff.want" "$work/ao
 expect 0 "diff --json aot 1 2" "$prof" diff --db aot.db --json 1 2
 json "diff --json aot" "$work/out" '$.compile_time.b.backend_phases[2].name' "partition"
 
+# inductor on a fresh kernel cache: its phases inside the backend, the
+# kernels it generated; run again, every kernel from the cache
+saved_cache_dir=${TJIT_CACHE_DIR-}
+TJIT_CACHE_DIR=$work/kcache
+export TJIT_CACHE_DIR
+profile inductor
+j=$work/inductor.json
+jsql "inductor.json" "$j" "(SELECT group_concat(json_extract(value, '\$.name'), ',')
+	FROM json_each(j, '\$.compile_time.backend_phases'))" "decompose,schedule,lower,codegen,llvm_optimize,jit"
+json "inductor.json" "$j" '$.compile_time.kernels_compiled' "2"
+json "inductor.json" "$j" '$.compile_time.kernels_cached' "0"
+expect 0 "run inductor again" "$prof" run --db inductor.db "$here/inductor.tj"
+normalize <"$work/out" | grep -E '^  (in backend|kernels):' >"$work/indcache"
+printf '%s\n' "  in backend: decompose T (P%), schedule T (P%), lower T (P%), jit T (P%), other T (P%)" \
+	"  kernels: 0 compiled, 2 from the cache" >"$work/indcache.want"
+compare "run inductor again: no codegen, every kernel from the cache" "$work/indcache.want" "$work/indcache"
+"$prof" report --db inductor.db --json 2 >"$work/inductor2.json"
+json "inductor2.json" "$work/inductor2.json" '$.compile_time.kernels_compiled' "0"
+json "inductor2.json" "$work/inductor2.json" '$.compile_time.kernels_cached' "2"
+json "aot.json: no kernels" "$work/aot.json" '$.compile_time.kernels_compiled' "0"
+expect 0 "diff inductor 1 2" "$prof" diff --db inductor.db 1 2
+normalize <"$work/out" | grep -E '^  kernels ' >"$work/inddiff"
+printf '%s\n' "  kernels compiled 2 0 -2" "  kernels cached 0 2 +2" >"$work/inddiff.want"
+compare "diff inductor 1 2: the kernels compiled and cached" "$work/inddiff.want" "$work/inddiff"
+TJIT_CACHE_DIR=$saved_cache_dir
+[ -n "$TJIT_CACHE_DIR" ] || unset TJIT_CACHE_DIR
+
 # ---- diff ----
 
 db=diff.db

@@ -46,7 +46,7 @@ trap cleanup EXIT
 trap 'exit 130' INT TERM
 unset TJIT_DB NO_COLOR TJIT_LOGS
 cd "$work" || exit 99
-cp "$here/prog.tj" "$here/aot.tj" . || exit 99
+cp "$here/prog.tj" "$here/aot.tj" "$here/ind.tj" . || exit 99
 "$tjit" run --db t.db prog.tj >/dev/null 2>&1 || { echo "check.sh: tjit run failed" >&2; exit 99; }
 "$tjit" run --db t.db prog.tj >/dev/null 2>&1 || exit 99
 
@@ -138,7 +138,8 @@ mask() {
 	sed -e 's/[0-9][0-9][0-9][0-9]-[0-9][0-9]-[0-9][0-9] [0-9][0-9]:[0-9][0-9]:[0-9][0-9]/DATE TIME/g' \
 		-e 's/[0-9][0-9]-[0-9][0-9] [0-9][0-9]:[0-9][0-9]/MM-DD HH:MM/g' \
 		-e 's/[0-9][0-9]:[0-9][0-9]:[0-9][0-9]/HH:MM:SS/g' \
-		-e 's/ *[0-9][0-9]*\.[0-9][0-9] m\{0,1\}s/ T/g'
+		-e 's/ *[0-9][0-9]*\.[0-9][0-9] m\{0,1\}s/ T/g' \
+		-e 's/k_[0-9a-f]\{16\}/k_0123456789abcdef/g'
 }
 
 # screen NAME: the screen, masked, against NAME.screen
@@ -253,6 +254,27 @@ keys j j Enter
 screen aot-backward
 keys q j Enter
 has "saved: Enter" "0/0 aot_forward · no graph break"
+keys Q
+wait_exit 0
+
+# inductor on a fresh kernel cache: the compile lists its kernels
+# (compiled); Enter on one shows the nodes it fused over their source
+# line, its loop IR and LLVM IR; a second run takes them from the cache
+# (kernel names, hashes of their loop IR, masked)
+TJIT_CACHE_DIR=$work/kcache "$tjit" run --db i.db ind.tj >/dev/null 2>&1 || { bad "tjit run ind.tj failed"; }
+TJIT_CACHE_DIR=$work/kcache "$tjit" run --db i.db ind.tj >/dev/null 2>&1 || { bad "tjit run ind.tj again failed"; }
+start "" "" i.db
+keys j Enter Enter Enter
+screen ind-compile
+keys j j Enter
+screen ind-kernel
+keys / define Enter
+has "kernel: the LLVM IR" "define "
+keys q q q q g Enter Enter Enter
+has "second run: from the cache" "pointwise cached"
+has "second run: from the cache" "reduction cached"
+keys j j j Enter G
+has "second run: no LLVM IR" "LLVM IR: none generated"
 keys Q
 wait_exit 0
 
