@@ -182,7 +182,13 @@ static void perf_hints(struct compile_ctx *cc, const char *log)
 
 struct ind_compiled *ind_compile_graph(struct compile_ctx *cc, const struct graph *g, const struct graph *shown)
 {
+	/* the first inductor compile of the process opens libLLVM (about
+	 * 16 ms): a phase of its own, so that it is not taken for the JIT's */
+	bool first = codegen_load_path() == NULL;
+	int ph = first ? compile_ctx_phase_begin(cc, "load_codegen") : -1;
 	const struct codegen_api *api = codegen_load();
+	if (first)
+		compile_ctx_phase_end(cc, ph);
 	if (!api)
 		return NULL;
 	struct ind_compiled *c = calloc(1, sizeof *c);

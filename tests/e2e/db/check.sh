@@ -315,7 +315,7 @@ check "inductor: the kernels of the forward graph, generated" "$db" \
 aot_forward|1|1|reduction|relu, sum_1|32|1|1|0|1"
 check "inductor: its phases inside the backend's" "$db" \
 	"SELECT group_concat(name, ' ') FROM (SELECT DISTINCT p.name FROM compile_phases p JOIN compile_phases b ON b.compile_id = p.compile_id AND b.name = 'backend' AND p.parent = b.position ORDER BY p.position)" \
-	"decompose schedule lower codegen llvm_optimize jit"
+	"decompose load_codegen schedule lower codegen llvm_optimize jit"
 run 0 run --backend inductor --db "$db" ind.tj
 check "inductor, second run: the same result" "$db" "SELECT '$(cat "$work/out")'" "tensor(11.9407)"
 check "inductor, second run: every kernel from the cache, no LLVM IR, the same names" "$db" \

@@ -262,12 +262,12 @@ export TJIT_CACHE_DIR
 profile inductor
 j=$work/inductor.json
 jsql "inductor.json" "$j" "(SELECT group_concat(json_extract(value, '\$.name'), ',')
-	FROM json_each(j, '\$.compile_time.backend_phases'))" "decompose,schedule,lower,codegen,llvm_optimize,jit"
+	FROM json_each(j, '\$.compile_time.backend_phases'))" "decompose,load_codegen,schedule,lower,codegen,llvm_optimize,jit"
 json "inductor.json" "$j" '$.compile_time.kernels_compiled' "2"
 json "inductor.json" "$j" '$.compile_time.kernels_cached' "0"
 expect 0 "run inductor again" "$prof" run --db inductor.db "$here/inductor.tj"
 normalize <"$work/out" | grep -E '^  (in backend|kernels):' >"$work/indcache"
-printf '%s\n' "  in backend: decompose T (P%), schedule T (P%), lower T (P%), jit T (P%), other T (P%)" \
+printf '%s\n' "  in backend: decompose T (P%), load_codegen T (P%), schedule T (P%), lower T (P%), jit T (P%), other T (P%)" \
 	"  kernels: 0 compiled, 2 from the cache" >"$work/indcache.want"
 compare "run inductor again: no codegen, every kernel from the cache" "$work/indcache.want" "$work/indcache"
 "$prof" report --db inductor.db --json 2 >"$work/inductor2.json"
