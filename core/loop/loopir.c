@@ -81,6 +81,8 @@ static int table_grow(struct lkernel *k)
 {
 	struct loop_mem *m = k->mem;
 	size_t cap = m->table_cap ? m->table_cap * 2 : 256;
+	while (cap < (size_t)(k->nnodes + 1) * 2) /* a rebuild (compact) starts from 0 */
+		cap *= 2;
 	lref *t = calloc(cap, sizeof *t);
 	if (!t)
 		return -1;

@@ -144,6 +144,30 @@ START_TEST(test_hash_names_and_format)
 }
 END_TEST
 
+/* finishing a kernel of more nodes than the first hash table holds
+ * rebuilds the table large enough (it once probed a full table forever) */
+START_TEST(test_large_kernel_finish)
+{
+	struct lkernel *k = loop_kernel_new();
+	int v = loop_add_var(k, c64(k, 8), -1);
+	int x = loop_add_buf(k, DT_FLOAT32, false, c64(k, 8), "x");
+	int o = loop_add_buf(k, DT_FLOAT32, true, c64(k, 8), "y");
+	int s = loop_add_section(k);
+	lref i = loop_var_ref(k, v);
+	lref y = loop_load(k, x, i);
+	for (int j = 0; j < 300; j++)
+		y = loop_binary(k, BINOP_add, y, loop_const_float(k, DT_FLOAT32, j));
+	ck_assert_int_eq(loop_add_root(k, s, loop_store(k, o, i, y)), 0);
+	loop_kernel_finish(k);
+	ck_assert_int_gt(k->nnodes, 600);
+	/* the rebuilt table still finds every node */
+	int before = k->nnodes;
+	ck_assert_int_ge(loop_const_float(k, DT_FLOAT32, 299), 0);
+	ck_assert_int_eq(k->nnodes, before);
+	loop_kernel_free(k);
+}
+END_TEST
+
 START_TEST(test_structure_errors)
 {
 	struct lkernel *k = loop_kernel_new();
@@ -175,6 +199,7 @@ static Suite *suite(void)
 	tcase_add_test(tc, test_index_folding);
 	tcase_add_test(tc, test_reshape_index_joins);
 	tcase_add_test(tc, test_hash_names_and_format);
+	tcase_add_test(tc, test_large_kernel_finish);
 	tcase_add_test(tc, test_structure_errors);
 	suite_add_tcase(s, tc);
 	return s;
