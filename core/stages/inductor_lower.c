@@ -102,6 +102,41 @@ struct lower {
 
 /* ---- classification ---- */
 
+/* A reduction over leading dims that keeps the contiguous last one (the
+ * bias gradient's sum over rows): its loop IR form would run the reduced
+ * loop innermost at the row stride. The eager kernel runs it row by row
+ * with a vector of accumulators across the last dim, so it is an extern
+ * call (its input is stored first). */
+static bool keeps_last_dim(const struct graph *g, const struct gnode *n)
+{
+	const struct gnode *x = &g->nodes[n->args[0].node];
+	int last = x->ndim - 1;
+	if (last < 1 || (x->shape[last].sym < 0 && x->shape[last].value == 1))
+		return false;
+	if (n->args[1].kind != GARG_CONST && n->args[1].kind != GARG_LIST && n->args[1].kind != GARG_TUPLE)
+		return false;
+	if (n->args[1].kind == GARG_CONST && n->args[1].constant.tag == VAL_NONE)
+		return false; /* all dims */
+	/* the last dim is reduced when it is named (as last or -1) */
+	const struct garg *a = &n->args[1];
+	int cnt = a->kind == GARG_CONST ? (a->constant.tag == VAL_TUPLE ? (int)val_tuple(a->constant)->len
+						: a->constant.tag == VAL_LIST ? (int)val_list(a->constant)->len : 1)
+				   : a->n;
+	for (int k = 0; k < cnt; k++) {
+		value d;
+		if (a->kind != GARG_CONST)
+			d = a->items[k].kind == GARG_CONST ? a->items[k].constant : val_none();
+		else
+			d = a->constant.tag == VAL_TUPLE ? val_tuple(a->constant)->items[k]
+			    : a->constant.tag == VAL_LIST ? val_list(a->constant)->items[k] : a->constant;
+		if (d.tag != VAL_INT)
+			return false;
+		if (d.i == last || d.i == -1)
+			return false;
+	}
+	return true;
+}
+
 static int classify(const struct graph *g, int i)
 {
 	const struct gnode *n = &g->nodes[i];
@@ -111,6 +146,8 @@ static int classify(const struct graph *g, int i)
 		const struct gnode *t = n->kind == GN_GETITEM ? &g->nodes[n->args[0].node] : n;
 		bool maxmin = t->kind == GN_OP && (t->op == OPS_max || t->op == OPS_min) &&
 			      t->args[0].kind == GARG_NODE && g->nodes[t->args[0].node].ndim > 0;
+		if (maxmin && keeps_last_dim(g, t))
+			maxmin = false;
 		return !maxmin ? NC_EXTERN : n->kind == GN_GETITEM ? NC_REDUCE : NC_TUPLE;
 	}
 	if (n->kind != GN_OP || n->nouts > 0 || !n->is_tensor)
@@ -148,7 +185,7 @@ static int classify(const struct graph *g, int i)
 	}
 	if ((op == OPS_sum || op == OPS_prod || op == OPS_max || op == OPS_min || op == OPS_argmax ||
 	     op == OPS_argmin) && n->args[0].kind == GARG_NODE && g->nodes[n->args[0].node].ndim > 0)
-		return NC_REDUCE;
+		return keeps_last_dim(g, n) ? NC_EXTERN : NC_REDUCE;
 	return NC_EXTERN;
 }
 
@@ -787,6 +824,20 @@ static int new_group(struct lower *L)
 	return L->ngroups++;
 }
 
+/* Reductions a group may hold: each section recomputes the inlined
+ * pointwise work it needs from the group's inputs, so a chain of row
+ * normalizations in one kernel would grow quadratically in code and work;
+ * softmax, log_softmax, var and a layer norm need two or three. */
+#define GROUP_MAX_REDUCTIONS 4
+
+static int group_reductions(const struct lower *L, const struct group *G)
+{
+	int n = 0;
+	for (int m = 0; m < G->nmembers; m++)
+		n += L->cls[G->members[m]] == NC_REDUCE;
+	return n;
+}
+
 /* whether member i fits group gi by shape: sets S and R for a new group */
 static bool shape_fits(struct lower *L, int gi, int i)
 {
@@ -807,7 +858,7 @@ static bool shape_fits(struct lower *L, int gi, int i)
 			return true;
 		}
 		return same_shape(x->ndim, x->shape, G->ndim, G->shape) && G->nred == nred &&
-		       memcmp(G->red, red, sizeof red) == 0;
+		       memcmp(G->red, red, sizeof red) == 0 && group_reductions(L, G) < GROUP_MAX_REDUCTIONS;
 	}
 	if (G->nmembers == 0) {
 		G->ndim = n->ndim;
@@ -895,8 +946,9 @@ static int place_member(struct lower *L, int *gi, int i)
 			sb_printf(&L->p->log, "group %d closed before %s: %s\n", *gi, n->name,
 				  "it reads a reduction of the group at another index");
 		} else {
+			bool full = L->cls[i] == NC_REDUCE && group_reductions(L, &L->groups[*gi]) >= GROUP_MAX_REDUCTIONS;
 			sb_printf(&L->p->log, "group %d closed before %s: %s\n", *gi, n->name,
-				  "its shape or reduced dims differ");
+				  full ? "the group holds its most reductions" : "its shape or reduced dims differ");
 		}
 		int *members = L->groups[*gi].members;
 		int nmembers = L->groups[*gi].nmembers;

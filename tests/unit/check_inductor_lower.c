@@ -147,6 +147,34 @@ START_TEST(test_dynamic_sizes)
 }
 END_TEST
 
+/* a sum over rows keeps the contiguous last dim: an extern call on the
+ * eager kernel (row by row, vector accumulators), its input stored by a
+ * kernel; a chain of row normalizations splits at 4 reductions a kernel */
+START_TEST(test_column_sum_and_reduction_cap)
+{
+	struct ind_program p;
+	char *s = lower_text("    return (x * 2).sum(0)\n", "randn(6, 5)", &p);
+	ck_assert_msg(p.nsteps == 2 && p.steps[0].kind == ISTEP_KERNEL && p.steps[1].kind == ISTEP_EXTERN, "%s", s);
+	free(s);
+	ind_program_release(&p);
+	drop_graphs();
+	s = lower_text("    for i in range(3):\n        x = (x - x.max(1, keepdim=True)[0]) / x.sum(1, keepdim=True)\n"
+		       "    return x\n",
+		       "randn(4, 8)", &p);
+	ck_assert_msg(p.nsteps >= 2 && p.nsteps <= 3, "%s\n%s", s, sb_str(&p.log));
+	for (int k = 0; k < p.nsteps; k++) {
+		int nred = 0;
+		for (int r = 0; r < p.steps[k].k->nnodes; r++)
+			nred += p.steps[k].k->nodes[r].op == LOP_REDUCE;
+		ck_assert_int_le(nred, 4);
+	}
+	ck_assert_msg(strstr(sb_str(&p.log), "closed before") && strstr(sb_str(&p.log), "the group holds its most reductions"),
+		      "%s", sb_str(&p.log));
+	free(s);
+	ind_program_release(&p);
+}
+END_TEST
+
 /* the planted bugs of TJIT_INJECT_BUG=inductor:*, only in a kernel that
  * computes a relu: a store 2^40 elements past its buffer, a wrong
  * constant, a compile error; and the phases the lowering times */
@@ -205,6 +233,7 @@ static Suite *suite(void)
 	tcase_add_test(tc, test_registers_and_stores);
 	tcase_add_test(tc, test_dynamic_sizes);
 	tcase_add_test(tc, test_planted_bugs);
+	tcase_add_test(tc, test_column_sum_and_reduction_cap);
 	suite_add_tcase(s, tc);
 	return s;
 }
