@@ -827,8 +827,8 @@ static int new_group(struct lower *L)
 /* Reductions a group may hold: each section recomputes the inlined
  * pointwise work it needs from the group's inputs, so a chain of row
  * normalizations in one kernel would grow quadratically in code and work;
- * softmax, log_softmax, var and a layer norm need two or three. */
-#define GROUP_MAX_REDUCTIONS 4
+ * softmax, log_softmax and var need two. */
+#define GROUP_MAX_REDUCTIONS 2
 
 static int group_reductions(const struct lower *L, const struct group *G)
 {

@@ -149,7 +149,7 @@ END_TEST
 
 /* a sum over rows keeps the contiguous last dim: an extern call on the
  * eager kernel (row by row, vector accumulators), its input stored by a
- * kernel; a chain of row normalizations splits at 4 reductions a kernel */
+ * kernel; a chain of row normalizations splits at 2 reductions a kernel */
 START_TEST(test_column_sum_and_reduction_cap)
 {
 	struct ind_program p;
@@ -161,12 +161,12 @@ START_TEST(test_column_sum_and_reduction_cap)
 	s = lower_text("    for i in range(3):\n        x = (x - x.max(1, keepdim=True)[0]) / x.sum(1, keepdim=True)\n"
 		       "    return x\n",
 		       "randn(4, 8)", &p);
-	ck_assert_msg(p.nsteps >= 2 && p.nsteps <= 3, "%s\n%s", s, sb_str(&p.log));
+	ck_assert_msg(p.nsteps >= 3, "%s\n%s", s, sb_str(&p.log));
 	for (int k = 0; k < p.nsteps; k++) {
 		int nred = 0;
 		for (int r = 0; r < p.steps[k].k->nnodes; r++)
 			nred += p.steps[k].k->nodes[r].op == LOP_REDUCE;
-		ck_assert_int_le(nred, 4);
+		ck_assert_int_le(nred, 2);
 	}
 	ck_assert_msg(strstr(sb_str(&p.log), "closed before") && strstr(sb_str(&p.log), "the group holds its most reductions"),
 		      "%s", sb_str(&p.log));
