@@ -56,12 +56,12 @@ int main(int argc, char **argv)
 		runs = 1;
 
 	struct strbuf prog = STRBUF_INIT;
-	sb_puts(&prog, "def f(x):\n    return x + 1\ncf = compile(f)\nx = ones(1)\n");
+	sb_puts(&prog, "def f(x):\n    return x + 1\ncf = compile(f, backend=\"eager\")\nx = ones(1)\n");
 	sb_puts(&prog, "def long(x):\n");
 	for (int i = 0; i < 200; i++)
 		sb_printf(&prog, "    x = x %s %d\n", i % 2 ? "*" : "+", i % 7 + 1);
-	sb_puts(&prog, "    return x\nclong = compile(long)\n");
-	sb_puts(&prog, "def dyn(x, v):\n    return (x.relu() * 2 + v).sum(1).softmax(0)\ncdyn = compile(dyn)\n"
+	sb_puts(&prog, "    return x\nclong = compile(long, backend=\"eager\")\n");
+	sb_puts(&prog, "def dyn(x, v):\n    return (x.relu() * 2 + v).sum(1).softmax(0)\ncdyn = compile(dyn, backend=\"eager\")\n"
 		       "def mk(n):\n    return ones(n, 4)\nv4 = ones(4)\n");
 	struct bench_prog bp = bench_load(prog.buf);
 	struct vm *vm = bp.vm;

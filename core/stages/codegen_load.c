@@ -1,6 +1,7 @@
 /* codegen_load.c - opening libtjcodegen.so on first use (codegen_load.h).
  * Looked for, in this order: $TJIT_CODEGEN_LIB; the folder of the running
- * executable and its core/codegen/ (a build tree); the installed
+ * executable, its core/codegen/ and ../core/codegen/ (the tools, the
+ * benchmarks and the tests of a build tree); the installed
  * $(pkglibdir). */
 #include "codegen_load.h"
 
@@ -83,7 +84,7 @@ static int find_and_open(void)
 		char *slash = strrchr(exe, '/');
 		if (slash) {
 			*slash = '\0';
-			static const char *const subdirs[] = { "", "/core/codegen" };
+			static const char *const subdirs[] = { "", "/core/codegen", "/../core/codegen" };
 			for (size_t i = 0; i < sizeof subdirs / sizeof *subdirs; i++) {
 				snprintf(path, sizeof path, "%s%s/%s", exe, subdirs[i], CODEGEN_LIB_NAME);
 				int r = try_open(path, 0);
