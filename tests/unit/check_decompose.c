@@ -252,7 +252,7 @@ START_TEST(test_programs)
 	for (int dyn = 0; dyn < 2; dyn++) {
 		snprintf(text, sizeof text,
 			 "def f(x):\n%s"
-			 "g = compile(f, dynamic=%s)\n"
+			 "g = compile(f, backend=\"eager\", dynamic=%s)\n"
 			 "for n in [3, 4, 6]:\n"
 			 "    g(arange(n * 20).reshape(n, 4, 5).float() / 7 - 5)\n",
 			 bodies[_i].body, dyn ? "True" : "None");
@@ -280,7 +280,7 @@ END_TEST
 static struct graph *one_graph(const char *body, const char *arg, const char *dynamic)
 {
 	static char text[1024];
-	snprintf(text, sizeof text, "def f(x):\n%sg = compile(f, dynamic=%s)\ng(%s)\n", body, dynamic, arg);
+	snprintf(text, sizeof text, "def f(x):\n%sg = compile(f, backend=\"eager\", dynamic=%s)\ng(%s)\n", body, dynamic, arg);
 	run_capturing(text);
 	ck_assert_int_eq(ngraphs, 1);
 	return graphs[0];

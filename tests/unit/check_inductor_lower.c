@@ -18,7 +18,7 @@
 static char *lower_text(const char *body, const char *arg, struct ind_program *p)
 {
 	char text[2048];
-	snprintf(text, sizeof text, "def f(x):\n%sg = compile(f)\ng(%s)\n", body, arg);
+	snprintf(text, sizeof text, "def f(x):\n%sg = compile(f, backend=\"eager\")\ng(%s)\n", body, arg);
 	run_capturing(text);
 	ck_assert_int_eq(ngraphs, 1);
 	ck_assert_int_eq(aot_decompose(graphs[0], NULL), 0);
@@ -135,7 +135,7 @@ END_TEST
 START_TEST(test_dynamic_sizes)
 {
 	char text[] = "def f(x):\n    return (x * 2).sum(1)\n"
-		      "g = compile(f, dynamic=True)\ng(randn(3, 5))\n";
+		      "g = compile(f, backend=\"eager\", dynamic=True)\ng(randn(3, 5))\n";
 	run_capturing(text);
 	ck_assert_int_eq(ngraphs, 1);
 	struct ind_program p = {0};
@@ -180,7 +180,7 @@ END_TEST
  * constant, a compile error; and the phases the lowering times */
 START_TEST(test_planted_bugs)
 {
-	run_capturing("def f(x):\n    return relu(x * 2), x.exp()\ng = compile(f)\ng(randn(3, 4))\n");
+	run_capturing("def f(x):\n    return relu(x * 2), x.exp()\ng = compile(f, backend=\"eager\")\ng(randn(3, 4))\n");
 	ck_assert_int_eq(ngraphs, 1);
 	struct compile_config cfg = {0};
 	struct inject_bug bug = {INJECT_INDUCTOR, INJECT_RUNTIME_ERROR};
