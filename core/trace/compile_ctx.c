@@ -112,6 +112,17 @@ void compile_ctx_release(struct compile_ctx *cc)
 	cc->open = -1;
 }
 
+void compile_ctx_drop_results(struct compile_ctx *cc)
+{
+	for (int i = 0; i < cc->ngraphs; i++)
+		graph_free(cc->graphs[i]);
+	for (int i = 0; i < cc->nkernels; i++)
+		kernel_record_release(&cc->kernels[i]);
+	cc->ngraphs = cc->nkernels = 0;
+	cc->saved = (struct saved_info){0};
+	cc->unsupported = false;
+}
+
 /* ---- phases ---- */
 
 static int phase_new(struct compile_ctx *cc, const char *name)

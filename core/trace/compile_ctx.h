@@ -114,6 +114,10 @@ void compile_ctx_init(struct compile_ctx *cc, const struct compile_config *cfg, 
 		      struct compile_log *log, const char *compile_id);
 /* Frees the phases, graphs and kernels still in cc. */
 void compile_ctx_release(struct compile_ctx *cc);
+/* Drops the graphs, kernels and partition that a compile handed back
+ * (it failed: its fallback hands back its own), keeping the phases, whose
+ * time was spent all the same. */
+void compile_ctx_drop_results(struct compile_ctx *cc);
 
 /* Phases: begin returns the phase's index for end (-1 when out of memory:
  * end(-1) does nothing, the phase is not recorded). Phases end in the

@@ -627,7 +627,7 @@ static enum outcome fall_back(struct job *j, struct entry **out)
 	/* down the chain (inductor -> aot_eager -> eager) while a stage says
 	 * it cannot handle the graph; the first one's reason is the warning */
 	for (;;) {
-		j->cc.unsupported = false;
+		compile_ctx_drop_results(&j->cc);
 		compiled = fb->compile(&j->cc, j->tr->graph);
 		if (compiled || !j->cc.unsupported || !fb->fallback)
 			break;
