@@ -64,6 +64,7 @@ static int reduce_dims(struct lower *L, int i, bool *red)
 	return nd;
 }
 
+/* a fresh kernel in no group (a view that may be an alias) or group gi */
 static int kernel_begin(struct lower *L, int gi)
 {
 	loop_kernel_free(L->k);
@@ -74,7 +75,7 @@ static int kernel_begin(struct lower *L, int gi)
 		L->kbuf[b] = -1;
 	for (int i = 0; i < L->g->nnodes; i++)
 		L->reduce_ref[i] = -1;
-	L->cur = &L->groups[gi];
+	L->cur = gi >= 0 ? &L->groups[gi] : NULL;
 	L->cur_index = gi;
 	L->incompatible = false;
 	if (!L->k) {
@@ -343,6 +344,7 @@ static int add_buf(struct lower *L, int i, enum ind_buf_kind kind)
 	b->node = i;
 	b->kind = kind;
 	b->by_kernel = false;
+	b->alias_of = -1;
 	b->dt = n->dt;
 	b->ndim = n->ndim;
 	memcpy(b->shape, n->shape, sizeof b->shape);
@@ -578,6 +580,35 @@ static void choose_members(struct lower *L)
 	}
 }
 
+/* The stored buffer that view member i reads in order, element for
+ * element (a reshape of a stored value, permutes that cancel): i is then
+ * that buffer under its own shape (tensor_reshape shares the storage),
+ * not a copy. -1 when there is none. */
+static int alias_source(struct lower *L, int i)
+{
+	const struct gnode *n = &L->g->nodes[i];
+	if (L->cls[i] != NC_VIEW || kernel_begin(L, -1) < 0)
+		return -1;
+	struct lkernel *k = L->k;
+	lref numel = loop_const_int(k, DT_INT64, 1);
+	for (int d = 0; d < n->ndim; d++)
+		numel = loop_imul(k, numel, ind_size_ref(k, n->shape[d]));
+	int v = loop_add_var(k, numel, -1);
+	lref flat = loop_var_ref(k, v), idx[TENSOR_MAX_DIMS];
+	ind_split_index(k, flat, n->ndim, n->shape, idx);
+	lref val = ind_emit(L, i, idx);
+	int src = -1;
+	if (val >= 0 && k->nodes[val].op == LOP_LOAD && k->nodes[val].a[0] == flat &&
+	    k->bufs[k->nodes[val].var].numel == numel && k->nodes[val].dt == n->dt)
+		for (int b = 0; b < L->p->nbufs; b++)
+			if (L->kbuf[b] == k->nodes[val].var)
+				src = b;
+	if (val < 0)
+		tj_error_clear(); /* a view that needs a kernel: not an error here */
+	L->incompatible = false;
+	return src;
+}
+
 /* pass 1 in graph order; order[] gets the groups and extern nodes in
  * the order their steps run (a group as -1 - its number) */
 static int form_groups(struct lower *L, int *order, int *norder)
@@ -606,6 +637,17 @@ static int form_groups(struct lower *L, int *order, int *norder)
 				if (g->nodes[u].kind == GN_GETITEM && L->p->node_buf[u] < 0 && add_buf(L, u, IBUF_TEMP) < 0)
 					return -1;
 			}
+			order[(*norder)++] = i;
+			continue;
+		}
+		int src = alias_source(L, i);
+		if (src >= 0) {
+			int b = add_buf(L, i, IBUF_ALIAS);
+			if (b < 0)
+				return -1;
+			L->p->bufs[b].alias_of = src;
+			sb_printf(&L->p->log, "%s is %s under another shape: no copy\n", g->nodes[i].name,
+				  g->nodes[L->p->bufs[src].node].name);
 			order[(*norder)++] = i;
 			continue;
 		}
@@ -642,7 +684,8 @@ static int lower_steps(struct lower *L, const int *order, int norder)
 			rc = final_kernel(L, -1 - order[s], store);
 			continue;
 		}
-		struct ind_step st = {.kind = ISTEP_EXTERN, .node = order[s]};
+		bool alias = L->p->bufs[L->p->node_buf[order[s]]].kind == IBUF_ALIAS;
+		struct ind_step st = {.kind = alias ? ISTEP_ALIAS : ISTEP_EXTERN, .node = order[s]};
 		rc = step_nodes(L, &st, -1, order[s]);
 		if (rc == 0 && (rc = add_step(L->p, &st)) < 0)
 			free(st.nodes);
@@ -730,6 +773,12 @@ char *ind_program_format(const struct ind_program *p)
 		sb_putc(&sb, '\n');
 		if (st->kind == ISTEP_EXTERN) {
 			sb_printf(&sb, "  extern %s\n", p->g->nodes[st->node].name);
+			continue;
+		}
+		if (st->kind == ISTEP_ALIAS) {
+			const struct ind_buf *b = &p->bufs[p->node_buf[st->node]];
+			sb_printf(&sb, "  alias %s = %s\n", p->g->nodes[st->node].name,
+				  p->g->nodes[p->bufs[b->alias_of].node].name);
 			continue;
 		}
 		char *text = loop_kernel_format(st->k);

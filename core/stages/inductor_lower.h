@@ -32,6 +32,7 @@ enum ind_buf_kind {
 	IBUF_INPUT,     /* a graph input */
 	IBUF_TEMP,      /* a value that a step writes */
 	IBUF_UNUSED,    /* a member that stays in registers: nothing outside its group reads it */
+	IBUF_ALIAS,     /* a view of buffer alias_of read in order: its storage under this shape */
 };
 
 /* A tensor held between steps: a graph input, or a node's stored value
@@ -40,12 +41,17 @@ struct ind_buf {
 	int node;                       /* the graph node whose value it is */
 	enum ind_buf_kind kind;
 	bool by_kernel;                 /* IBUF_TEMP: a kernel writes it (else an extern call makes it) */
+	int alias_of;                   /* IBUF_ALIAS: the buffer whose storage it shares, else -1 */
 	dtype dt;
 	int ndim;
 	struct sym_size shape[TENSOR_MAX_DIMS];
 };
 
-enum ind_step_kind { ISTEP_KERNEL, ISTEP_EXTERN };
+enum ind_step_kind {
+	ISTEP_KERNEL,   /* a loop IR kernel */
+	ISTEP_EXTERN,   /* node runs on the eager kernels */
+	ISTEP_ALIAS,    /* node is a stored buffer under another shape (tensor_reshape, no copy) */
+};
 
 struct ind_step {
 	enum ind_step_kind kind;

@@ -108,6 +108,20 @@ static int run_extern(struct vm *vm, const struct ind_program *p, const struct i
 	return 0;
 }
 
+/* a stored value under another shape: the same storage */
+static int run_alias(const struct ind_program *p, const struct ind_step *st, value *vals, const int64_t *syms)
+{
+	const struct ind_buf *b = &p->bufs[p->node_buf[st->node]];
+	int64_t shape[TENSOR_MAX_DIMS];
+	for (int d = 0; d < b->ndim; d++)
+		shape[d] = b->shape[d].sym >= 0 ? syms[b->shape[d].sym] : b->shape[d].value;
+	tensor *t = tensor_reshape(val_as_tensor(vals[p->bufs[b->alias_of].node]), b->ndim, shape);
+	if (!t)
+		return -1;
+	vals[st->node] = val_tensor(t);
+	return 0;
+}
+
 int ind_run(const struct ind_compiled *c, struct vm *vm, tensor *const *inputs, value *outputs)
 {
 	const struct ind_program *p = &c->prog;
@@ -141,6 +155,11 @@ int ind_run(const struct ind_compiled *c, struct vm *vm, tensor *const *inputs, 
 	}
 	for (int s = 0; s < p->nsteps; s++) {
 		const struct ind_step *st = &p->steps[s];
+		if (st->kind == ISTEP_ALIAS) {
+			if (run_alias(p, st, vals, syms) < 0)
+				goto cleanup;
+			continue;
+		}
 		if (st->kind == ISTEP_EXTERN ? run_extern(vm, p, st, vals, syms) < 0
 					     : run_kernel(p, st, c->fns[s], vals, syms) < 0)
 			goto cleanup;

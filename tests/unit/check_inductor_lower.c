@@ -175,6 +175,25 @@ START_TEST(test_column_sum_and_reduction_cap)
 }
 END_TEST
 
+/* a reshape of an input and permutes that cancel, read by matmul, are
+ * the input's storage under another shape: alias steps, no copy kernel;
+ * a real transpose is a copy */
+START_TEST(test_views_alias_buffers)
+{
+	struct ind_program p;
+	char *s = lower_text("    return x.permute(1, 0).permute(1, 0) @ x.reshape(3, 4), x.permute(1, 0) @ x\n",
+			     "randn(4, 3)", &p);
+	ck_assert_msg(count(s, "  alias ") == 2, "%s", s);
+	ck_assert_msg(strstr(s, "  alias permute_1 = x\n") && strstr(s, "  alias reshape = x\n"), "%s", s);
+	int kernels = 0;
+	for (int k = 0; k < p.nsteps; k++)
+		kernels += p.steps[k].kind == ISTEP_KERNEL;
+	ck_assert_msg(kernels == 1, "%s", s); /* the transpose's copy */
+	free(s);
+	ind_program_release(&p);
+}
+END_TEST
+
 /* the planted bugs of TJIT_INJECT_BUG=inductor:*, only in a kernel that
  * computes a relu: a store 2^40 elements past its buffer, a wrong
  * constant, a compile error; and the phases the lowering times */
@@ -233,6 +252,7 @@ static Suite *suite(void)
 	tcase_add_test(tc, test_registers_and_stores);
 	tcase_add_test(tc, test_dynamic_sizes);
 	tcase_add_test(tc, test_planted_bugs);
+	tcase_add_test(tc, test_views_alias_buffers);
 	tcase_add_test(tc, test_column_sum_and_reduction_cap);
 	suite_add_tcase(s, tc);
 	return s;
