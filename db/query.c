@@ -673,6 +673,17 @@ static sqlite3_stmt *list_begin(struct dbq *q, enum stmt s, void *out, int *n, c
 	return stmt(q, s, err);
 }
 
+/* the rows of statement s whose one parameter is id */
+static int list_by_id(struct dbq *q, enum stmt s, int64_t id, void *out, int *n, const struct row_type *type,
+		      char **err)
+{
+	sqlite3_stmt *st = list_begin(q, s, out, n, err);
+	if (!st)
+		return -1;
+	sqlite3_bind_int64(st, 1, id);
+	return collect(q, st, (void **)out, n, type, err);
+}
+
 /* the key and the LIMIT of a page, parameters i and i + 1 (limit 0: all) */
 static void bind_page(sqlite3_stmt *st, int i, int64_t key, int limit)
 {
@@ -778,11 +789,7 @@ static const struct row_type break_type = ROW_TYPE(struct dbq_break, break_cols)
 
 int dbq_breaks(struct dbq *q, int64_t run_id, struct dbq_break **out, int *n, char **err)
 {
-	sqlite3_stmt *st = list_begin(q, Q_BREAKS, out, n, err);
-	if (!st)
-		return -1;
-	sqlite3_bind_int64(st, 1, run_id);
-	return collect(q, st, (void **)out, n, &break_type, err);
+	return list_by_id(q, Q_BREAKS, run_id, out, n, &break_type, err);
 }
 
 void dbq_breaks_free(struct dbq_break *b, int n)
@@ -801,20 +808,12 @@ static const struct row_type phase_type = ROW_TYPE(struct dbq_phase, phase_cols)
 
 int dbq_backend_phases(struct dbq *q, int64_t run_id, struct dbq_phase **out, int *n, char **err)
 {
-	sqlite3_stmt *st = list_begin(q, Q_BACKEND_PHASES, out, n, err);
-	if (!st)
-		return -1;
-	sqlite3_bind_int64(st, 1, run_id);
-	return collect(q, st, (void **)out, n, &phase_type, err);
+	return list_by_id(q, Q_BACKEND_PHASES, run_id, out, n, &phase_type, err);
 }
 
 int dbq_compile_backend_phases(struct dbq *q, int64_t compile_id, struct dbq_phase **out, int *n, char **err)
 {
-	sqlite3_stmt *st = list_begin(q, Q_COMPILE_BACKEND_PHASES, out, n, err);
-	if (!st)
-		return -1;
-	sqlite3_bind_int64(st, 1, compile_id);
-	return collect(q, st, (void **)out, n, &phase_type, err);
+	return list_by_id(q, Q_COMPILE_BACKEND_PHASES, compile_id, out, n, &phase_type, err);
 }
 
 void dbq_phases_free(struct dbq_phase *p, int n)
@@ -994,11 +993,7 @@ int dbq_graph_get(struct dbq *q, int64_t graph_id, struct dbq_graph *out, char *
 
 int dbq_graphs_of(struct dbq *q, int64_t compile_id, struct dbq_graph **out, int *n, char **err)
 {
-	sqlite3_stmt *st = list_begin(q, Q_GRAPHS_OF, out, n, err);
-	if (!st)
-		return -1;
-	sqlite3_bind_int64(st, 1, compile_id);
-	return collect(q, st, (void **)out, n, &graph_type, err);
+	return list_by_id(q, Q_GRAPHS_OF, compile_id, out, n, &graph_type, err);
 }
 
 void dbq_graph_release(struct dbq_graph *g)
@@ -1023,11 +1018,7 @@ static const struct row_type node_type = ROW_TYPE(struct dbq_node, node_cols);
 
 int dbq_nodes(struct dbq *q, int64_t graph_id, struct dbq_node **out, int *n, char **err)
 {
-	sqlite3_stmt *st = list_begin(q, Q_NODES, out, n, err);
-	if (!st)
-		return -1;
-	sqlite3_bind_int64(st, 1, graph_id);
-	return collect(q, st, (void **)out, n, &node_type, err);
+	return list_by_id(q, Q_NODES, graph_id, out, n, &node_type, err);
 }
 
 void dbq_nodes_free(struct dbq_node *nd, int n)
@@ -1045,11 +1036,7 @@ static const struct row_type saved_type = ROW_TYPE(struct dbq_saved, saved_cols)
 
 int dbq_saved(struct dbq *q, int64_t compile_id, struct dbq_saved **out, int *n, char **err)
 {
-	sqlite3_stmt *st = list_begin(q, Q_SAVED, out, n, err);
-	if (!st)
-		return -1;
-	sqlite3_bind_int64(st, 1, compile_id);
-	return collect(q, st, (void **)out, n, &saved_type, err);
+	return list_by_id(q, Q_SAVED, compile_id, out, n, &saved_type, err);
 }
 
 void dbq_saved_free(struct dbq_saved *s, int n)
@@ -1068,11 +1055,7 @@ static const struct row_type kernel_type = ROW_TYPE(struct dbq_kernel, kernel_co
 
 int dbq_kernels(struct dbq *q, int64_t compile_id, struct dbq_kernel **out, int *n, char **err)
 {
-	sqlite3_stmt *st = list_begin(q, Q_KERNELS, out, n, err);
-	if (!st)
-		return -1;
-	sqlite3_bind_int64(st, 1, compile_id);
-	return collect(q, st, (void **)out, n, &kernel_type, err);
+	return list_by_id(q, Q_KERNELS, compile_id, out, n, &kernel_type, err);
 }
 
 void dbq_kernels_free(struct dbq_kernel *k, int n)
@@ -1173,11 +1156,7 @@ int dbq_break_places_page(struct dbq *q, int64_t run_id, const struct dbq_break 
 
 int dbq_compile_breaks(struct dbq *q, int64_t compile_id, struct dbq_break **out, int *n, char **err)
 {
-	sqlite3_stmt *st = list_begin(q, Q_TUI_COMPILE_BREAKS, out, n, err);
-	if (!st)
-		return -1;
-	sqlite3_bind_int64(st, 1, compile_id);
-	return collect(q, st, (void **)out, n, &break_type, err);
+	return list_by_id(q, Q_TUI_COMPILE_BREAKS, compile_id, out, n, &break_type, err);
 }
 
 #define F(field, kind, col) {col, kind, offsetof(struct dbq_failure_row, field)}
