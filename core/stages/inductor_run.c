@@ -72,12 +72,18 @@ static int run_kernel(const struct ind_program *p, const struct ind_step *st, lo
 	return 0;
 }
 
-/* a temporary for buffer b, its sizes from the symbols */
+/* buffer b's sizes, its symbols' values from syms */
+static void buf_shape(const struct ind_buf *b, const int64_t *syms, int64_t *shape)
+{
+	for (int d = 0; d < b->ndim; d++)
+		shape[d] = b->shape[d].sym >= 0 ? syms[b->shape[d].sym] : b->shape[d].value;
+}
+
+/* a temporary for buffer b */
 static value new_buffer(const struct ind_buf *b, const int64_t *syms)
 {
 	int64_t shape[TENSOR_MAX_DIMS];
-	for (int d = 0; d < b->ndim; d++)
-		shape[d] = b->shape[d].sym >= 0 ? syms[b->shape[d].sym] : b->shape[d].value;
+	buf_shape(b, syms, shape);
 	tensor *t = tensor_empty(b->dt, b->ndim, shape);
 	return t ? val_tensor(t) : val_err();
 }
@@ -113,8 +119,7 @@ static int run_alias(const struct ind_program *p, const struct ind_step *st, val
 {
 	const struct ind_buf *b = &p->bufs[p->node_buf[st->node]];
 	int64_t shape[TENSOR_MAX_DIMS];
-	for (int d = 0; d < b->ndim; d++)
-		shape[d] = b->shape[d].sym >= 0 ? syms[b->shape[d].sym] : b->shape[d].value;
+	buf_shape(b, syms, shape);
 	tensor *t = tensor_reshape(val_as_tensor(vals[p->bufs[b->alias_of].node]), b->ndim, shape);
 	if (!t)
 		return -1;
