@@ -9,30 +9,15 @@
  * back to aten. TJIT_INJECT_BUG=inductor:<kind> is the lowering's
  * (inductor_lower.c), in the kernels that compute a relu.
  */
-#include <stdlib.h>
-#include <string.h>
 
 #include "backends.h"
-#include "error.h"
 #include "inductor_compile.h"
 
+/* ind_compile_graph sets cc->unsupported for what falls back (a graph it
+ * cannot lower, a kernel LLVM rejects, no code generator) */
 static void *prepare(struct compile_ctx *cc, const struct graph *g, const struct graph *shown)
 {
-	struct ind_compiled *c = ind_compile_graph(cc, g, shown);
-	if (!c) {
-		const char *e = tj_error_peek();
-		if (e && strncmp(e, "inductor: ", 10) != 0 && strcmp(e, "out of memory") != 0) {
-			char *why = tj_error_take();
-			tj_error_set("inductor: %s", why);
-			free(why);
-			e = tj_error_peek();
-		}
-		cc->unsupported = !e || strcmp(e, "out of memory") != 0;
-		if (cc->bug->stage == INJECT_INDUCTOR && cc->bug->kind == INJECT_COMPILE_ERROR && e &&
-		    strstr(e, "InductorCompileError"))
-			cc->unsupported = false;
-	}
-	return c;
+	return ind_compile_graph(cc, g, shown);
 }
 
 static int run(void *prepared, struct vm *vm, tensor *const *inputs, value *outputs)

@@ -14,6 +14,7 @@
  */
 #include "inductor_compile.h"
 
+#include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -43,11 +44,26 @@ static struct kernel_cache *the_cache(void)
 	return cache;
 }
 
-/* a codegen error (malloc'd) as the compile's error, naming the kernel */
-static int cg_error(const struct lkernel *k, const char *what, char *err)
+/* a line of TJIT_LOGS=perf_hints */
+static void __attribute__((format(printf, 2, 3))) hint(struct compile_ctx *cc, const char *fmt, ...)
+{
+	if (!compile_ctx_logs(cc, LOG_PERF_HINTS))
+		return;
+	char line[512];
+	va_list ap;
+	va_start(ap, fmt);
+	vsnprintf(line, sizeof line, fmt, ap);
+	va_end(ap);
+	compile_ctx_dump(cc, line);
+}
+
+/* a codegen error (malloc'd) as the compile's error, naming the kernel:
+ * a kernel LLVM rejects is a graph this stage cannot compile */
+static int cg_error(struct compile_ctx *cc, const struct lkernel *k, const char *what, char *err)
 {
 	tj_error_set("inductor: kernel %s: %s: %s", k->name, what, err ? err : "out of memory");
 	free(err);
+	cc->unsupported = err != NULL;
 	return -1;
 }
 
@@ -67,12 +83,8 @@ static int compile_kernel(struct compile_ctx *cc, const struct codegen_api *api,
 	size_t len = 0;
 	void *made = NULL;
 	enum kc_result got = kernel_cache_get(kc, key, &obj, &len, &why);
-	if (got == KC_BAD) {
-		char line[256];
-		snprintf(line, sizeof line, "inductor: kernel %s recompiled: %s\n", k->name, why ? why : "bad cache entry");
-		if (compile_ctx_logs(cc, LOG_PERF_HINTS))
-			compile_ctx_dump(cc, line);
-	}
+	if (got == KC_BAD)
+		hint(cc, "inductor: kernel %s recompiled: %s\n", k->name, why ? why : "bad cache entry");
 	free(why);
 	rec->cache_hit = got == KC_MEMORY || got == KC_DISK;
 	if (!rec->cache_hit) {
@@ -83,7 +95,7 @@ static int compile_kernel(struct compile_ctx *cc, const struct codegen_api *api,
 		if (rc < 0) {
 			if (m)
 				api->module_free(m);
-			return cg_error(k, m ? "LLVM verifier" : "code generation", err);
+			return cg_error(cc, k, m ? "LLVM verifier" : "code generation", err);
 		}
 		ph = compile_ctx_phase_begin(cc, "llvm_optimize");
 		rc = api->optimize(m, 2, &err);
@@ -96,16 +108,12 @@ static int compile_kernel(struct compile_ctx *cc, const struct codegen_api *api,
 		api->module_free(m);
 		compile_ctx_phase_end(cc, ph);
 		if (rc < 0)
-			return cg_error(k, "LLVM", err);
+			return cg_error(cc, k, "LLVM", err);
 		obj = made;
 		if (kernel_cache_put(kc, key, made, len) < 0) {
 			/* not fatal: this run has the kernel; the next compiles it again */
 			char *msg = tj_error_take();
-			if (compile_ctx_logs(cc, LOG_PERF_HINTS)) {
-				char line[512];
-				snprintf(line, sizeof line, "inductor: kernel %s not cached: %s\n", k->name, msg ? msg : "");
-				compile_ctx_dump(cc, line);
-			}
+			hint(cc, "inductor: kernel %s not cached: %s\n", k->name, msg ? msg : "");
 			free(msg);
 		}
 	}
@@ -115,7 +123,7 @@ static int compile_kernel(struct compile_ctx *cc, const struct codegen_api *api,
 	compile_ctx_phase_end(cc, ph);
 	free(made);
 	if (!addr)
-		return cg_error(k, "JIT", err);
+		return cg_error(cc, k, "JIT", err);
 	*fn = (loop_kernel_fn)addr;
 	rec->codegen_ms = util_now_ms() - t0;
 	return 0;
@@ -189,8 +197,14 @@ struct ind_compiled *ind_compile_graph(struct compile_ctx *cc, const struct grap
 	const struct codegen_api *api = codegen_load();
 	if (first)
 		compile_ctx_phase_end(cc, ph);
-	if (!api)
+	if (!api) {
+		/* no code generator to run: the frame falls back to aot_eager */
+		char *why = tj_error_take();
+		tj_error_set("inductor: %s", why ? why : "cannot load the code generator");
+		free(why);
+		cc->unsupported = true;
 		return NULL;
+	}
 	struct ind_compiled *c = calloc(1, sizeof *c);
 	if (!c) {
 		tj_error_set("out of memory");

@@ -12,7 +12,8 @@
  * kernels of shown (a graph handed back with compile_ctx_add_graph, or
  * NULL for the captured one). NULL after tj_error_set(): the code
  * generator could not be loaded, a kernel did not compile, or g has a
- * node the lowering cannot handle. */
+ * node the lowering cannot handle: those set cc->unsupported (the frame
+ * falls back); out of memory and the planted compile error do not. */
 struct ind_compiled *ind_compile_graph(struct compile_ctx *cc, const struct graph *g, const struct graph *shown);
 void ind_compiled_free(struct ind_compiled *c);
 /* false: kernels are cached in memory only (--no-kernel-cache) */

@@ -64,6 +64,7 @@ struct lower {
 	struct scope sc;
 	bool incompatible;              /* set by an emission that does not fit the group */
 	const struct inject_bug *bug;   /* TJIT_INJECT_BUG, for the kernels with a relu */
+	bool planted;                   /* the failure is the planted compile error (raised, not a fallback) */
 	struct arena arena;             /* memos */
 };
 

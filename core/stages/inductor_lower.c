@@ -502,6 +502,7 @@ static int plant_bug(struct lower *L)
 		return 0;
 	if (bug->kind == INJECT_COMPILE_ERROR) {
 		tj_error_set("inductor: InductorCompileError: a kernel computes relu (TJIT_INJECT_BUG=inductor:compile_error)");
+		L->planted = true;
 		return -1;
 	}
 	struct lkernel *k = L->k;
@@ -731,6 +732,10 @@ int ind_lower(const struct graph *g, struct ind_program *p, struct compile_ctx *
 		goto cleanup;
 	rc = 0;
 cleanup:
+	/* a failure is a graph this stage cannot lower (the frame falls back),
+	 * unless it is the planted bug or out of memory (both raised) */
+	if (rc < 0 && cc)
+		cc->unsupported = !L.planted && !(tj_error_peek() && strcmp(tj_error_peek(), "out of memory") == 0);
 	graph_users_release(&L.users);
 	loop_kernel_free(L.k);
 	arena_free(&L.arena);
