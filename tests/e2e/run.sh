@@ -83,24 +83,28 @@ pass=0
 fail=0
 failed=
 
+# run_tjit ARGS...: tjit with ARGS (and $envs) in the run folder; its
+# stdout, stderr and status in $work/out, $work/err and $status
+run_tjit() {
+	# shellcheck disable=SC2086 # the variables are split into words
+	(cd "$work/run" && exec env $envs timeout "$timeout_s" "$tjit" "$@") \
+		>"$work/out" 2>"$work/err" </dev/null
+	status=$?
+}
+
 # check LABEL ARGS...: runs tjit with ARGS (and $envs) and compares with the
 # expectations of $stem; updates them with --update (the first way only).
 check() {
 	label=$1
 	shift
-	# shellcheck disable=SC2086 # the variables are split into words
-	(cd "$work/run" && exec env $envs timeout "$timeout_s" "$tjit" "$@") \
-		>"$work/out" 2>"$work/err" </dev/null
-	status=$?
-	# LeakSanitizer's own tracer sometimes crashes at exit when a thread
-	# (the JIT's, which ORC starts per task) is ending: a known fault of
-	# the sanitizer runtime, not of the program. One rerun, then it counts.
+	run_tjit "$@"
+	# LeakSanitizer's own tracer sometimes crashes at exit on a loaded
+	# machine (a known fault of the sanitizer runtime, seen also with
+	# programs that start no thread and load no LLVM): one rerun, then it
+	# counts.
 	if grep -q "LeakSanitizer has encountered a fatal error" "$work/err"; then
 		echo "note: $label: LeakSanitizer's tracer failed at exit; run again"
-		# shellcheck disable=SC2086
-		(cd "$work/run" && exec env $envs timeout "$timeout_s" "$tjit" "$@") \
-			>"$work/out" 2>"$work/err" </dev/null
-		status=$?
+		run_tjit "$@"
 	fi
 
 	ok=1
