@@ -149,14 +149,14 @@ static void *compile_error(struct compile_ctx *cc)
 }
 
 /* a copy of g for the log, which outlives the compile, not the artifact */
-static int show(struct compile_ctx *cc, const struct graph *g)
+static const struct graph *show(struct compile_ctx *cc, const struct graph *g)
 {
 	struct graph *shown = graph_copy(g);
 	if (!shown || compile_ctx_add_graph(cc, shown) < 0) {
 		tj_error_set("out of memory");
-		return -1;
+		return NULL;
 	}
-	return 0;
+	return shown;
 }
 
 /* the joint and the partition of the decomposed g, as phases of the
@@ -210,12 +210,11 @@ static bool *input_grads(const struct graph *g, bool *any)
 	return rg;
 }
 
-/* the runner's forward and backward (the graphs handed back last are
- * their copies in the log: the kernels point at them) */
-static int prepare(struct compile_ctx *cc, struct aot_artifact *a, const struct aot_runner *runner)
+/* the runner's forward and backward; their kernels are logged as those of
+ * the graphs' copies in the log (shown_fwd, shown_bwd) */
+static int prepare(struct compile_ctx *cc, struct aot_artifact *a, const struct aot_runner *runner,
+		   const struct graph *shown_fwd, const struct graph *shown_bwd)
 {
-	const struct graph *shown_bwd = a->backward ? cc->graphs[cc->ngraphs - 1] : NULL;
-	const struct graph *shown_fwd = cc->graphs[cc->ngraphs - (a->backward ? 2 : 1)];
 	a->runner = runner;
 	if (!(a->fwd_prep = runner->prepare(cc, a->forward, shown_fwd)))
 		return -1;
@@ -260,12 +259,13 @@ void *aot_compile_with(struct compile_ctx *cc, const struct graph *g, const stru
 	/* names the op and the user line when it has no gradient rule */
 	if (grad && differentiate(cc, a, rg, &policy) < 0)
 		goto fail;
-	if (show(cc, a->forward) < 0 || (a->backward && show(cc, a->backward) < 0))
+	const struct graph *shown_fwd = show(cc, a->forward), *shown_bwd = NULL;
+	if (!shown_fwd || (a->backward && !(shown_bwd = show(cc, a->backward))))
 		goto fail;
-	/* the partition, for the log: the forward graph was handed back just before the backward */
+	/* the partition, for the log */
 	if (a->backward)
-		compile_ctx_set_saved(cc, cc->graphs[cc->ngraphs - 2], a->nsaved, a->nrecomputed);
-	if (runner && prepare(cc, a, runner) < 0)
+		compile_ctx_set_saved(cc, shown_fwd, a->nsaved, a->nrecomputed);
+	if (runner && prepare(cc, a, runner, shown_fwd, shown_bwd) < 0)
 		goto fail_runner;
 	free(rg);
 	return a;
