@@ -31,6 +31,33 @@ START_TEST(test_hash_consing)
 }
 END_TEST
 
+/* sigmoid and silu, spelled out by the decompositions, are one op again */
+START_TEST(test_sigmoid_silu_put_back)
+{
+	struct lkernel *k = loop_kernel_new();
+	int v = loop_add_var(k, c64(k, 10), -1);
+	int b = loop_add_buf(k, DT_FLOAT32, false, c64(k, 10), "x");
+	lref x = loop_load(k, b, loop_var_ref(k, v)), one = loop_const_float(k, DT_FLOAT32, 1.0);
+	lref e = loop_unary(k, UNOP_exp, loop_unary(k, UNOP_neg, x));
+	lref d = loop_binary(k, BINOP_add, e, one);
+	ck_assert_int_eq(loop_binary(k, BINOP_div, one, d), loop_unary(k, UNOP_sigmoid, x));
+	ck_assert_int_eq(loop_binary(k, BINOP_div, x, d), loop_unary(k, UNOP_silu, x));
+	/* 1 + exp(-x), the other order */
+	ck_assert_int_eq(loop_binary(k, BINOP_div, one, loop_binary(k, BINOP_add, one, e)),
+			 loop_unary(k, UNOP_sigmoid, x));
+	/* not the pattern: 2 / (1 + exp(-x)), y / (1 + exp(-x)), 1 / (2 + exp(-x)), 1 / (1 + exp(x)) */
+	lref two = loop_const_float(k, DT_FLOAT32, 2.0);
+	lref y = loop_unary(k, UNOP_abs, x);
+	ck_assert_int_eq(loop_node(k, loop_binary(k, BINOP_div, two, d))->op, LOP_BINARY);
+	ck_assert_int_eq(loop_node(k, loop_binary(k, BINOP_div, y, d))->op, LOP_BINARY);
+	ck_assert_int_eq(loop_node(k, loop_binary(k, BINOP_div, one, loop_binary(k, BINOP_add, e, two)))->op,
+			 LOP_BINARY);
+	lref d2 = loop_binary(k, BINOP_add, loop_unary(k, UNOP_exp, x), one);
+	ck_assert_int_eq(loop_node(k, loop_binary(k, BINOP_div, one, d2))->op, LOP_BINARY);
+	loop_kernel_free(k);
+}
+END_TEST
+
 START_TEST(test_index_folding)
 {
 	struct lkernel *k = loop_kernel_new();
@@ -196,6 +223,7 @@ static Suite *suite(void)
 	Suite *s = suite_create("loopir");
 	TCase *tc = tcase_create("core");
 	tcase_add_test(tc, test_hash_consing);
+	tcase_add_test(tc, test_sigmoid_silu_put_back);
 	tcase_add_test(tc, test_index_folding);
 	tcase_add_test(tc, test_reshape_index_joins);
 	tcase_add_test(tc, test_hash_names_and_format);
