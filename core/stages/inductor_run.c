@@ -93,7 +93,15 @@ static int run_extern(struct vm *vm, const struct ind_program *p, const struct i
 {
 	const struct graph *g = p->g;
 	const struct gnode *n = &g->nodes[st->node];
-	value r = graph_run_node(vm, n, vals, syms);
+	value r;
+	if (st->mm) {
+		const struct ind_mm *mm = &st->mm_plan;
+		tensor *t = tensor_mm_trans(val_as_tensor(vals[mm->arg[0]]), mm->t[0], val_as_tensor(vals[mm->arg[1]]),
+					    mm->t[1]);
+		r = t ? val_tensor(t) : val_err();
+	} else {
+		r = graph_run_node(vm, n, vals, syms);
+	}
 	if (val_is_err(r))
 		return -1;
 	vals[st->node] = r;

@@ -160,6 +160,8 @@ tensor *tensor_sum_to_shape(const tensor *t, int ndim, const int64_t *shape);
 /* ---- linear algebra (float through CBLAS, int64 by loops) ---- */
 tensor *tensor_matmul(const tensor *a, const tensor *b);  /* 1-D .. batched N-D, as torch.matmul */
 tensor *tensor_linear(const tensor *x, const tensor *w, const tensor *b); /* x @ w.T + b; b may be NULL */
+/* op(a) @ op(b) of two matrices, op a transpose where asked, read by BLAS in place */
+tensor *tensor_mm_trans(const tensor *a, bool trans_a, const tensor *b, bool trans_b);
 
 /* ---- shape ----
  * reshape accepts one -1; view is reshape (storage shared: tensors are
