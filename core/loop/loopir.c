@@ -9,6 +9,7 @@
  */
 #include "loopir.h"
 
+#include <math.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -419,6 +420,15 @@ lref loop_binary(struct lkernel *k, binop op, lref a, lref b)
 			return loop_unary(k, UNOP_sigmoid, x);
 		if (x >= 0 && x == a)
 			return loop_unary(k, UNOP_silu, x);
+		/* a division by a constant is a multiplication by its reciprocal,
+		 * as Inductor's lowering does: within 1 ulp of the quotient, and a
+		 * multiply costs a third of a divide (0 and a reciprocal that is
+		 * not a normal number keep the division) */
+		const struct lnode *c = &k->nodes[b];
+		double r = c->op == LOP_CONST ? 1.0 / c->c.f : 0;
+		double tiny = dt == DT_FLOAT32 ? 0x1p-126 : 0x1p-1022, huge = dt == DT_FLOAT32 ? 0x1p127 : 0x1p1023;
+		if (c->op == LOP_CONST && c->c.f != 0 && fabs(r) >= tiny && fabs(r) <= huge)
+			return loop_binary(k, BINOP_mul, a, loop_const_float(k, dt, r));
 	}
 	if (dt != k->nodes[b].dt) {
 		tj_error_set("loop IR: %s of %s and %s", binop_names[op], dtype_name(dt),
