@@ -449,14 +449,14 @@ static bool matmul_operands(const struct lower *L, int i, struct ind_mm *mm)
 	return true;
 }
 
-/* whether node i is one BLAS call that reads its operands in place: a
- * matmul of a transposed matrix, or the transpose of a matmul that
- * nothing else reads ((op(x) op(y))^T = op'(y) op'(x)) */
+/* whether node i is one BLAS call on two stored matrices that reads them
+ * in place: a matmul of two matrices (transposed or not), or the
+ * transpose of a matmul that nothing else reads ((op(x) op(y))^T =
+ * op'(y) op'(x)) */
 static bool plan_mm(const struct lower *L, int i, struct ind_mm *mm)
 {
-	const struct gnode *n = &L->g->nodes[i];
 	if (matmul_operands(L, i, mm))
-		return mm->arg[0] != n->args[0].node || mm->arg[1] != n->args[1].node;
+		return true;
 	int m = transposed_matrix(L, i);
 	struct ind_mm in;
 	if (m < 0 || L->users.noutputs[m] > 0 || graph_users_count(&L->users, m) != 1 || !matmul_operands(L, m, &in))
@@ -614,9 +614,10 @@ static int plant_bug(struct lower *L)
 static int final_kernel(struct lower *L, int gi, const bool *store)
 {
 	const struct group *G = &L->groups[gi];
-	bool flat = G->nred == 0 && G->ndim >= 2;
+	bool flat = G->nred == 0 && G->ndim >= 2, flat_done = false;
 	if (flat && build_group(L, gi, store, true) == 0 && (loop_kernel_finish(L->k), !has_divmod(L->k))) {
 		sb_printf(&L->p->log, "group %d: one flat loop\n", gi);
+		flat_done = true;
 	} else if (build_group(L, gi, store, false) < 0) {
 		if (L->incompatible)
 			tj_error_set("inductor: group %d does not build", gi);
@@ -625,7 +626,7 @@ static int final_kernel(struct lower *L, int gi, const bool *store)
 	if (plant_bug(L) < 0)
 		return -1;
 	loop_kernel_finish(L->k);
-	struct ind_step st = {.kind = ISTEP_KERNEL, .node = -1};
+	struct ind_step st = {.kind = ISTEP_KERNEL, .node = -1, .group = gi, .flat = flat_done};
 	st.kbufs = malloc((L->k->nbufs + 1) * sizeof *st.kbufs);
 	if (!st.kbufs) {
 		tj_error_set("out of memory");
@@ -735,9 +736,9 @@ static int form_groups(struct lower *L, int *order, int *norder)
 			gi = -1;
 			struct ind_mm mm;
 			if (plan_mm(L, i, &mm))
-				sb_printf(&L->p->log, "extern %s: matmul(%s%s, %s%s), one BLAS call that reads the transposes in place\n",
-					  g->nodes[i].name, g->nodes[mm.arg[0]].name, mm.t[0] ? ".T" : "",
-					  g->nodes[mm.arg[1]].name, mm.t[1] ? ".T" : "");
+				sb_printf(&L->p->log, "extern %s: matmul(%s%s, %s%s), one BLAS call%s\n", g->nodes[i].name,
+					  g->nodes[mm.arg[0]].name, mm.t[0] ? ".T" : "", g->nodes[mm.arg[1]].name,
+					  mm.t[1] ? ".T" : "", mm.t[0] || mm.t[1] ? " that reads the transposes in place" : "");
 			else
 				sb_printf(&L->p->log, "extern %s: %s runs on the eager kernels\n", g->nodes[i].name,
 					  g->nodes[i].kind == GN_OP ? ops_table[g->nodes[i].op].name : "a call");
@@ -808,6 +809,90 @@ static int lower_steps(struct lower *L, const int *order, int norder)
 	return rc;
 }
 
+/* ---- epilogues: a kernel that runs on a matmul's rows as BLAS makes them ---- */
+
+/* whether node i, computed in an epilogue, reads what it reads of the
+ * product in the row it is on: pointwise work, and reductions of a matrix
+ * along its rows (max / min with a dim too); a view could read another
+ * row */
+static bool row_local(struct lower *L, int i)
+{
+	if (L->cls[i] == NC_POINTWISE)
+		return true;
+	if (L->cls[i] != NC_REDUCE && L->cls[i] != NC_TUPLE)
+		return false;
+	redop op;
+	const struct gnode *n = L->cls[i] == NC_TUPLE ? &L->g->nodes[i] : reduce_src(L, i, &op);
+	int64_t dims[TENSOR_MAX_DIMS];
+	int nd = n->nargs > 1 ? ind_garg_ints(L, n, &n->args[1], dims) : -1;
+	if (nd < 0)
+		tj_error_clear();
+	return nd == 1 && n->args[0].kind == GARG_NODE && L->g->nodes[n->args[0].node].ndim == 2 &&
+	       (dims[0] == 1 || dims[0] == -1);
+}
+
+/* Step s, a matmul into m (n x m), and step s + 1, the kernel of group
+ * gi: the kernel is m's epilogue when its loops are m's rows (S is m's
+ * shape, R at most the last dim) and everything in it that depends on m
+ * reads m's row the kernel is on. Then m is made and consumed a block of
+ * rows at a time, and when nothing else reads m, a block is all of m that
+ * exists. */
+static bool is_epilogue(struct lower *L, int m, int gi, bool *scratch)
+{
+	const struct graph *g = L->g;
+	const struct group *G = &L->groups[gi];
+	const struct gnode *mn = &g->nodes[m];
+	if (mn->ndim != 2 || !ind_same_shape(G->ndim, G->shape, 2, mn->shape) || G->red[0])
+		return false;
+	bool *dep = calloc((size_t)g->nnodes + 1, sizeof *dep);
+	if (!dep)
+		return false; /* not fused: the plain order is still right */
+	bool ok = true, used = false;
+	*scratch = L->users.noutputs[m] == 0;
+	dep[m] = true;
+	for (int i = m + 1; i < g->nnodes && ok; i++) {
+		const struct gnode *n = &g->nodes[i];
+		bool reads = false;
+		for (int a = 0; a < n->nargs; a++)
+			reads |= n->args[a].kind == GARG_NODE && dep[n->args[a].node];
+		if (!reads)
+			continue;
+		/* what K may compute: its members, and what is inlined in it
+		 * (a node inlined in several kernels may be inlined in K) */
+		bool inlined = !L->member[i];
+		if (L->group_of[i] == gi || (inlined && (L->owner[i] == gi || L->owner[i] == OWNER_MANY))) {
+			ok = row_local(L, i);
+			dep[i] = used = true;
+			if (inlined && L->owner[i] != gi)
+				*scratch = false; /* computed from m elsewhere too */
+			continue;
+		}
+		/* another step reads what K stores, or m itself */
+		for (int a = 0; a < n->nargs; a++)
+			if (n->args[a].kind == GARG_NODE && n->args[a].node == m)
+				*scratch = false;
+	}
+	free(dep);
+	return ok && used;
+}
+
+static void mark_epilogues(struct lower *L)
+{
+	struct ind_program *p = L->p;
+	for (int s = 0; s + 1 < p->nsteps; s++) {
+		struct ind_step *st = &p->steps[s], *k = &p->steps[s + 1];
+		bool scratch;
+		if (st->kind != ISTEP_EXTERN || !st->mm || k->kind != ISTEP_KERNEL ||
+		    !is_epilogue(L, st->node, k->group, &scratch))
+			continue;
+		st->epilogue = true;
+		st->scratch = scratch;
+		sb_printf(&p->log, "group %d is %s's epilogue: it runs on each block of rows as BLAS makes it, %s\n",
+			  k->group, L->g->nodes[st->node].name,
+			  scratch ? "in a buffer of one block" : "and the product is kept whole (something else reads it)");
+	}
+}
+
 int ind_lower(const struct graph *g, struct ind_program *p, struct compile_ctx *cc)
 {
 	static const struct inject_bug no_bug = {INJECT_NONE, INJECT_COMPILE_ERROR};
@@ -838,6 +923,8 @@ int ind_lower(const struct graph *g, struct ind_program *p, struct compile_ctx *
 		goto cleanup;
 	ph = cc ? compile_ctx_phase_begin(cc, "lower") : -1;
 	ok = lower_steps(&L, order, norder);
+	if (ok == 0)
+		mark_epilogues(&L);
 	if (cc)
 		compile_ctx_phase_end(cc, ph);
 	if (ok < 0)
@@ -894,6 +981,9 @@ char *ind_program_format(const struct ind_program *p)
 				sb_printf(&sb, " = matmul(%s%s, %s%s)", p->g->nodes[st->mm_plan.arg[0]].name,
 					  st->mm_plan.t[0] ? ".T" : "", p->g->nodes[st->mm_plan.arg[1]].name,
 					  st->mm_plan.t[1] ? ".T" : "");
+			if (st->epilogue)
+				sb_printf(&sb, ", by blocks of rows, step %d on each%s", s + 1,
+					  st->scratch ? " (a block's buffer)" : "");
 			sb_putc(&sb, '\n');
 			continue;
 		}

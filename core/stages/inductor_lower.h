@@ -21,7 +21,10 @@
  * - a matmul of two matrices reads an operand that is a transposed matrix
  *   (permute(x, (1, 0)), or several) as x itself, with BLAS's transpose
  *   flag, and the transpose of a matmul that nothing else reads is one
- *   matmul of its operands swapped: x is stored, the transposes never are.
+ *   matmul of its operands swapped: x is stored, the transposes never are;
+ * - a kernel right after a matmul whose loops are the product's rows, and
+ *   that reads the product only in the row it is on, is its epilogue: it
+ *   runs on each block of rows as BLAS makes it.
  * Every decision is written to the program's log (TJIT_LOGS=fusion).
  */
 #ifndef TJ_INDUCTOR_LOWER_H
@@ -73,6 +76,13 @@ struct ind_step {
 	 * matmul): no transpose is copied */
 	bool mm;
 	struct ind_mm mm_plan;
+	/* the mm step whose next step, a kernel, is its epilogue: BLAS makes
+	 * the product a block of rows at a time and the kernel runs on each
+	 * block while it is in cache; scratch: nothing else reads the product,
+	 * so one block's buffer holds it all */
+	bool epilogue, scratch;
+	int group;                      /* ISTEP_KERNEL: the group it computes */
+	bool flat;                      /* ISTEP_KERNEL: var 0 runs over every element (else over dim 0) */
 	int nnodes;
 	int *nodes;                     /* the graph nodes this step computes (inlined ones too) */
 };

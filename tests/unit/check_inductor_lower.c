@@ -202,6 +202,32 @@ START_TEST(test_views_alias_buffers)
 }
 END_TEST
 
+/* a kernel after a matmul whose loops are the product's rows and that
+ * reads it in the row it is on is its epilogue (in a block's buffer when
+ * nothing else reads the product); one that reads it transposed is not */
+START_TEST(test_matmul_epilogue)
+{
+	struct ind_program p;
+	char *s = lower_text("    return relu(x @ x.permute(1, 0)) + 1\n", "randn(4, 3)", &p);
+	ck_assert_msg(strstr(s, "  extern matmul = matmul(x, x.T), by blocks of rows, step 1 on each (a block's buffer)\n"),
+		      "%s", s);
+	ck_assert(p.nsteps == 2 && p.steps[0].epilogue && p.steps[0].scratch && p.steps[1].flat);
+	free(s);
+	ind_program_release(&p);
+	drop_graphs();
+	s = lower_text("    m = x @ x.permute(1, 0)\n    return m, m.softmax(-1)\n", "randn(4, 3)", &p);
+	ck_assert_msg(strstr(s, "  extern matmul = matmul(x, x.T), by blocks of rows, step 1 on each\n"), "%s", s);
+	ck_assert(p.steps[0].epilogue && !p.steps[0].scratch && !p.steps[1].flat);
+	free(s);
+	ind_program_release(&p);
+	drop_graphs();
+	s = lower_text("    m = x @ x.permute(1, 0)\n    return relu(m).permute(1, 0) + m\n", "randn(4, 3)", &p);
+	ck_assert_msg(!strstr(s, "by blocks") && !p.steps[0].epilogue, "%s", s);
+	free(s);
+	ind_program_release(&p);
+}
+END_TEST
+
 /* the planted bugs of TJIT_INJECT_BUG=inductor:*, only in a kernel that
  * computes a relu: a store 2^40 elements past its buffer, a wrong
  * constant, a compile error; and the phases the lowering times */
@@ -261,6 +287,7 @@ static Suite *suite(void)
 	tcase_add_test(tc, test_dynamic_sizes);
 	tcase_add_test(tc, test_planted_bugs);
 	tcase_add_test(tc, test_views_alias_buffers);
+	tcase_add_test(tc, test_matmul_epilogue);
 	tcase_add_test(tc, test_column_sum_and_reduction_cap);
 	suite_add_tcase(s, tc);
 	return s;
