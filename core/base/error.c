@@ -9,6 +9,8 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "strbuf.h"
+
 /* ---- sources ---- */
 
 /* Records where each line starts. A final newline ends the last line; it
@@ -147,6 +149,24 @@ static void print_caret(FILE *out, const char *line, size_t len, int col)
 	fputs("^\n", out);
 }
 
+/* line[0..len) as sb_add_shown shows it, but its tabs kept: the caret
+ * line copies them */
+static void add_shown_line(struct strbuf *sb, const char *line, size_t len)
+{
+	size_t i = 0;
+	while (i < len) {
+		size_t j = i;
+		while (j < len && line[j] != '\t')
+			j++;
+		sb_add_shown(sb, line + i, j - i);
+		if (j < len) {
+			sb_putc(sb, '\t');
+			j++;
+		}
+		i = j;
+	}
+}
+
 void diag_print(FILE *out, const struct source *src, struct src_loc loc, const char *kind,
 		const char *fmt, ...)
 {
@@ -167,10 +187,18 @@ void diag_print(FILE *out, const struct source *src, struct src_loc loc, const c
 	const char *line = source_line(src, loc.line, &len);
 	if (!line)
 		return;
-	fwrite(line, 1, len, out);
+	/* the line as a terminal may show it, and the caret under it */
+	struct strbuf shown = STRBUF_INIT;
+	add_shown_line(&shown, line, len);
+	fwrite(sb_str(&shown), 1, shown.len, out);
 	fputc('\n', out);
-	if (loc.col > 0)
-		print_caret(out, line, len, loc.col);
+	if (loc.col > 0) {
+		size_t before = (size_t)loc.col - 1 < len ? (size_t)loc.col - 1 : len;
+		sb_reset(&shown);
+		add_shown_line(&shown, line, before);
+		print_caret(out, sb_str(&shown), shown.len, (int)(shown.len + ((size_t)loc.col - before)));
+	}
+	sb_release(&shown);
 }
 
 /* ---- the pending error ---- */

@@ -745,10 +745,14 @@ static void tb_line(FILE *out, struct strbuf *sb, const struct code *c, uint32_t
 		len--;
 	if (!len)
 		return;
+	/* as a terminal may show it: a source line never sends an escape */
+	struct strbuf shown = STRBUF_INIT;
+	sb_add_shown(&shown, text, len);
 	if (out)
-		fprintf(out, "    %.*s\n", (int)len, text);
+		fprintf(out, "    %s\n", sb_str(&shown));
 	if (sb)
-		sb_printf(sb, "    %.*s\n", (int)len, text);
+		sb_printf(sb, "    %s\n", sb_str(&shown));
+	sb_release(&shown);
 }
 
 static bool tb_same(const struct tb_entry *a, const struct tb_entry *b)

@@ -205,7 +205,9 @@ void compile_log_source_line(const struct source *src, int line, struct strbuf *
 	sb_add(out, s, len);
 }
 
-/* Appends text to out with every line prefixed by "[id] ". */
+/* Appends text to out with every line prefixed by "[id] ", as a terminal
+ * may show it: the program's source lines, strings and names inside never
+ * send an escape sequence (sb_add_shown). */
 static void add_tagged(struct strbuf *out, const char *id, const char *text, size_t len)
 {
 	size_t i = 0;
@@ -214,7 +216,7 @@ static void add_tagged(struct strbuf *out, const char *id, const char *text, siz
 		while (j < len && text[j] != '\n')
 			j++;
 		sb_printf(out, "[%s] ", id);
-		sb_add(out, text + i, j - i);
+		sb_add_shown(out, text + i, j - i);
 		sb_putc(out, '\n');
 		i = j + 1;
 	}
