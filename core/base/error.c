@@ -170,25 +170,34 @@ static void add_shown_line(struct strbuf *sb, const char *line, size_t len)
 void diag_print(FILE *out, const struct source *src, struct src_loc loc, const char *kind,
 		const char *fmt, ...)
 {
-	if (src && src->path && loc.line > 0 && loc.col > 0)
-		fprintf(out, "%s:%d:%d: ", src->path, loc.line, loc.col);
-	else if (src && src->path && loc.line > 0)
-		fprintf(out, "%s:%d: ", src->path, loc.line);
-	else if (src && src->path)
-		fprintf(out, "%s: ", src->path);
-	fprintf(out, "%s: ", kind);
+	/* the path, the message (it may quote the program) and the line as a
+	 * terminal may show them, and the caret under the line */
+	struct strbuf shown = STRBUF_INIT;
+	if (src && src->path) {
+		sb_add_shown(&shown, src->path, strlen(src->path));
+		if (loc.line > 0)
+			sb_printf(&shown, ":%d", loc.line);
+		if (loc.line > 0 && loc.col > 0)
+			sb_printf(&shown, ":%d", loc.col);
+		sb_puts(&shown, ": ");
+	}
+	sb_printf(&shown, "%s: ", kind);
+	struct strbuf msg = STRBUF_INIT;
 	va_list ap;
 	va_start(ap, fmt);
-	vfprintf(out, fmt, ap);
+	sb_vprintf(&msg, fmt, ap);
 	va_end(ap);
-	fputc('\n', out);
+	sb_add_shown_lines(&shown, sb_str(&msg), msg.len);
+	sb_release(&msg);
+	fprintf(out, "%s\n", sb_str(&shown));
 
 	size_t len;
 	const char *line = source_line(src, loc.line, &len);
-	if (!line)
+	if (!line) {
+		sb_release(&shown);
 		return;
-	/* the line as a terminal may show it, and the caret under it */
-	struct strbuf shown = STRBUF_INIT;
+	}
+	sb_reset(&shown);
 	add_shown_line(&shown, line, len);
 	fwrite(sb_str(&shown), 1, shown.len, out);
 	fputc('\n', out);

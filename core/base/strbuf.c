@@ -109,24 +109,28 @@ void sb_putc(struct strbuf *sb, char c)
 	sb->buf[sb->len] = '\0';
 }
 
+void sb_vprintf(struct strbuf *sb, const char *fmt, va_list ap)
+{
+	va_list again;
+	va_copy(again, ap);
+	char tmp[128];
+	int n = vsnprintf(tmp, sizeof(tmp), fmt, ap);
+	if (n >= 0 && (size_t)n < sizeof(tmp)) {
+		sb_add(sb, tmp, (size_t)n);
+	} else if (n >= 0) {
+		sb_grow(sb, (size_t)n);
+		vsnprintf(sb->buf + sb->len, (size_t)n + 1, fmt, again);
+		sb->len += (size_t)n;
+	}
+	va_end(again);
+}
+
 void sb_printf(struct strbuf *sb, const char *fmt, ...)
 {
 	va_list ap;
 	va_start(ap, fmt);
-	char tmp[128];
-	int n = vsnprintf(tmp, sizeof(tmp), fmt, ap);
+	sb_vprintf(sb, fmt, ap);
 	va_end(ap);
-	if (n < 0)
-		return;
-	if ((size_t)n < sizeof(tmp)) {
-		sb_add(sb, tmp, (size_t)n);
-		return;
-	}
-	sb_grow(sb, (size_t)n);
-	va_start(ap, fmt);
-	vsnprintf(sb->buf + sb->len, (size_t)n + 1, fmt, ap);
-	va_end(ap);
-	sb->len += (size_t)n;
 }
 
 char *sb_detach(struct strbuf *sb)

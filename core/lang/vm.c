@@ -729,10 +729,12 @@ static void tb_line(FILE *out, struct strbuf *sb, const struct code *c, uint32_t
 {
 	int line = c->locs && (int)pc < c->ninsns ? c->locs[pc].line : 0;
 	const char *path = c->src && c->src->path ? c->src->path : "<unknown>";
+	char *shown_path = shown_dup(path);
 	if (out)
-		fprintf(out, "  File \"%s\", line %d, in %s\n", path, line, c->name);
+		fprintf(out, "  File \"%s\", line %d, in %s\n", shown_path, line, c->name);
 	if (sb)
-		sb_printf(sb, "  File \"%s\", line %d, in %s\n", path, line, c->name);
+		sb_printf(sb, "  File \"%s\", line %d, in %s\n", shown_path, line, c->name);
+	free(shown_path);
 	size_t len;
 	const char *text = c->src && line > 0 ? source_line(c->src, line, &len) : NULL;
 	if (!text)

@@ -808,12 +808,16 @@ void compile_log_text(struct compile_log *log, const char *compile_id, const cha
 void compile_log_warning(struct compile_log *log, const char *fmt, ...)
 {
 	FILE *out = log->out ? log->out : stderr;
+	struct strbuf text = STRBUF_INIT, shown = STRBUF_INIT;
 	va_list ap;
 	va_start(ap, fmt);
-	fputs("tjit: warning: ", out);
-	vfprintf(out, fmt, ap);
-	fputc('\n', out);
+	sb_vprintf(&text, fmt, ap);
 	va_end(ap);
+	/* it names the program's functions and files: shown escaped */
+	sb_add_shown_lines(&shown, sb_str(&text), text.len);
+	fprintf(out, "tjit: warning: %s\n", sb_str(&shown));
+	sb_release(&text);
+	sb_release(&shown);
 	fflush(out);
 }
 

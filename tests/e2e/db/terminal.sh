@@ -113,11 +113,20 @@ has "tjit-dot run 3: the name, escaped for DOT" "$work/out" 'e\\x1b[2Jx.tj'
 expect 0 "tjit-profile diff" "$prof" diff --db t.db 1 3
 clean "tjit-profile diff" "$work/out"
 
-# an error: its source line, and a traceback's
-printf 'def f():\n    return 1 / 0  # %s[2J\n\nf()\n' "$esc" >err.tj
-expect 1 "an error's source line" "$tjit" run --no-db err.tj
+# an error in a file with an escape in its name: its place, its source
+# line, and a traceback's
+errname=$(printf 'r\033[2J.tj')
+printf 'def f():\n    return 1 / 0  # %s[2J\n\nf()\n' "$esc" >"$errname"
+expect 1 "an error's source line" "$tjit" run --no-db "$errname"
 clean "an error's source line" "$work/err"
-has "an error's source line" "$work/err" 'return 1 / 0  # \x1b[2J'
+same "an error's source line: the traceback and the error" 'Traceback (most recent call last):
+  File "r\x1b[2J.tj", line 4, in <module>
+    f()
+  File "r\x1b[2J.tj", line 2, in f
+    return 1 / 0  # \x1b[2J
+r\x1b[2J.tj:2:12: error: division by zero
+    return 1 / 0  # \x1b[2J
+           ^' "$work/err"
 printf 'x = 1 %s[2J\n' "$esc" >syntax.tj
 expect 1 "a syntax error's line" "$tjit" run --no-db syntax.tj
 clean "a syntax error's line" "$work/err"
