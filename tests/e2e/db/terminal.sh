@@ -134,5 +134,8 @@ same "a syntax error's line: the message" 'syntax.tj:1:7: error: invalid non-pri
 x = 1 \x1b[2J
       ^' "$work/err"
 
+expect 2 "a missing file's name" "$tjit" run --no-db "$(printf 'm\033[2J.tj')"
+same "a missing file's name: the message" "tjit: cannot read 'm\x1b[2J.tj': No such file or directory" "$work/err"
+
 echo "$pass passed, $fail failed"
 [ $fail -eq 0 ]
