@@ -9,10 +9,10 @@
 # application's SQLite database (without and with a user_version of its
 # own), a tjit database of a newer schema version, a directory, and a
 # read-only file (the reading tools read it; tjit run warns). The tools:
-# tjit run --db, tjit-profile run / report / diff, tjit-dot run / graph,
-# tjit-tui (which opens its database before it looks for a terminal: with
-# stdin not a terminal, a good file ends at "not a terminal", a bad one
-# before it).
+# tjit run --db, tjit explain --db, tjit-profile run / report / diff,
+# tjit-dot run / graph, tjit-tui (which opens its database before it
+# looks for a terminal: with stdin not a terminal, a good file ends at
+# "not a terminal", a bad one before it).
 #
 # Environment: TJIT, TJIT_PROFILE, TJIT_DOT, TJIT_TUI (default: beside
 # TJIT), TJ_SRCDIR. Exit 77 (skipped) without the sqlite3 shell or
@@ -101,6 +101,7 @@ every_tool() {
 	kind=$1 writer=$2 reader=$3
 	try "$kind" 0 "tjit: database: $writer (running without a log)" "$tjit" run --db bad.db p.tj
 	same "$kind: tjit run ran the program" "tensor([2.0000, 2.0000])" "$work/out"
+	try "$kind" 0 "tjit: database: $writer (running without a log)" "$tjit" explain --db bad.db p.tj
 	try "$kind" 1 "tjit-profile: database: $writer" "$prof" run --db bad.db p.tj
 	try "$kind" 1 "tjit-profile: $reader" "$prof" report --db bad.db
 	try "$kind" 1 "tjit-profile: $reader" "$prof" report --json --db bad.db
