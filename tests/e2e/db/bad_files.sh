@@ -22,24 +22,15 @@ set -u
 
 top=${TJ_SRCDIR:-$(cd "$(dirname "$0")/../../.." && pwd)}
 top=$(cd "$top" && pwd) || exit 99
-tjit=${TJIT:-./tjit}
-case $tjit in /*) ;; *) tjit=$(pwd)/$tjit ;; esac
-bin=$(dirname "$tjit")
-prof=${TJIT_PROFILE:-$bin/tjit-profile}
-dot=${TJIT_DOT:-$bin/tjit-dot}
-tui=${TJIT_TUI:-$bin/tjit-tui}
-for t in "$tjit" "$prof" "$dot" "$tui"; do
-	[ -x "$t" ] || { echo "bad_files.sh: no binary at $t (set TJIT...)" >&2; exit 99; }
-done
+# shellcheck source=tests/e2e/lib.sh
+. "$top/tests/e2e/lib.sh"
+find_tools bad_files.sh
 for c in sqlite3 sha256sum; do
 	if ! command -v $c >/dev/null 2>&1; then
 		echo "SKIP: no $c"
 		exit 77
 	fi
 done
-
-# shellcheck source=tests/e2e/lib.sh
-. "$top/tests/e2e/lib.sh"
 
 work=$(mktemp -d "${TMPDIR:-/tmp}/tjit-bad.XXXXXX") || exit 99
 trap 'rm -rf "$work"' EXIT

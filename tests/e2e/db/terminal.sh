@@ -17,21 +17,13 @@ set -u
 
 top=${TJ_SRCDIR:-$(cd "$(dirname "$0")/../../.." && pwd)}
 top=$(cd "$top" && pwd) || exit 99
-tjit=${TJIT:-./tjit}
-case $tjit in /*) ;; *) tjit=$(pwd)/$tjit ;; esac
-bin=$(dirname "$tjit")
-prof=${TJIT_PROFILE:-$bin/tjit-profile}
-dot=${TJIT_DOT:-$bin/tjit-dot}
-for t in "$tjit" "$prof" "$dot"; do
-	[ -x "$t" ] || { echo "terminal.sh: no binary at $t (set TJIT...)" >&2; exit 99; }
-done
+# shellcheck source=tests/e2e/lib.sh
+. "$top/tests/e2e/lib.sh"
+find_tools terminal.sh
 if ! command -v sqlite3 >/dev/null 2>&1; then
 	echo "SKIP: no sqlite3 command-line shell"
 	exit 77
 fi
-
-# shellcheck source=tests/e2e/lib.sh
-. "$top/tests/e2e/lib.sh"
 
 work=$(mktemp -d "${TMPDIR:-/tmp}/tjit-term.XXXXXX") || exit 99
 trap 'rm -rf "$work"' EXIT
