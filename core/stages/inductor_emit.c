@@ -103,7 +103,9 @@ static int const_reduced_dims(const struct graph *g, const struct gnode *n, bool
  * its output's index, the reduced dims at 0, is the input's. */
 static bool unit_reduction(const struct graph *g, const struct gnode *n)
 {
-	if (n->kind != GN_OP || n->nouts > 0 || n->args[0].kind != GARG_NODE)
+	if (n->kind == GN_GETITEM) /* an item of max / min with a dim */
+		n = &g->nodes[n->args[0].node];
+	if (n->kind != GN_OP || n->args[0].kind != GARG_NODE)
 		return false;
 	if (n->op != OPS_sum && n->op != OPS_prod && n->op != OPS_max && n->op != OPS_min && n->op != OPS_argmax &&
 	    n->op != OPS_argmin)
@@ -121,7 +123,11 @@ static bool unit_reduction(const struct graph *g, const struct gnode *n)
 static lref emit_unit_reduction(struct lower *L, const struct gnode *n, const lref *idx)
 {
 	struct lkernel *k = L->k;
-	if (n->op == OPS_argmax || n->op == OPS_argmin)
+	dtype dt = n->dt;
+	bool index = n->kind == GN_GETITEM && n->index == 1; /* max / min's indices */
+	if (n->kind == GN_GETITEM)
+		n = &L->g->nodes[n->args[0].node];
+	if (index || n->op == OPS_argmax || n->op == OPS_argmin)
 		return loop_const_int(k, DT_INT64, 0);
 	const struct gnode *x = &L->g->nodes[n->args[0].node];
 	bool red[TENSOR_MAX_DIMS];
@@ -130,7 +136,32 @@ static lref emit_unit_reduction(struct lower *L, const struct gnode *n, const lr
 	lref xi[TENSOR_MAX_DIMS];
 	for (int d = 0, o = 0; d < x->ndim; d++)
 		xi[d] = red[d] ? loop_const_int(k, DT_INT64, 0) : idx[keep ? d : o++];
-	return loop_cast(k, n->dt, ind_emit(L, n->args[0].node, xi));
+	return loop_cast(k, dt, ind_emit(L, n->args[0].node, xi));
+}
+
+/* the items of a getitem's constant index (one constant, or a tuple of
+ * constants as the tracer records x[:1, :]) into items (borrowed): their
+ * count, or -1 when an item is not a constant or there are too many */
+static int getitem_index(const struct garg *a, value *items)
+{
+	enum { MAX_ITEMS = TENSOR_MAX_DIMS * 2 };
+	if (a->kind == GARG_CONST) {
+		value v = a->constant;
+		int cnt = v.tag == VAL_TUPLE ? (int)val_tuple(v)->len : 1;
+		if (cnt > MAX_ITEMS)
+			return -1;
+		for (int k = 0; k < cnt; k++)
+			items[k] = v.tag == VAL_TUPLE ? val_tuple(v)->items[k] : v;
+		return cnt;
+	}
+	if (a->kind != GARG_TUPLE || a->n > MAX_ITEMS)
+		return -1;
+	for (int k = 0; k < a->n; k++) {
+		if (a->items[k].kind != GARG_CONST)
+			return -1;
+		items[k] = a->items[k].constant;
+	}
+	return a->n;
 }
 
 int ind_classify(const struct graph *g, int i)
@@ -142,6 +173,8 @@ int ind_classify(const struct graph *g, int i)
 		const struct gnode *t = n->kind == GN_GETITEM ? &g->nodes[n->args[0].node] : n;
 		bool maxmin = t->kind == GN_OP && (t->op == OPS_max || t->op == OPS_min) &&
 			      t->args[0].kind == GARG_NODE && g->nodes[t->args[0].node].ndim > 0;
+		if (maxmin && unit_reduction(g, t))
+			return n->kind == GN_GETITEM ? NC_POINTWISE : NC_TUPLE;
 		if (maxmin && keeps_last_dim(g, t))
 			maxmin = false;
 		return !maxmin ? NC_EXTERN : n->kind == GN_GETITEM ? NC_REDUCE : NC_TUPLE;
@@ -167,17 +200,12 @@ int ind_classify(const struct graph *g, int i)
 		return NC_VIEW;
 	if (op == OPS_getitem) {
 		/* constant ints, slices and Nones only; a tensor index is a gather */
-		const struct garg *ix = &n->args[1];
-		if (ix->kind != GARG_CONST)
-			return NC_EXTERN;
-		value v = ix->constant;
-		int cnt = v.tag == VAL_TUPLE ? (int)val_tuple(v)->len : 1;
-		for (int k = 0; k < cnt; k++) {
-			value it = v.tag == VAL_TUPLE ? val_tuple(v)->items[k] : v;
-			if (it.tag != VAL_INT && it.tag != VAL_SLICE && it.tag != VAL_NONE)
+		value items[TENSOR_MAX_DIMS * 2];
+		int cnt = getitem_index(&n->args[1], items);
+		for (int k = 0; k < cnt; k++)
+			if (items[k].tag != VAL_INT && items[k].tag != VAL_SLICE && items[k].tag != VAL_NONE)
 				return NC_EXTERN;
-		}
-		return NC_VIEW;
+		return cnt < 0 ? NC_EXTERN : NC_VIEW;
 	}
 	if (unit_reduction(g, n))
 		return NC_POINTWISE;
@@ -433,12 +461,12 @@ static lref emit_getitem(struct lower *L, const struct gnode *n, const lref *idx
 {
 	struct lkernel *k = L->k;
 	const struct gnode *x = &L->g->nodes[n->args[0].node];
-	value v = n->args[1].constant;
-	int cnt = v.tag == VAL_TUPLE ? (int)val_tuple(v)->len : 1;
+	value items[TENSOR_MAX_DIMS * 2];
+	int cnt = getitem_index(&n->args[1], items);
 	lref xi[TENSOR_MAX_DIMS];
 	int din = 0, dout = 0;
 	for (int j = 0; j < cnt; j++) {
-		value it = v.tag == VAL_TUPLE ? val_tuple(v)->items[j] : v;
+		value it = items[j];
 		if (it.tag == VAL_NONE) {
 			dout++;
 			continue;

@@ -175,6 +175,25 @@ START_TEST(test_column_sum_and_reduction_cap)
 }
 END_TEST
 
+/* x[1:, :2] (a tuple of slices, recorded as a tuple of constants) and a
+ * reduction over dims of size 1 are index arithmetic and a pointwise
+ * value: one kernel, no extern call */
+START_TEST(test_slices_and_unit_reductions)
+{
+	struct ind_program p;
+	char *s = lower_text("    y = x[1:, :2] * 2\n    return y - y[:, :1].sum(1, keepdim=True), y[:1].max(0, keepdim=True)[0]\n",
+			     "randn(4, 3)", &p);
+	int kernels = 0, externs = 0;
+	for (int k = 0; k < p.nsteps; k++) {
+		kernels += p.steps[k].kind == ISTEP_KERNEL;
+		externs += p.steps[k].kind == ISTEP_EXTERN;
+	}
+	ck_assert_msg(externs == 0 && kernels >= 1, "%s\n%s", s, sb_str(&p.log));
+	free(s);
+	ind_program_release(&p);
+}
+END_TEST
+
 /* a long chain of transcendentals before row reductions: each section
  * would recompute it, so the group closes before its kernel computes
  * more than 24 of them */
@@ -310,6 +329,7 @@ static Suite *suite(void)
 	tcase_add_test(tc, test_registers_and_stores);
 	tcase_add_test(tc, test_dynamic_sizes);
 	tcase_add_test(tc, test_planted_bugs);
+	tcase_add_test(tc, test_slices_and_unit_reductions);
 	tcase_add_test(tc, test_transcendental_cap);
 	tcase_add_test(tc, test_views_alias_buffers);
 	tcase_add_test(tc, test_matmul_epilogue);
