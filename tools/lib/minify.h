@@ -1,0 +1,123 @@
+/* minify.h - tjit-minify's library (doc/minify.md): running a candidate in
+ * a child process (minify_run.c), what a run shows, its class and its
+ * signature (minify_sig.c), and a session that classifies a failure,
+ * bisects its stage, finds its graph and writes a repro (minify.c).
+ *
+ * It runs programs, so it links the core: it is an archive of its own
+ * (libtjminify.a), apart from the tools that only read the database. */
+#ifndef TJ_MINIFY_H
+#define TJ_MINIFY_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <stdio.h>
+
+/* ---- one candidate run in a child process (minify_run.c) ---- */
+
+struct minify_limits {
+	double timeout_s;         /* wall time; <= 0: none */
+	int64_t memory_bytes;     /* RLIMIT_AS; <= 0: none */
+};
+
+/* What to run: a program file under a backend (NULL: compile() switched
+ * off, the eager reference), logging into db (NULL: no log). */
+struct minify_cand {
+	const char *file;
+	const char *backend;
+	const char *db;
+};
+
+struct minify_result {
+	bool timed_out;           /* killed at the time limit */
+	int status;               /* exit status, when not signaled */
+	int signal;               /* the signal that ended it; 0: exited */
+	double ms;                /* wall time */
+	char *out, *err;          /* captured stdout and stderr (malloc'd, NUL-ended) */
+	long pid;                 /* the child's, to find its run in the db */
+};
+
+/* Runs c in a forked child within the limits. 0, or -1 with *err
+ * (malloc'd) when no child could be started or waited for (the result is
+ * then empty). */
+int minify_run(const struct minify_cand *c, const struct minify_limits *lim, struct minify_result *r, char **err);
+void minify_result_release(struct minify_result *r);
+
+/* ---- classes and signatures (minify_sig.c) ---- */
+
+enum minify_class {
+	MZ_PASS,                  /* exit 0, output as the reference's */
+	MZ_COMPILE_ERROR,
+	MZ_RUNTIME_ERROR,
+	MZ_CRASH,
+	MZ_HANG,
+	MZ_ACCURACY,
+	MZ_USAGE,                 /* exit 2: the program could not be started as asked */
+};
+const char *minify_class_name(enum minify_class c); /* "compile_error", ... "pass" */
+
+struct minify_sig {
+	enum minify_class cls;
+	char *stage;              /* the stage the message names ("aot_eager"), or NULL */
+	char *message;            /* normalized: location dropped, digits as N; NULL: none */
+	char *location;           /* "prog.tj:7:9" of the error line, or NULL */
+	char *detail;             /* accuracy: the first differing line, as text; or NULL */
+};
+void minify_sig_release(struct minify_sig *s);
+/* "compile_error aot_eager: AotCompileError: ...", "crash SIGSEGV", "accuracy" (malloc'd) */
+char *minify_sig_text(const struct minify_sig *s);
+/* same class, stage and message */
+bool minify_sig_equal(const struct minify_sig *a, const struct minify_sig *b);
+/* --match: TEXT is in the message (the signal's name of a crash, the
+ * class's name of a hang or accuracy failure); NULL text: always */
+bool minify_sig_matches(const struct minify_sig *s, const char *text);
+
+/* The last "FILE:LINE:COL: error: MESSAGE" line of err: *loc gets
+ * "FILE:LINE:COL" and *msg MESSAGE (both malloc'd). false when none. */
+bool minify_error_line(const char *err, char **loc, char **msg);
+/* msg with every run of digits as N (malloc'd) */
+char *minify_normalize(const char *msg);
+/* Splits a "BACKEND: rest" message: the backend's name when the prefix
+ * names one (*rest then points after ": "), else NULL and *rest = msg. */
+char *minify_message_stage(const char *msg, const char **rest);
+
+/* Compares a compiled run's stdout with the reference's: words equal,
+ * numbers within q + rel * |reference| (q = 1e-4, the printed digit's
+ * unit). true when they agree; else false, with *detail (malloc'd) the
+ * first line that differs ("line 2: got ..., expected ..."). */
+bool minify_outputs_agree(const char *ref, const char *got, double rel, char **detail);
+/* the default rel: float32's unit roundoff times 64 */
+#define MINIFY_DEFAULT_REL (64.0 / 16777216.0)
+
+/* The class and signature of a finished run (r) against the reference's
+ * stdout (ref_out; NULL: no comparison), rel < 0 meaning the default.
+ * compile_error when the error
+ * line's message is one of compile_errors[0, n) (the run's compiles with
+ * outcome error); s is filled (release it). */
+void minify_classify(const struct minify_result *r, const char *ref_out, double rel, const char *const *compile_errors,
+		     int ncompile_errors, struct minify_sig *s);
+
+/* ---- a session (minify.c) ---- */
+
+struct minify_options {
+	const char *program;
+	const char *backend;      /* default "inductor" */
+	double rel;               /* accuracy tolerance; < 0: MINIFY_DEFAULT_REL */
+	const char *match;        /* --match or NULL */
+	long max_queries;         /* <= 0: none */
+	double max_seconds;       /* <= 0: none */
+	double timeout_s;         /* <= 0: derived from the reference */
+	int64_t memory_bytes;     /* <= 0: none */
+	const char *out_dir;      /* NULL: NAME.minify */
+	const char *db;           /* --db, or NULL */
+	uint64_t seed;
+	const char *command;      /* the command line, for the run row */
+	bool progress;            /* steps on stderr */
+};
+
+/* Runs the session; the report on out, reasons on stderr. Returns the
+ * exit status: 0 a repro written and checked, 1 not reproduced (or not a
+ * compiler bug), 2 an unreadable program. */
+int minify_main(const struct minify_options *o, FILE *out);
+
+#endif
