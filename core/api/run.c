@@ -57,6 +57,12 @@ static int apply_switches(const struct run_options *o, struct runtime_config *rc
 		free(err);
 		return 2;
 	}
+	/* tjit-minify's: the graphs not listed compile on eager (runtime.h) */
+	const char *only = getenv("TJIT_COMPILE_ONLY");
+	if (only && *only) {
+		rc->switches.compile_only = only;
+		rc->switches.others = &backend_eager;
+	}
 	rc->switches.fullgraph = o->fullgraph;
 	rc->switches.disabled = o->eager;
 	ind_set_kernel_cache(!o->no_kernel_cache);
