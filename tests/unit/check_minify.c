@@ -1,8 +1,8 @@
 /* check_minify.c - tjit-minify's library (tools/lib/minify*.c): the error
  * line of a run's stderr, messages normalized and split by stage, outputs
  * compared within the tolerance, runs classified, and the child runner on
- * real programs (exit, error, output, time limit, memory cap, the
- * candidates' log). */
+ * real programs (exit, error, output, TJIT_COMPILE_ONLY, time limit,
+ * memory cap, the candidates' log). */
 #define _GNU_SOURCE
 #include <check.h>
 #include <math.h>
@@ -199,7 +199,7 @@ START_TEST(test_run_child)
 	struct minify_result r;
 	char *err = NULL;
 	/* the eager reference, then a stage, logged into the candidates' db */
-	ck_assert_int_eq(minify_run(&(struct minify_cand){ok, NULL, dbpath}, &lim, &r, &err), 0);
+	ck_assert_int_eq(minify_run(&(struct minify_cand){ok, NULL, dbpath, NULL}, &lim, &r, &err), 0);
 	ck_assert_int_eq(r.status, 0);
 	ck_assert_int_eq(r.signal, 0);
 	ck_assert(!r.timed_out);
@@ -207,13 +207,13 @@ START_TEST(test_run_child)
 	ck_assert_str_eq(r.err, "");
 	ck_assert_int_gt(r.pid, 0);
 	minify_result_release(&r);
-	ck_assert_int_eq(minify_run(&(struct minify_cand){ok, "aot_eager", NULL}, &lim, &r, &err), 0);
+	ck_assert_int_eq(minify_run(&(struct minify_cand){ok, "aot_eager", NULL, NULL}, &lim, &r, &err), 0);
 	ck_assert_str_eq(r.out, "tensor([2.0000, 2.0000])\n");
 	minify_result_release(&r);
 	ck_assert_int_eq(access(dbpath, F_OK), 0);
 
 	char *bad = write_prog("bad.tj", "print(1)\nx = ones(2) + ones(3)\n");
-	ck_assert_int_eq(minify_run(&(struct minify_cand){bad, NULL, NULL}, &lim, &r, &err), 0);
+	ck_assert_int_eq(minify_run(&(struct minify_cand){bad, NULL, NULL, NULL}, &lim, &r, &err), 0);
 	ck_assert_int_eq(r.status, 1);
 	ck_assert_str_eq(r.out, "1\n");
 	char *loc, *msg;
@@ -223,10 +223,27 @@ START_TEST(test_run_child)
 	free(msg);
 	minify_result_release(&r);
 
+	/* TJIT_COMPILE_ONLY in the child: the graph with relu (0/0) on eager
+	 * passes, on the failing backend fails; the caller's environment is
+	 * not touched */
+	char *relu = write_prog("relu.tj", "def f(x):\n    return relu(x) + 1\n\nprint(compile(f)(ones(2)))\n");
+	ck_assert_int_eq(minify_run(&(struct minify_cand){relu, "relu_runtime_error_TESTING_ONLY", NULL, "1/0"}, &lim,
+				    &r, &err), 0);
+	ck_assert_int_eq(r.status, 0);
+	ck_assert_str_eq(r.out, "tensor([2.0000, 2.0000])\n");
+	minify_result_release(&r);
+	ck_assert_int_eq(minify_run(&(struct minify_cand){relu, "relu_runtime_error_TESTING_ONLY", NULL, "0/0"}, &lim,
+				    &r, &err), 0);
+	ck_assert_int_eq(r.status, 1);
+	ck_assert_ptr_nonnull(strstr(r.err, "ReluRuntimeError"));
+	minify_result_release(&r);
+	ck_assert_ptr_null(getenv("TJIT_COMPILE_ONLY"));
+	free(relu);
+
 	/* a hang costs its time limit, not the caller */
 	char *hang = write_prog("hang.tj", "while True:\n    pass\n");
 	lim.timeout_s = 0.3;
-	ck_assert_int_eq(minify_run(&(struct minify_cand){hang, NULL, NULL}, &lim, &r, &err), 0);
+	ck_assert_int_eq(minify_run(&(struct minify_cand){hang, NULL, NULL, NULL}, &lim, &r, &err), 0);
 	ck_assert(r.timed_out);
 	ck_assert_int_eq(r.signal, SIGKILL);
 	ck_assert(r.ms >= 300 && r.ms < 10000);
@@ -245,7 +262,7 @@ START_TEST(test_run_memory_cap)
 	struct minify_limits lim = {30, 64L << 20};
 	struct minify_result r;
 	char *err = NULL;
-	ck_assert_int_eq(minify_run(&(struct minify_cand){big, NULL, NULL}, &lim, &r, &err), 0);
+	ck_assert_int_eq(minify_run(&(struct minify_cand){big, NULL, NULL, NULL}, &lim, &r, &err), 0);
 	ck_assert_int_eq(r.status, 1);
 	ck_assert_str_eq(r.out, "1\n");
 	char *loc, *msg;

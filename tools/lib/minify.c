@@ -53,6 +53,7 @@ struct session {
 	bool runs_reported;       /* the report's runs line is out */
 	char *ref_out;
 	struct minify_sig sig;    /* the original's failure */
+	long fail_pid;            /* a run that showed it in the failing stage */
 	char *graph;
 };
 
@@ -121,50 +122,69 @@ static bool budget_left(struct session *s)
 	return !s->stopped;
 }
 
-/* The compiles of the child's run with outcome error: their messages in
- * *errs and the first one's graph ("0/0 f (prog.tj:1)"); n of them. */
-static int child_compile_errors(const struct session *s, long pid, char ***errs, char ***graphs)
+/* The compiles of a child's run (its candidates' log), in order: the
+ * errors (outcome error: a compile error, or a graph that fell back) and
+ * the graphs the backend compiled */
+struct compiles {
+	int n;
+	char **label;             /* "1/0" */
+	char **graph;             /* "1/0 f (prog.tj:9)" */
+	char **error;             /* NULL unless outcome error */
+	bool *compiled;           /* ops handed to the backend, and no error */
+};
+
+static void compiles_release(struct compiles *cs)
 {
-	*errs = *graphs = NULL;
+	for (int i = 0; i < cs->n; i++) {
+		free(cs->label[i]);
+		free(cs->graph[i]);
+		free(cs->error[i]);
+	}
+	free(cs->label);
+	free(cs->graph);
+	free(cs->error);
+	free(cs->compiled);
+	memset(cs, 0, sizeof *cs);
+}
+
+static void child_compiles(const struct session *s, long pid, struct compiles *cs)
+{
+	memset(cs, 0, sizeof *cs);
 	char *err = NULL;
 	struct dbq *q = dbq_open(s->runs_db, &err);
 	free(err);
+	err = NULL;
 	if (!q)
-		return 0;
-	int n = 0;
+		return;
 	int64_t run = dbq_find_run(q, 0, pid, "tjit-minify child");
 	struct dbq_compile *c = NULL;
 	int nc = 0;
 	if (run && dbq_compiles(q, run, 0, 0, &c, &nc, &err) == 0) {
+		cs->label = xcalloc((size_t)nc + 1, sizeof *cs->label);
+		cs->graph = xcalloc((size_t)nc + 1, sizeof *cs->graph);
+		cs->error = xcalloc((size_t)nc + 1, sizeof *cs->error);
+		cs->compiled = xcalloc((size_t)nc + 1, sizeof *cs->compiled);
 		for (int i = 0; i < nc; i++) {
-			if (!c[i].outcome || strcmp(c[i].outcome, "error") != 0 || !c[i].error)
-				continue;
-			*errs = xrealloc(*errs, (size_t)(n + 1) * sizeof **errs);
-			*graphs = xrealloc(*graphs, (size_t)(n + 1) * sizeof **graphs);
-			(*errs)[n] = xstrdup(c[i].error);
-			(*graphs)[n] = xasprintf("%s %s (%s:%d)", c[i].label, c[i].function, c[i].file, c[i].line);
-			n++;
+			bool error = c[i].outcome && strcmp(c[i].outcome, "error") == 0;
+			cs->label[i] = xstrdup(c[i].label);
+			cs->graph[i] = xasprintf("%s %s (%s:%d)", c[i].label, c[i].function, c[i].file, c[i].line);
+			cs->error[i] = error && c[i].error ? xstrdup(c[i].error) : NULL;
+			cs->compiled[i] = !error && c[i].op_count > 0 && c[i].outcome &&
+					  strcmp(c[i].outcome, "skipped") != 0;
 		}
+		cs->n = nc;
 		dbq_compiles_free(c, nc);
 	}
 	free(err);
 	dbq_close(q);
-	return n;
-}
-
-static void free_strs(char **v, int n)
-{
-	for (int i = 0; i < n; i++)
-		free(v[i]);
-	free(v);
 }
 
 /* Runs file under backend (NULL: the eager reference) and classifies it
  * against the reference's output. 0, or -1 after printing why (no child). */
-static int run_cand(struct session *s, const char *file, const char *backend, struct cand_run *c)
+static int run_cand(struct session *s, const char *file, const char *backend, const char *only, struct cand_run *c)
 {
 	memset(c, 0, sizeof *c);
-	struct minify_cand cand = {file, backend, s->runs_db};
+	struct minify_cand cand = {file, backend, s->runs_db, only};
 	char *err = NULL;
 	s->queries++;
 	/* no run outlives --max-seconds */
@@ -179,24 +199,22 @@ static int run_cand(struct session *s, const char *file, const char *backend, st
 		free(err);
 		return -1;
 	}
-	char **errs = NULL, **graphs = NULL;
-	int n = c->res.status == 1 ? child_compile_errors(s, c->res.pid, &errs, &graphs) : 0;
-	minify_classify(&c->res, backend ? s->ref_out : NULL, s->o->rel, (const char *const *)errs, n, &c->sig);
+	struct compiles cs = {0};
+	if (c->res.status == 1)
+		child_compiles(s, c->res.pid, &cs);
+	minify_classify(&c->res, backend ? s->ref_out : NULL, s->o->rel, (const char *const *)cs.error, cs.n, &c->sig);
 	if (c->sig.cls == MZ_COMPILE_ERROR) {
 		/* the compile whose message is the error line's */
 		char *loc, *msg;
 		if (minify_error_line(c->res.err, &loc, &msg)) {
-			for (int i = 0; i < n && !c->graph; i++)
-				if (strcmp(errs[i], msg) == 0)
-					c->graph = xstrdup(graphs[i]);
+			for (int i = 0; i < cs.n && !c->graph; i++)
+				if (cs.error[i] && strcmp(cs.error[i], msg) == 0)
+					c->graph = xstrdup(cs.graph[i]);
 			free(loc);
 			free(msg);
 		}
 	}
-	if (n) {
-		free_strs(errs, n);
-		free_strs(graphs, n);
-	}
+	compiles_release(&cs);
 	return 0;
 }
 
@@ -265,7 +283,7 @@ static int prepare_dir(struct session *s)
 static int reference(struct session *s, const char *source_text)
 {
 	struct cand_run c;
-	if (run_cand(s, s->o->program, NULL, &c) < 0)
+	if (run_cand(s, s->o->program, NULL, NULL, &c) < 0)
 		return 1;
 	const char *outcome = c.sig.cls == MZ_PASS ? "passes" : c.sig.cls == MZ_HANG ? "timeout" : "other_failure";
 	char *what = cand_text("eager reference", &c.sig);
@@ -298,7 +316,7 @@ static int classify(struct session *s, const char *source_text)
 	bool same = true;
 	for (; nrun < ORIGINAL_RUNS && budget_left(s); nrun++) {
 		struct cand_run *c = &runs[nrun];
-		if (run_cand(s, s->o->program, s->o->backend, c) < 0)
+		if (run_cand(s, s->o->program, s->o->backend, NULL, c) < 0)
 			break;
 		bool fails = c->sig.cls != MZ_PASS && minify_sig_matches(&c->sig, s->o->match);
 		nfail += fails;
@@ -316,6 +334,7 @@ static int classify(struct session *s, const char *source_text)
 	if (nrun == ORIGINAL_RUNS && nfail == ORIGINAL_RUNS && same) {
 		sig_copy(&s->sig, &runs[0].sig);
 		s->graph = runs[0].graph ? xstrdup(runs[0].graph) : NULL;
+		s->fail_pid = runs[0].res.pid;
 		failure = minify_class_name(s->sig.cls);
 		rc = 0;
 	} else if (nfail > 0 && nrun == ORIGINAL_RUNS) {
@@ -371,7 +390,7 @@ static const char *bisect(struct session *s)
 		if (!budget_left(s))
 			return NULL;
 		struct cand_run c;
-		if (run_cand(s, s->o->program, stages[i], &c) < 0)
+		if (run_cand(s, s->o->program, stages[i], NULL, &c) < 0)
 			return NULL;
 		const char *outcome = outcome_of(s, &c);
 		char *what0 = xasprintf("stage %s", stages[i]);
@@ -380,15 +399,76 @@ static const char *bisect(struct session *s)
 		free(what0);
 		free(what);
 		bool fails = strcmp(outcome, "fails") == 0;
-		if (fails && c.graph) {
+		if (fails) {
 			free(s->graph);
-			s->graph = xstrdup(c.graph);
+			s->graph = c.graph ? xstrdup(c.graph) : NULL;
+			s->fail_pid = c.res.pid;
 		}
 		cand_release(&c);
 		if (fails)
 			return stages[i];
 	}
 	return stages[n - 1];
+}
+
+/* ---- the failing graph ---- */
+
+/* The stage's run with only the compiles ids[a, b) of cs on it: 1 when it
+ * shows the failure, 0 when not, -1 when it could not run. */
+static int try_only(struct session *s, const char *stage, const struct compiles *cs, const int *ids, int a, int b)
+{
+	struct strbuf only = STRBUF_INIT;
+	for (int i = a; i < b; i++)
+		sb_printf(&only, "%s%s", i > a ? "," : "", cs->label[ids[i]]);
+	struct cand_run c;
+	int rc = -1;
+	if (run_cand(s, s->o->program, stage, only.buf, &c) == 0) {
+		const char *outcome = outcome_of(s, &c);
+		char *what0 = xasprintf("compiles %s", only.buf);
+		char *what = cand_text(what0, &c.sig);
+		log_step(s, "locate", what, outcome, c.res.ms);
+		free(what0);
+		free(what);
+		rc = strcmp(outcome, "fails") == 0;
+		cand_release(&c);
+	}
+	sb_release(&only);
+	return rc;
+}
+
+/* Which graph of the failing stage fails, when its compile does not say
+ * (everything but a compile error): the graphs the failing run compiled,
+ * halved with TJIT_COMPILE_ONLY (the others on eager) while a half shows
+ * the failure, down to one, which then fails alone. Not in stage eager,
+ * which has nothing below it to hand the others to. */
+static void locate(struct session *s, const char *stage)
+{
+	if (s->graph || !stage || strcmp(stage, "eager") == 0 || !s->fail_pid)
+		return;
+	struct compiles cs;
+	child_compiles(s, s->fail_pid, &cs);
+	int *ids = xcalloc((size_t)cs.n + 1, sizeof *ids);
+	int n = 0;
+	for (int i = 0; i < cs.n; i++)
+		if (cs.compiled[i])
+			ids[n++] = i;
+	/* the culprit is among ids[lo, hi); seen: that range ran and failed */
+	int lo = 0, hi = n, rc = 0;
+	bool seen = false;
+	while (hi - lo > 1 && budget_left(s)) {
+		int mid = lo + (hi - lo) / 2;
+		if ((rc = try_only(s, stage, &cs, ids, lo, mid)) < 0)
+			break;
+		seen = rc;
+		if (rc)
+			hi = mid;
+		else
+			lo = mid;
+	}
+	if (hi - lo == 1 && rc >= 0 && (seen || (budget_left(s) && try_only(s, stage, &cs, ids, lo, hi) == 1)))
+		s->graph = xstrdup(cs.graph[ids[lo]]);
+	free(ids);
+	compiles_release(&cs);
 }
 
 /* ---- the repro ---- */
@@ -431,7 +511,7 @@ static bool verify(struct session *s)
 	if (!budget_left(s))
 		return false;
 	struct cand_run c;
-	if (run_cand(s, s->repro, s->o->backend, &c) < 0)
+	if (run_cand(s, s->repro, s->o->backend, NULL, &c) < 0)
 		return false;
 	const char *outcome = outcome_of(s, &c);
 	char *what = cand_text("repro", &c.sig);
@@ -477,6 +557,7 @@ static struct db_writer *open_log(const struct minify_options *o, const char *so
 static int minify_failure(struct session *s, const char *source_text)
 {
 	const char *stage = bisect(s);
+	locate(s, stage);
 	report_failure(s, stage);
 	char *text = write_repro(s, stage, source_text);
 	if (!text) {

@@ -21,11 +21,14 @@ struct minify_limits {
 };
 
 /* What to run: a program file under a backend (NULL: compile() switched
- * off, the eager reference), logging into db (NULL: no log). */
+ * off, the eager reference), logging into db (NULL: no log), with only
+ * the compiles listed in compile_only ("0/0,1/2") on the backend, the
+ * others on eager (TJIT_COMPILE_ONLY, runtime.h; NULL: all). */
 struct minify_cand {
 	const char *file;
 	const char *backend;
 	const char *db;
+	const char *compile_only;
 };
 
 struct minify_result {

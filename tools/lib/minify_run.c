@@ -44,6 +44,10 @@ static void child(const struct minify_cand *c, const struct minify_limits *lim, 
 	/* the SIGALRM of a hang that outlives the parent's SIGKILL */
 	if (lim->timeout_s > 0)
 		alarm((unsigned)lim->timeout_s + 2);
+	if (c->compile_only)
+		setenv("TJIT_COMPILE_ONLY", c->compile_only, 1);
+	else
+		unsetenv("TJIT_COMPILE_ONLY");
 	char *argv[] = {(char *)"tjit-minify", (char *)c->file, NULL};
 	struct run_options ro = {
 		.name = "tjit-minify",

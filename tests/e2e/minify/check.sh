@@ -53,26 +53,27 @@ sql() {
 	if [ "$got" = "$4" ]; then ok; else bad "$1: $3 gave '$got', expected '$4'"; fi
 }
 
-# minify NAME BUG BACKEND FAILURE STAGE REPORT: tjit-minify on chain.tj
-# with TJIT_INJECT_BUG=BUG (- for none) and --backend BACKEND; exit 0,
-# stdout the report (REPORT: the lines between backend and runs), the
-# session's row, its steps, the run row, the repro
+# minify NAME BUG BACKEND FAILURE STAGE LOCATE REPORT: tjit-minify on
+# chain.tj with TJIT_INJECT_BUG=BUG (- for none) and --backend BACKEND;
+# exit 0, stdout the report (REPORT: the lines between backend and runs),
+# the session's row, its steps (LOCATE: the outcomes of the search for the
+# failing graph), the run row, the repro
 minify() {
-	name=$1 bug=$2 backend=$3 failure=$4 stage=$5 report=$6
+	name=$1 bug=$2 backend=$3 failure=$4 stage=$5 locate=$6 report=$7
 	[ "$bug" = - ] && bug=
 	db=$work/$name.db
 	expect 0 "$name" env ${bug:+TJIT_INJECT_BUG=$bug} "$minify" --db "$db" --backend "$backend" -o "$name.d" "$prog"
 	empty "$name: stderr" "$work/err"
 	# the stages before the failing one pass, the failing one fails
 	steps="classify:passes classify:fails classify:fails classify:fails"
-	nruns=5
 	case $backend:$stage in
-	inductor:aot_eager) steps="$steps bisect:passes bisect:fails"; nruns=7 ;;
-	inductor:inductor) steps="$steps bisect:passes bisect:passes"; nruns=7 ;;
-	aot_eager:aot_eager) steps="$steps bisect:passes"; nruns=6 ;;
-	*) steps="$steps bisect:passes"; nruns=6 ;;
+	inductor:aot_eager) steps="$steps bisect:passes bisect:fails" ;;
+	inductor:inductor) steps="$steps bisect:passes bisect:passes" ;;
+	*) steps="$steps bisect:passes" ;;
 	esac
+	for o in $locate; do steps="$steps locate:$o"; done
 	steps="$steps verify:fails"
+	nruns=$(echo $steps | wc -w)
 	same "$name: the report" "program: $prog
 backend: $backend
 $report
@@ -118,58 +119,71 @@ $backend run 1: $(sed -n 's/^signature: //p' "$work/out")"
 relu_line='location: tests/e2e/minify/chain.tj:11:5'
 graph='graph: 1/0 block (tests/e2e/minify/chain.tj:9)'
 
-minify aot_compile aot:compile_error inductor compile_error aot_eager "failure: compile_error
+minify aot_compile aot:compile_error inductor compile_error aot_eager "" "failure: compile_error
 signature: compile_error aot_eager: AotCompileError: the graph uses relu (TJIT_INJECT_BUG=aot:compile_error)
 $relu_line
 stage: aot_eager
 $graph"
 
-minify aot_runtime aot:runtime_error inductor runtime_error aot_eager "failure: runtime_error
+minify aot_runtime aot:runtime_error inductor runtime_error aot_eager "passes fails" "failure: runtime_error
 signature: runtime_error aot_eager: AotRuntimeError: the graph uses relu (TJIT_INJECT_BUG=aot:runtime_error)
 $relu_line
-stage: aot_eager"
+stage: aot_eager
+$graph"
 
-minify aot_accuracy aot:accuracy inductor accuracy aot_eager "failure: accuracy
+minify aot_accuracy aot:accuracy inductor accuracy aot_eager "fails passes fails" "failure: accuracy
 signature: accuracy
 detail: output line 2: got tensor([4.9399, 3.3590]), expected tensor([3.0274, 2.1332])
-stage: aot_eager"
+stage: aot_eager
+$graph"
+
+# the search for the graph: the failing run's four compiles halved, the
+# others on eager (TJIT_COMPILE_ONLY), then the last one alone
+sql "aot_accuracy: locate" aot_accuracy.db "SELECT group_concat(candidate, ' / ') FROM
+	(SELECT candidate FROM minify_steps WHERE phase = 'locate' ORDER BY id)" \
+	"compiles 0/0,1/0: accuracy / compiles 0/0: pass / compiles 1/0: accuracy"
 
 # aot_eager's own bug with --backend aot_eager: one stage before it
-minify aot_accuracy_aot aot:accuracy aot_eager accuracy aot_eager "failure: accuracy
+minify aot_accuracy_aot aot:accuracy aot_eager accuracy aot_eager "fails passes fails" "failure: accuracy
 signature: accuracy
 detail: output line 2: got tensor([4.9399, 3.3590]), expected tensor([3.0274, 2.1332])
-stage: aot_eager"
+stage: aot_eager
+$graph"
 
-minify inductor_compile inductor:compile_error inductor compile_error inductor "failure: compile_error
+minify inductor_compile inductor:compile_error inductor compile_error inductor "" "failure: compile_error
 signature: compile_error inductor: InductorCompileError: a kernel computes relu (TJIT_INJECT_BUG=inductor:compile_error)
 $relu_line
 stage: inductor
 $graph"
 
-minify inductor_crash inductor:runtime_error inductor crash inductor "failure: crash
+minify inductor_crash inductor:runtime_error inductor crash inductor "passes fails" "failure: crash
 signature: crash SIGSEGV
-stage: inductor"
+stage: inductor
+$graph"
 
-minify inductor_accuracy inductor:accuracy inductor accuracy inductor "failure: accuracy
+minify inductor_accuracy inductor:accuracy inductor accuracy inductor "fails passes fails" "failure: accuracy
 signature: accuracy
 detail: output line 2: got tensor([5.0274, 5.1332]), expected tensor([3.0274, 2.1332])
-stage: inductor"
+stage: inductor
+$graph"
 
-minify relu_compile - relu_compile_error_TESTING_ONLY compile_error relu_compile_error_TESTING_ONLY "failure: compile_error
+minify relu_compile - relu_compile_error_TESTING_ONLY compile_error relu_compile_error_TESTING_ONLY "" "failure: compile_error
 signature: compile_error relu_compile_error_TESTING_ONLY: ReluCompileError: the graph uses relu
 $relu_line
 stage: relu_compile_error_TESTING_ONLY
 $graph"
 
-minify relu_runtime - relu_runtime_error_TESTING_ONLY runtime_error relu_runtime_error_TESTING_ONLY "failure: runtime_error
+minify relu_runtime - relu_runtime_error_TESTING_ONLY runtime_error relu_runtime_error_TESTING_ONLY "passes fails" "failure: runtime_error
 signature: runtime_error relu_runtime_error_TESTING_ONLY: ReluRuntimeError: the graph uses relu
 $relu_line
-stage: relu_runtime_error_TESTING_ONLY"
+stage: relu_runtime_error_TESTING_ONLY
+$graph"
 
-minify relu_accuracy - relu_accuracy_error_TESTING_ONLY accuracy relu_accuracy_error_TESTING_ONLY "failure: accuracy
+minify relu_accuracy - relu_accuracy_error_TESTING_ONLY accuracy relu_accuracy_error_TESTING_ONLY "fails passes fails" "failure: accuracy
 signature: accuracy
 detail: output line 2: got tensor([4.9399, 3.3590]), expected tensor([3.0274, 2.1332])
-stage: relu_accuracy_error_TESTING_ONLY"
+stage: relu_accuracy_error_TESTING_ONLY
+$graph"
 
 # ---- what is not a compiler bug, or no failure at all ----
 
