@@ -166,6 +166,19 @@ START_TEST(test_classify)
 	ck_assert_str_eq(s.message, "SIGSEGV");
 	ck_assert(minify_sig_matches(&s, "SEGV"));
 	minify_sig_release(&s);
+	/* a sanitizer's report is the crash it caught */
+	r = (struct minify_result){.status = 1, .out = (char *)"", .err = (char *)"AddressSanitizer:DEADLYSIGNAL\n"
+		"==21068==ERROR: AddressSanitizer: SEGV on unknown address 0x64400001f6b0 (pc 0x7f47)\n"
+		"==21068==ABORTING\n"};
+	classify(&r, "", NULL, 0, &s);
+	ck_assert_int_eq(s.cls, MZ_CRASH);
+	ck_assert_str_eq(s.message, "SIGSEGV");
+	minify_sig_release(&s);
+	r.err = (char *)"==7==ERROR: AddressSanitizer: heap-buffer-overflow on address 0x6\n";
+	classify(&r, "", NULL, 0, &s);
+	ck_assert_int_eq(s.cls, MZ_CRASH);
+	ck_assert_str_eq(s.message, "AddressSanitizer: heap-buffer-overflow");
+	minify_sig_release(&s);
 	r = (struct minify_result){.timed_out = true, .signal = SIGKILL, .out = (char *)"", .err = (char *)""};
 	classify(&r, "", NULL, 0, &s);
 	ck_assert_int_eq(s.cls, MZ_HANG);
@@ -176,6 +189,84 @@ START_TEST(test_classify)
 	ck_assert_int_eq(s.cls, MZ_USAGE);
 	ck_assert_str_eq(s.message, "tjit-minify run: bad");
 	minify_sig_release(&s);
+}
+END_TEST
+
+/* ---- the graph as a program ---- */
+
+static struct minify_node node(enum minify_node_kind kind, const char *name, const char *op, const char *args,
+			       const char *dtype, const char *shape)
+{
+	return (struct minify_node){kind, (char *)name, (char *)op, (char *)args, (char *)dtype, (char *)shape, NULL,
+				    false, NULL, 0};
+}
+
+START_TEST(test_graph_program)
+{
+	struct minify_node nodes[] = {
+		node(MZN_INPUT, "x", NULL, "L['x']", "float32", "[2, 3]"),
+		node(MZN_INPUT, "w", NULL, "L['w']", "float32", "[3, s0]"),
+		node(MZN_OP, "matmul", "matmul", "x, w", "float32", "[2, s0]"),
+		node(MZN_OP, "add", "add", "matmul, 1", "float32", "[2, s0]"),
+		node(MZN_OP, "sum_1", "sum", "add, 1, True", "float32", "[2, 1]"),
+		node(MZN_OP, "T", "T", "sum_1", "float32", "[1, 2]"),
+		node(MZN_OP, "to", "to", "x, float64", "float64", "[2, 3]"),
+		node(MZN_OP, "abs_1", "abs", "x", "float32", "[2, 3]"),
+		node(MZN_OP, "getitem", "getitem", "x, (0, slice(1, None, None))", "float32", "[2]"),
+		node(MZN_OP, "randn", "randn", "2, 3", "float32", "[2, 3]"),
+		node(MZN_OP, "gt", "gt", "abs_1, 0", "bool", "[2, 3]"),
+		node(MZN_OP, "expand", "expand", "T, (3, 1, 2)", "float32", "[3, 1, 2]"),
+	};
+	int n = sizeof nodes / sizeof *nodes;
+	struct minify_graph g = {n, nodes, NULL, 0, (char *)"0/0"};
+	/* what the loader does: the reads and what can be written */
+	int reads[][2] = {{0}, {0}, {0, 1}, {2}, {3}, {4}, {0}, {0}, {0}, {-1}, {7}, {5}};
+	int nreads[] = {0, 0, 2, 1, 1, 1, 1, 1, 1, 0, 1, 1};
+	bool emit[] = {false, false, true, true, true, true, true, true, false, false, true, true};
+	for (int i = 0; i < n; i++) {
+		nodes[i].reads = reads[i];
+		nodes[i].nreads = nreads[i];
+		nodes[i].emit = emit[i];
+	}
+	bool keep[12];
+	for (int i = 0; i < n; i++)
+		keep[i] = true;
+	ck_assert_int_eq(minify_graph_kept(&g, keep), 8);
+	char *p = minify_graph_program(&g, keep, "inductor", 3, "# head\n");
+	ck_assert_str_eq(p, "# head\n"
+			    "def repro(v_x, v_w):\n"
+			    "    v_matmul = matmul(v_x, v_w)\n"
+			    "    v_add = v_matmul + 1\n"
+			    "    v_sum_1 = sum(v_add, 1, True)\n"
+			    "    v_T = v_sum_1.T\n"
+			    "    v_to = v_x.to(float64)\n"
+			    "    v_abs_1 = v_x.abs()\n"
+			    "    v_gt = v_abs_1 > 0\n"
+			    "    v_expand = v_T.expand((3, 1, 2))\n"
+			    "    return (v_to, v_gt, v_expand)\n"
+			    "\n"
+			    "manual_seed(3)\n"
+			    "v_x = randn(2, 3)\n"
+			    "v_w = randn(3, 3)\n"
+			    "print(compile(repro, backend=\"inductor\")(v_x, v_w))\n");
+	free(p);
+	/* the dropped nodes a kept one reads become parameters of their type */
+	for (int i = 0; i < n; i++)
+		keep[i] = i == 10;
+	p = minify_graph_program(&g, keep, "aot_eager", 0, "");
+	ck_assert_str_eq(p, "def repro(v_abs_1):\n"
+			    "    v_gt = v_abs_1 > 0\n"
+			    "    return (v_gt,)\n"
+			    "\n"
+			    "manual_seed(0)\n"
+			    "v_abs_1 = randn(2, 3)\n"
+			    "print(compile(repro, backend=\"aot_eager\")(v_abs_1))\n");
+	free(p);
+	/* nothing that can be written: no program */
+	for (int i = 0; i < n; i++)
+		keep[i] = i == 8 || i == 9;
+	ck_assert_int_eq(minify_graph_kept(&g, keep), 0);
+	ck_assert_ptr_null(minify_graph_program(&g, keep, "inductor", 0, ""));
 }
 END_TEST
 
@@ -207,8 +298,28 @@ START_TEST(test_run_child)
 	ck_assert_str_eq(r.err, "");
 	ck_assert_int_gt(r.pid, 0);
 	minify_result_release(&r);
-	ck_assert_int_eq(minify_run(&(struct minify_cand){ok, "aot_eager", NULL, NULL}, &lim, &r, &err), 0);
+	ck_assert_int_eq(minify_run(&(struct minify_cand){ok, "aot_eager", dbpath, NULL}, &lim, &r, &err), 0);
 	ck_assert_str_eq(r.out, "tensor([2.0000, 2.0000])\n");
+	/* its captured graph, read back from the log */
+	struct minify_graph g;
+	ck_assert_msg(minify_graph_load(dbpath, r.pid, "0/0", &g, &err) == 0, "%s", err);
+	ck_assert_int_eq(g.n, 2);
+	ck_assert_int_eq(g.nodes[0].kind, MZN_INPUT);
+	ck_assert_str_eq(g.nodes[0].name, "x");
+	ck_assert_int_eq(g.nodes[1].kind, MZN_OP);
+	ck_assert_str_eq(g.nodes[1].op, "mul");
+	ck_assert_str_eq(g.nodes[1].args, "x, 2");
+	ck_assert(g.nodes[1].emit);
+	ck_assert_int_eq(g.nodes[1].nreads, 1);
+	ck_assert_int_eq(g.nodes[1].reads[0], 0);
+	ck_assert_ptr_nonnull(strstr(g.nodes[1].where, "ok.tj:2"));
+	ck_assert_int_eq(g.noutputs, 1);
+	ck_assert_int_eq(g.outputs[0], 1);
+	minify_graph_release(&g);
+	ck_assert_int_eq(minify_graph_load(dbpath, r.pid, "0/9", &g, &err), -1);
+	ck_assert_ptr_nonnull(err);
+	free(err);
+	err = NULL;
 	minify_result_release(&r);
 	ck_assert_int_eq(access(dbpath, F_OK), 0);
 
@@ -284,6 +395,7 @@ static Suite *minify_suite(void)
 	tcase_add_test(parts, test_normalize_and_stage);
 	tcase_add_test(parts, test_outputs_agree);
 	tcase_add_test(parts, test_classify);
+	tcase_add_test(parts, test_graph_program);
 	suite_add_tcase(s, parts);
 	TCase *tc = tcase_create("child");
 	tcase_add_checked_fixture(tc, setup, teardown);

@@ -36,6 +36,7 @@ struct cand_run {
 	struct minify_result res;
 	struct minify_sig sig;
 	char *graph;              /* compile_error: "0/0 f (prog.tj:1)" of the failing compile */
+	char *graph_label;        /* and its "0/0" */
 };
 
 struct session {
@@ -54,7 +55,11 @@ struct session {
 	char *ref_out;
 	struct minify_sig sig;    /* the original's failure */
 	long fail_pid;            /* a run that showed it in the failing stage */
-	char *graph;
+	char *graph;              /* the failing graph: "1/0 f (prog.tj:9)" */
+	char *graph_label;        /* its compile id */
+	long graph_pid;           /* the run whose log has it */
+	char *shrunk;             /* "1 of 5 ops: relu", once shrunk */
+	char *repro_text;         /* what DIR/repro.tj holds */
 };
 
 /* ---- steps ---- */
@@ -68,16 +73,22 @@ static const char *outcome_of(const struct session *s, const struct cand_run *c)
 	return c->sig.cls == MZ_HANG ? "timeout" : "other_failure";
 }
 
-static void log_step(struct session *s, const char *phase, const char *cand, const char *outcome, double ms)
+static void log_step_nodes(struct session *s, const char *phase, const char *cand, int nodes, const char *outcome,
+			   double ms)
 {
 	if (s->o->progress)
 		fprintf(stderr, NAME ": %s: %s: %s (%.2f s)\n", phase, cand, outcome, ms / 1e3);
 	if (s->sid) {
-		db_log_minify_step(s->db, s->sid, &(struct db_minify_step){phase, cand, -1, outcome, ms});
+		db_log_minify_step(s->db, s->sid, &(struct db_minify_step){phase, cand, nodes, outcome, ms});
 		return;
 	}
 	s->pending = xrealloc(s->pending, (size_t)(s->npending + 1) * sizeof *s->pending);
 	s->pending[s->npending++] = (struct pending_step){xstrdup(phase), xstrdup(cand), xstrdup(outcome), ms};
+}
+
+static void log_step(struct session *s, const char *phase, const char *cand, const char *outcome, double ms)
+{
+	log_step_nodes(s, phase, cand, -1, outcome, ms);
 }
 
 static void begin_session(struct session *s, const char *failure, const char *source_text)
@@ -181,7 +192,8 @@ static void child_compiles(const struct session *s, long pid, struct compiles *c
 
 /* Runs file under backend (NULL: the eager reference) and classifies it
  * against the reference's output. 0, or -1 after printing why (no child). */
-static int run_cand(struct session *s, const char *file, const char *backend, const char *only, struct cand_run *c)
+static int run_cand(struct session *s, const char *file, const char *backend, const char *only, const char *ref,
+		    struct cand_run *c)
 {
 	memset(c, 0, sizeof *c);
 	struct minify_cand cand = {file, backend, s->runs_db, only};
@@ -202,14 +214,17 @@ static int run_cand(struct session *s, const char *file, const char *backend, co
 	struct compiles cs = {0};
 	if (c->res.status == 1)
 		child_compiles(s, c->res.pid, &cs);
-	minify_classify(&c->res, backend ? s->ref_out : NULL, s->o->rel, (const char *const *)cs.error, cs.n, &c->sig);
+	minify_classify(&c->res, ref, s->o->rel, (const char *const *)cs.error, cs.n, &c->sig);
 	if (c->sig.cls == MZ_COMPILE_ERROR) {
 		/* the compile whose message is the error line's */
 		char *loc, *msg;
 		if (minify_error_line(c->res.err, &loc, &msg)) {
 			for (int i = 0; i < cs.n && !c->graph; i++)
 				if (cs.error[i] && strcmp(cs.error[i], msg) == 0)
+				{
 					c->graph = xstrdup(cs.graph[i]);
+					c->graph_label = xstrdup(cs.label[i]);
+				}
 			free(loc);
 			free(msg);
 		}
@@ -223,6 +238,7 @@ static void cand_release(struct cand_run *c)
 	minify_result_release(&c->res);
 	minify_sig_release(&c->sig);
 	free(c->graph);
+	free(c->graph_label);
 	memset(c, 0, sizeof *c);
 }
 
@@ -283,7 +299,7 @@ static int prepare_dir(struct session *s)
 static int reference(struct session *s, const char *source_text)
 {
 	struct cand_run c;
-	if (run_cand(s, s->o->program, NULL, NULL, &c) < 0)
+	if (run_cand(s, s->o->program, NULL, NULL, NULL, &c) < 0)
 		return 1;
 	const char *outcome = c.sig.cls == MZ_PASS ? "passes" : c.sig.cls == MZ_HANG ? "timeout" : "other_failure";
 	char *what = cand_text("eager reference", &c.sig);
@@ -316,7 +332,7 @@ static int classify(struct session *s, const char *source_text)
 	bool same = true;
 	for (; nrun < ORIGINAL_RUNS && budget_left(s); nrun++) {
 		struct cand_run *c = &runs[nrun];
-		if (run_cand(s, s->o->program, s->o->backend, NULL, c) < 0)
+		if (run_cand(s, s->o->program, s->o->backend, NULL, s->ref_out, c) < 0)
 			break;
 		bool fails = c->sig.cls != MZ_PASS && minify_sig_matches(&c->sig, s->o->match);
 		nfail += fails;
@@ -334,7 +350,8 @@ static int classify(struct session *s, const char *source_text)
 	if (nrun == ORIGINAL_RUNS && nfail == ORIGINAL_RUNS && same) {
 		sig_copy(&s->sig, &runs[0].sig);
 		s->graph = runs[0].graph ? xstrdup(runs[0].graph) : NULL;
-		s->fail_pid = runs[0].res.pid;
+		s->graph_label = runs[0].graph_label ? xstrdup(runs[0].graph_label) : NULL;
+		s->fail_pid = s->graph_pid = runs[0].res.pid;
 		failure = minify_class_name(s->sig.cls);
 		rc = 0;
 	} else if (nfail > 0 && nrun == ORIGINAL_RUNS) {
@@ -390,7 +407,7 @@ static const char *bisect(struct session *s)
 		if (!budget_left(s))
 			return NULL;
 		struct cand_run c;
-		if (run_cand(s, s->o->program, stages[i], NULL, &c) < 0)
+		if (run_cand(s, s->o->program, stages[i], NULL, s->ref_out, &c) < 0)
 			return NULL;
 		const char *outcome = outcome_of(s, &c);
 		char *what0 = xasprintf("stage %s", stages[i]);
@@ -401,8 +418,10 @@ static const char *bisect(struct session *s)
 		bool fails = strcmp(outcome, "fails") == 0;
 		if (fails) {
 			free(s->graph);
+			free(s->graph_label);
 			s->graph = c.graph ? xstrdup(c.graph) : NULL;
-			s->fail_pid = c.res.pid;
+			s->graph_label = c.graph_label ? xstrdup(c.graph_label) : NULL;
+			s->fail_pid = s->graph_pid = c.res.pid;
 		}
 		cand_release(&c);
 		if (fails)
@@ -422,7 +441,7 @@ static int try_only(struct session *s, const char *stage, const struct compiles 
 		sb_printf(&only, "%s%s", i > a ? "," : "", cs->label[ids[i]]);
 	struct cand_run c;
 	int rc = -1;
-	if (run_cand(s, s->o->program, stage, only.buf, &c) == 0) {
+	if (run_cand(s, s->o->program, stage, only.buf, s->ref_out, &c) == 0) {
 		const char *outcome = outcome_of(s, &c);
 		char *what0 = xasprintf("compiles %s", only.buf);
 		char *what = cand_text(what0, &c.sig);
@@ -466,59 +485,254 @@ static void locate(struct session *s, const char *stage)
 			lo = mid;
 	}
 	if (hi - lo == 1 && rc >= 0 && (seen || (budget_left(s) && try_only(s, stage, &cs, ids, lo, hi) == 1)))
+	{
 		s->graph = xstrdup(cs.graph[ids[lo]]);
+		s->graph_label = xstrdup(cs.label[ids[lo]]);
+		s->graph_pid = s->fail_pid;
+	}
 	free(ids);
 	compiles_release(&cs);
 }
 
 /* ---- the repro ---- */
 
-/* The repro: today the whole program, a header saying how it fails. Its
- * text (malloc'd), or NULL after printing why. */
+/* text to path, through a temporary file renamed: a reader never sees a
+ * half-written repro. false after printing why. */
+static bool write_file(const char *path, const char *text)
+{
+	char *tmp = xasprintf("%s.tmp", path);
+	size_t n = strlen(text);
+	FILE *f = fopen(tmp, "w");
+	bool ok = f && fwrite(text, 1, n, f) == n;
+	if (f && fclose(f) != 0)
+		ok = false;
+	if (ok && rename(tmp, path) < 0)
+		ok = false;
+	if (!ok) {
+		fprintf(stderr, NAME ": cannot write '%s': %s\n", path, strerror(errno));
+		unlink(tmp);
+	}
+	free(tmp);
+	return ok;
+}
+
+/* a repro's first lines: what it is, how it fails, how to run it */
+static void repro_header(struct session *s, const char *stage, const char *what, struct strbuf *sb)
+{
+	char *sig = minify_sig_text(&s->sig);
+	const char *bug = getenv("TJIT_INJECT_BUG");
+	bool has_bug = bug && *bug;
+	sb_printf(sb, "# tjit-minify repro of %s: %s\n", s->o->program, what);
+	sb_printf(sb, "# fails with: %s\n", sig);
+	sb_printf(sb, "# first failing stage: %s", stage ? stage : "unknown");
+	if (s->graph)
+		sb_printf(sb, "; graph %s", s->graph);
+	sb_printf(sb, "\n# run: %s%s%stjit run --backend %s repro.tj\n", has_bug ? "TJIT_INJECT_BUG=" : "",
+		  has_bug ? bug : "", has_bug ? " " : "", s->o->backend);
+	if (s->sig.cls == MZ_ACCURACY)
+		sb_puts(sb, "# wrong output: compare with tjit run --eager repro.tj\n");
+	free(sig);
+}
+
+/* The first repro, the whole program: its text (malloc'd), or NULL after
+ * printing why. */
 static char *write_repro(struct session *s, const char *stage, const char *source_text)
 {
 	struct strbuf sb = STRBUF_INIT;
-	char *sig = minify_sig_text(&s->sig);
-	const char *bug = getenv("TJIT_INJECT_BUG");
-	sb_printf(&sb, "# tjit-minify repro of %s (not shrunk yet: the whole program)\n", s->o->program);
-	sb_printf(&sb, "# fails with: %s\n", sig);
-	sb_printf(&sb, "# first failing stage: %s", stage ? stage : "unknown");
-	if (s->graph)
-		sb_printf(&sb, "; graph %s", s->graph);
-	sb_printf(&sb, "\n# run: %s%s%stjit run --backend %s repro.tj\n", bug && *bug ? "TJIT_INJECT_BUG=" : "",
-		  bug && *bug ? bug : "", bug && *bug ? " " : "", s->o->backend);
+	repro_header(s, stage, "the whole program (not shrunk)", &sb);
 	sb_puts(&sb, source_text);
-	free(sig);
-	char *tmp = xasprintf("%s.tmp", s->repro);
-	FILE *f = fopen(tmp, "w");
-	bool ok = f && fwrite(sb.buf, 1, sb.len, f) == sb.len;
-	if (f && fclose(f) != 0)
-		ok = false;
-	if (ok && rename(tmp, s->repro) < 0)
-		ok = false;
-	if (!ok) {
-		fprintf(stderr, NAME ": cannot write '%s': %s\n", s->repro, strerror(errno));
-		unlink(tmp);
+	if (!write_file(s->repro, sb_str(&sb))) {
 		sb_release(&sb);
+		return NULL;
 	}
-	free(tmp);
-	return ok ? sb_detach(&sb) : NULL;
+	return sb_detach(&sb);
+}
+
+/* A candidate program under the backend, logged as a step: 1 when it
+ * shows the failure, 0 when not, -1 when it could not run. For an
+ * accuracy failure the program's own eager run is its reference (part of
+ * the same query). */
+static int try_program(struct session *s, const char *phase, const char *what, int nodes, const char *file)
+{
+	if (!budget_left(s))
+		return -1;
+	struct cand_run ref = {0}, c = {0};
+	double ms = 0;
+	int rc = -1;
+	if (s->sig.cls == MZ_ACCURACY) {
+		if (run_cand(s, file, NULL, NULL, NULL, &ref) < 0)
+			return -1;
+		s->queries--; /* the reference belongs to the candidate's query */
+		ms = ref.res.ms;
+		if (ref.sig.cls != MZ_PASS) {
+			char *t = cand_text(what, &ref.sig);
+			log_step_nodes(s, phase, t, nodes, "other_failure", ms);
+			free(t);
+			cand_release(&ref);
+			return 0;
+		}
+	}
+	if (run_cand(s, file, s->o->backend, NULL, ref.res.out, &c) == 0) {
+		const char *outcome = outcome_of(s, &c);
+		char *t = cand_text(what, &c.sig);
+		log_step_nodes(s, phase, t, nodes, outcome, ms + c.res.ms);
+		free(t);
+		rc = strcmp(outcome, "fails") == 0;
+		cand_release(&c);
+	}
+	cand_release(&ref);
+	return rc;
 }
 
 /* The repro alone: true when it shows the failure. */
 static bool verify(struct session *s)
 {
-	if (!budget_left(s))
-		return false;
-	struct cand_run c;
-	if (run_cand(s, s->repro, s->o->backend, NULL, &c) < 0)
-		return false;
-	const char *outcome = outcome_of(s, &c);
-	char *what = cand_text("repro", &c.sig);
-	log_step(s, "verify", what, outcome, c.res.ms);
+	return try_program(s, "verify", "repro", -1, s->repro) == 1;
+}
+
+/* ---- shrinking the graph ---- */
+
+struct shrink {
+	struct session *s;
+	const struct minify_graph *g;
+	const char *stage;
+	char *file;               /* DIR/candidate.tj */
+	bool *keep;
+};
+
+/* "3 ops: sub, relu, add" of the nodes set[0, n) */
+static char *set_text(const struct minify_graph *g, const int *set, int n, int total)
+{
+	struct strbuf sb = STRBUF_INIT;
+	sb_printf(&sb, "%d of %d ops:", n, total);
+	for (int i = 0; i < n; i++)
+		sb_printf(&sb, "%s %s", i ? "," : "", g->nodes[set[i]].name);
+	return sb_detach(&sb);
+}
+
+static char *set_program(struct shrink *sh, const int *set, int n, int total)
+{
+	memset(sh->keep, 0, (size_t)sh->g->n * sizeof *sh->keep);
+	for (int i = 0; i < n; i++)
+		sh->keep[set[i]] = true;
+	struct strbuf hdr = STRBUF_INIT;
+	char *what = set_text(sh->g, set, n, total);
+	char *w = xasprintf("graph %s, %s", sh->g->label, what);
+	repro_header(sh->s, sh->stage, w, &hdr);
+	char *text = minify_graph_program(sh->g, sh->keep, sh->s->o->backend, sh->s->o->seed, sb_str(&hdr));
+	free(w);
 	free(what);
-	cand_release(&c);
-	return strcmp(outcome, "fails") == 0;
+	sb_release(&hdr);
+	return text;
+}
+
+/* the nodes set[0, n) as a program: 1 it fails as the original, 0 not, -1 no more queries */
+static int try_set(struct shrink *sh, const int *set, int n, int total)
+{
+	char *text = set_program(sh, set, n, total);
+	if (!text || !write_file(sh->file, text)) {
+		free(text);
+		return 0;
+	}
+	free(text);
+	/* "keep 2: sub, relu", the first names of a large set */
+	struct strbuf sb = STRBUF_INIT;
+	sb_printf(&sb, "keep %d:", n);
+	for (int i = 0; i < n && i < 8; i++)
+		sb_printf(&sb, "%s %s", i ? "," : "", sh->g->nodes[set[i]].name);
+	if (n > 8)
+		sb_puts(&sb, ", ...");
+	char *what = sb_detach(&sb);
+	int rc = try_program(sh->s, "shrink", what, n, sh->file);
+	free(what);
+	return rc;
+}
+
+/* ddmin over set[0, *n): subsets first, then complements, the
+ * granularity doubled when neither fails; *n shrinks in place */
+static void ddmin(struct shrink *sh, int *set, int *n, int total)
+{
+	int gran = 2;
+	int *tmp = xcalloc((size_t)*n + 1, sizeof *tmp);
+	while (*n >= 2) {
+		int m = *n, chunk = (m + gran - 1) / gran, rc = 0;
+		bool reduced = false;
+		for (int k = 0; k < gran && !reduced && rc >= 0; k++) {
+			int lo = k * chunk, hi = lo + chunk < m ? lo + chunk : m;
+			if (lo >= hi)
+				continue;
+			if ((rc = try_set(sh, set + lo, hi - lo, total)) == 1) {
+				memmove(set, set + lo, (size_t)(hi - lo) * sizeof *set);
+				*n = hi - lo;
+				gran = 2;
+				reduced = true;
+			}
+		}
+		for (int k = 0; gran > 2 && k < gran && !reduced && rc >= 0; k++) {
+			int lo = k * chunk, hi = lo + chunk < m ? lo + chunk : m, t = 0;
+			for (int i = 0; i < m; i++)
+				if (i < lo || i >= hi)
+					tmp[t++] = set[i];
+			if (t == m || t == 0)
+				continue;
+			if ((rc = try_set(sh, tmp, t, total)) == 1) {
+				memcpy(set, tmp, (size_t)t * sizeof *set);
+				*n = t;
+				gran = gran - 1 > 2 ? gran - 1 : 2;
+				reduced = true;
+			}
+		}
+		if (rc < 0)
+			break;
+		if (!reduced) {
+			if (gran >= m)
+				break;
+			gran = 2 * gran < m ? 2 * gran : m;
+		}
+	}
+	free(tmp);
+}
+
+/* Shrinks the failing graph by delta debugging over its op nodes (doc/
+ * minify.md): the graph alone first, then ddmin; the smallest program
+ * that still fails becomes the repro. */
+static void shrink(struct session *s, const char *stage)
+{
+	if (!s->graph_label || !budget_left(s))
+		return;
+	struct minify_graph g;
+	char *err = NULL;
+	if (minify_graph_load(s->runs_db, s->graph_pid, s->graph_label, &g, &err) < 0) {
+		fprintf(stderr, NAME ": not shrunk: %s\n", err);
+		free(err);
+		return;
+	}
+	struct shrink sh = {s, &g, stage, xasprintf("%s/candidate.tj", s->dir), xcalloc((size_t)g.n + 1, 1)};
+	int *set = xcalloc((size_t)g.n + 1, sizeof *set);
+	int n = 0, total = 0;
+	for (int i = 0; i < g.n; i++) {
+		total += g.nodes[i].kind == MZN_OP;
+		if (g.nodes[i].kind == MZN_OP && g.nodes[i].emit)
+			set[n++] = i;
+	}
+	if (n > 0 && try_set(&sh, set, n, total) == 1) {
+		ddmin(&sh, set, &n, total);
+		char *text = set_program(&sh, set, n, total);
+		if (text && write_file(s->repro, text)) {
+			s->shrunk = set_text(&g, set, n, total);
+			free(s->repro_text);
+			s->repro_text = text;
+			text = NULL;
+		}
+		free(text);
+	} else if (n > 0 && !s->stopped) {
+		fprintf(stderr, NAME ": not shrunk: graph %s alone does not fail\n", g.label);
+	}
+	unlink(sh.file);
+	free(sh.file);
+	free(sh.keep);
+	free(set);
+	minify_graph_release(&g);
 }
 
 static void report_failure(struct session *s, const char *stage)
@@ -532,6 +746,8 @@ static void report_failure(struct session *s, const char *stage)
 	fprintf(s->out, "stage: %s\n", stage ? stage : "unknown");
 	if (s->graph)
 		fprintf(s->out, "graph: %s\n", s->graph);
+	if (s->shrunk)
+		fprintf(s->out, "shrunk: %s\n", s->shrunk);
 	free(sig);
 }
 
@@ -553,25 +769,27 @@ static struct db_writer *open_log(const struct minify_options *o, const char *so
 	return w;
 }
 
-/* After the classification: bisect, write and check the repro. */
+/* After the classification: bisect, locate, write the whole program as
+ * the first repro, shrink, check the repro. */
 static int minify_failure(struct session *s, const char *source_text)
 {
 	const char *stage = bisect(s);
 	locate(s, stage);
-	report_failure(s, stage);
-	char *text = write_repro(s, stage, source_text);
-	if (!text) {
+	s->repro_text = write_repro(s, stage, source_text);
+	if (!s->repro_text) {
+		report_failure(s, stage);
 		end_session(s, stage, "error", NULL);
 		return 1;
 	}
+	shrink(s, stage);
+	report_failure(s, stage);
 	bool ok = verify(s);
 	fprintf(s->out, "runs: %ld\nrepro: %s\n", s->queries, s->repro);
 	s->runs_reported = true;
 	if (!ok)
 		fprintf(stderr, NAME ": %s: %s\n", s->repro,
 			s->stopped ? "not checked: the limits ran out" : "does not fail alone");
-	end_session(s, stage, ok ? "classified" : "not_reproduced", text);
-	free(text);
+	end_session(s, stage, !ok ? "not_reproduced" : s->shrunk ? "minified" : "classified", s->repro_text);
 	return ok ? 0 : 1;
 }
 
@@ -588,6 +806,9 @@ static void session_release(struct session *s)
 	free(s->repro);
 	free(s->ref_out);
 	free(s->graph);
+	free(s->graph_label);
+	free(s->shrunk);
+	free(s->repro_text);
 	minify_sig_release(&s->sig);
 }
 

@@ -100,6 +100,39 @@ bool minify_outputs_agree(const char *ref, const char *got, double rel, char **d
 void minify_classify(const struct minify_result *r, const char *ref_out, double rel, const char *const *compile_errors,
 		     int ncompile_errors, struct minify_sig *s);
 
+/* ---- the failing graph as a program (minify_graph.c) ---- */
+
+enum minify_node_kind { MZN_INPUT, MZN_OP, MZN_ITEM /* an item of a tuple-valued op */ };
+
+struct minify_node {
+	enum minify_node_kind kind;
+	char *name, *op, *args;   /* as the log has them: "add", "relu_1, 1" */
+	char *dtype, *shape;      /* NULL: not a tensor (a tuple) */
+	char *where;              /* the user line "prog.tj:7", or NULL */
+	bool emit;                /* an op the program can write */
+	int *reads, nreads;       /* the nodes its args name */
+};
+
+struct minify_graph {
+	int n;
+	struct minify_node *nodes;    /* graph order, the output node left out */
+	int *outputs, noutputs;
+	char *label;                  /* "1/0" */
+};
+
+/* The captured graph of compile label in the run of child pid in the
+ * candidates' log db. 0, or -1 with *err (malloc'd). */
+int minify_graph_load(const char *db, long pid, const char *label, struct minify_graph *g, char **err);
+void minify_graph_release(struct minify_graph *g);
+/* op nodes that keep[] keeps and the program can write */
+int minify_graph_kept(const struct minify_graph *g, const bool *keep);
+/* The program of the nodes kept (keep[i] per node): a function repro()
+ * of them, each dropped node they read a parameter given a random value
+ * of its type (seeded), compiled with backend and its result printed;
+ * header (comment lines) first. NULL when no op is kept. */
+char *minify_graph_program(const struct minify_graph *g, const bool *keep, const char *backend, uint64_t seed,
+			   const char *header);
+
 /* ---- a session (minify.c) ---- */
 
 struct minify_options {

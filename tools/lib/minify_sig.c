@@ -312,6 +312,27 @@ static bool error_signature(const struct minify_result *r, const char *const *co
 	return compile;
 }
 
+/* A sanitizer's report of a fatal error ("==12==ERROR: AddressSanitizer:
+ * SEGV on unknown address ..."): a build with sanitizers catches the
+ * signal and exits 1, where a plain build dies of it. The crash's message
+ * (malloc'd: "SIGSEGV" for SEGV, as a plain build's), or NULL. */
+static char *sanitizer_crash(const char *err)
+{
+	const char *p = err ? strstr(err, "ERROR: AddressSanitizer: ") : NULL;
+	if (!p)
+		return NULL;
+	p += strlen("ERROR: AddressSanitizer: ");
+	size_t n = 0;
+	while (p[n] && !isspace((unsigned char)p[n]))
+		n++;
+	if (n == 4 && strncmp(p, "SEGV", 4) == 0)
+		return xstrdup("SIGSEGV");
+	char *what = xstrndup(p, n);
+	char *msg = xasprintf("AddressSanitizer: %s", what);
+	free(what);
+	return msg;
+}
+
 void minify_classify(const struct minify_result *r, const char *ref_out, double rel, const char *const *compile_errors,
 		     int ncompile_errors, struct minify_sig *s)
 {
@@ -322,6 +343,8 @@ void minify_classify(const struct minify_result *r, const char *ref_out, double 
 		char buf[32];
 		s->cls = MZ_CRASH;
 		s->message = xstrdup(signal_name(r->signal, buf, sizeof buf));
+	} else if (r->status != 0 && (s->message = sanitizer_crash(r->err))) {
+		s->cls = MZ_CRASH;
 	} else if (r->status != 0) {
 		bool compile = error_signature(r, compile_errors, ncompile_errors, s);
 		s->cls = r->status == 2 ? MZ_USAGE : compile ? MZ_COMPILE_ERROR : MZ_RUNTIME_ERROR;
