@@ -598,6 +598,7 @@ struct shrink {
 	const char *stage;
 	char *file;               /* DIR/candidate.tj */
 	bool *keep;
+	int total;                /* the graph's op nodes */
 };
 
 /* "3 ops: sub, relu, add" of the nodes set[0, n) */
@@ -648,6 +649,21 @@ static int try_set(struct shrink *sh, const int *set, int n, int total)
 	return rc;
 }
 
+/* set[0, n) fails: it becomes the repro on disk, the best so far */
+static void save_best(struct shrink *sh, const int *set, int n)
+{
+	struct session *s = sh->s;
+	char *text = set_program(sh, set, n, sh->total);
+	if (text && write_file(s->repro, text)) {
+		free(s->shrunk);
+		s->shrunk = set_text(sh->g, set, n, sh->total);
+		free(s->repro_text);
+		s->repro_text = text;
+		text = NULL;
+	}
+	free(text);
+}
+
 /* ddmin over set[0, *n): subsets first, then complements, the
  * granularity doubled when neither fails; *n shrinks in place */
 static void ddmin(struct shrink *sh, int *set, int *n, int total)
@@ -666,6 +682,7 @@ static void ddmin(struct shrink *sh, int *set, int *n, int total)
 				*n = hi - lo;
 				gran = 2;
 				reduced = true;
+				save_best(sh, set, *n);
 			}
 		}
 		for (int k = 0; gran > 2 && k < gran && !reduced && rc >= 0; k++) {
@@ -680,6 +697,7 @@ static void ddmin(struct shrink *sh, int *set, int *n, int total)
 				*n = t;
 				gran = gran - 1 > 2 ? gran - 1 : 2;
 				reduced = true;
+				save_best(sh, set, *n);
 			}
 		}
 		if (rc < 0)
@@ -707,24 +725,17 @@ static void shrink(struct session *s, const char *stage)
 		free(err);
 		return;
 	}
-	struct shrink sh = {s, &g, stage, xasprintf("%s/candidate.tj", s->dir), xcalloc((size_t)g.n + 1, 1)};
+	struct shrink sh = {s, &g, stage, xasprintf("%s/candidate.tj", s->dir), xcalloc((size_t)g.n + 1, 1), 0};
 	int *set = xcalloc((size_t)g.n + 1, sizeof *set);
-	int n = 0, total = 0;
+	int n = 0;
 	for (int i = 0; i < g.n; i++) {
-		total += g.nodes[i].kind == MZN_OP;
+		sh.total += g.nodes[i].kind == MZN_OP;
 		if (g.nodes[i].kind == MZN_OP && g.nodes[i].emit)
 			set[n++] = i;
 	}
-	if (n > 0 && try_set(&sh, set, n, total) == 1) {
-		ddmin(&sh, set, &n, total);
-		char *text = set_program(&sh, set, n, total);
-		if (text && write_file(s->repro, text)) {
-			s->shrunk = set_text(&g, set, n, total);
-			free(s->repro_text);
-			s->repro_text = text;
-			text = NULL;
-		}
-		free(text);
+	if (n > 0 && try_set(&sh, set, n, sh.total) == 1) {
+		save_best(&sh, set, n);
+		ddmin(&sh, set, &n, sh.total);
 	} else if (n > 0 && !s->stopped) {
 		fprintf(stderr, NAME ": not shrunk: graph %s alone does not fail\n", g.label);
 	}

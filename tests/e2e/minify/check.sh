@@ -210,6 +210,28 @@ detail: output line 2: got tensor([4.9399, 3.3590]), expected tensor([3.0274, 2.
 stage: relu_accuracy_error_TESTING_ONLY
 $graph"
 
+# ---- a large graph: 1000 ops in a chain, one relu ----
+
+awk 'BEGIN {
+	print "def chain(x):\n    y = x"
+	for (i = 0; i < 1000; i++) {
+		if (i == 613) print "    y = relu(y)"
+		else if (i % 2) print "    y = y * 0.999"
+		else print "    y = y + 0.001"
+	}
+	print "    return y\n\nprint(compile(chain)(randn(16) - 3))"
+}' >big.tj
+for bug in aot:compile_error inductor:runtime_error inductor:accuracy; do
+	expect 0 "big $bug" env TJIT_INJECT_BUG=$bug "$minify" --db big.db -o big.d big.tj
+	grep -q '^shrunk: 1 of 1000 ops: relu$' "$work/out" && ok || bad "big $bug: $(grep '^shrunk' "$work/out")"
+	grep '^    ' big.d/repro.tj | sed 's/  *#.*//' >"$work/body"
+	same "big $bug: the repro's graph" "    v_relu = relu(v_add_306)
+    return (v_relu,)" "$work/body"
+	# one culprit among 1000 ops: at most 24 candidates
+	sql "big $bug: shrink candidates" big.db "SELECT count(*) <= 24 FROM minify_steps
+		WHERE phase = 'shrink' AND session_id = (SELECT max(id) FROM minify_sessions)" "1"
+done
+
 # ---- what is not a compiler bug, or no failure at all ----
 
 # no failure: the eager reference and three runs, exit 1
@@ -259,6 +281,16 @@ expect 1 "--max-queries 2" env TJIT_INJECT_BUG=aot:compile_error "$minify" --db 
 same "--max-queries 2: stderr" "tjit-minify: stopped: --max-queries 2 reached
 tjit-minify: the failure was not confirmed: 1 of 3 runs made" "$work/err"
 sql "--max-queries 2: steps" limits.db "SELECT count(*) FROM minify_steps" "2"
+
+# nine queries: stopped while shrinking, the best repro so far on disk
+expect 1 "--max-queries 9" env TJIT_INJECT_BUG=aot:compile_error "$minify" --db limits9.db -o limits9.d \
+	--max-queries 9 "$prog"
+grep -q '^shrunk: 2 of 5 ops: sub, relu$' "$work/out" && ok || bad "--max-queries 9: $(grep '^shrunk' "$work/out")"
+same "--max-queries 9: stderr" "tjit-minify: stopped: --max-queries 9 reached
+tjit-minify: limits9.d/repro.tj: not checked: the limits ran out" "$work/err"
+grep -q '^    v_relu = relu(v_sub) ' limits9.d/repro.tj && ok || bad "--max-queries 9: the best repro is not on disk"
+sql "--max-queries 9: session" limits9.db "SELECT result, (SELECT count(*) FROM minify_steps) FROM minify_sessions" \
+	"not_reproduced|9"
 
 # ---- bad usage: exit 2 ----
 
