@@ -216,22 +216,23 @@ START_TEST(test_graph_program)
 		node(MZN_OP, "randn", "randn", "2, 3", "float32", "[2, 3]"),
 		node(MZN_OP, "gt", "gt", "abs_1, 0", "bool", "[2, 3]"),
 		node(MZN_OP, "expand", "expand", "T, (3, 1, 2)", "float32", "[3, 1, 2]"),
+		node(MZN_OP, "reshape", "reshape", "matmul, (s0, -1)", "float32", "[s0, 2]"),
 	};
 	int n = sizeof nodes / sizeof *nodes;
 	struct minify_graph g = {n, nodes, NULL, 0, (char *)"0/0"};
 	/* what the loader does: the reads and what can be written */
-	int reads[][2] = {{0}, {0}, {0, 1}, {2}, {3}, {4}, {0}, {0}, {0}, {-1}, {7}, {5}};
-	int nreads[] = {0, 0, 2, 1, 1, 1, 1, 1, 1, 0, 1, 1};
-	bool emit[] = {false, false, true, true, true, true, true, true, false, false, true, true};
+	int reads[][2] = {{0}, {0}, {0, 1}, {2}, {3}, {4}, {0}, {0}, {0}, {-1}, {7}, {5}, {2}};
+	int nreads[] = {0, 0, 2, 1, 1, 1, 1, 1, 1, 0, 1, 1, 1};
+	bool emit[] = {false, false, true, true, true, true, true, true, false, false, true, true, true};
 	for (int i = 0; i < n; i++) {
 		nodes[i].reads = reads[i];
 		nodes[i].nreads = nreads[i];
 		nodes[i].emit = emit[i];
 	}
-	bool keep[12];
+	bool keep[13];
 	for (int i = 0; i < n; i++)
 		keep[i] = true;
-	ck_assert_int_eq(minify_graph_kept(&g, keep), 8);
+	ck_assert_int_eq(minify_graph_kept(&g, keep), 9);
 	char *p = minify_graph_program(&g, keep, "inductor", 3, "# head\n");
 	ck_assert_str_eq(p, "# head\n"
 			    "def repro(v_x, v_w):\n"
@@ -243,7 +244,8 @@ START_TEST(test_graph_program)
 			    "    v_abs_1 = v_x.abs()\n"
 			    "    v_gt = v_abs_1 > 0\n"
 			    "    v_expand = v_T.expand((3, 1, 2))\n"
-			    "    return (v_to, v_gt, v_expand)\n"
+			    "    v_reshape = reshape(v_matmul, (3, -1))\n"
+			    "    return (v_to, v_gt, v_expand, v_reshape)\n"
 			    "\n"
 			    "manual_seed(3)\n"
 			    "v_x = randn(2, 3)\n"

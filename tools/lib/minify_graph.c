@@ -199,13 +199,28 @@ void minify_graph_release(struct minify_graph *g)
 
 /* ---- the program ---- */
 
-/* the args with every node named v_NAME */
+/* the args with every node named v_NAME, and every symbolic size sN the
+ * size its parameters are given (put_value) */
 static void put_renamed(void *ctx, int node, const char *s, size_t len)
 {
 	struct strbuf *sb = ctx;
-	if (node >= 0)
+	if (node >= 0) {
 		sb_puts(sb, "v_");
-	sb_add(sb, s, len);
+		sb_add(sb, s, len);
+		return;
+	}
+	for (size_t i = 0; i < len;) {
+		size_t j = i + 1;
+		while (j < len && isdigit((unsigned char)s[j]))
+			j++;
+		bool sym = s[i] == 's' && j > i + 1 && (i == 0 || !ident_char(s[i - 1])) && (j == len || !ident_char(s[j]));
+		if (sym) {
+			sb_putc(sb, '3');
+			i = j;
+		} else {
+			sb_putc(sb, s[i++]);
+		}
+	}
 }
 
 /* the top-level items of a renamed args text */
