@@ -208,8 +208,13 @@ int run_program(const struct run_options *o, struct run_result *res)
 		value r = vm_run_module(vm, code);
 		if (val_is_err(r)) {
 			fflush(stdout);
-			vm_print_traceback(vm, stderr);
-			status = 1;
+			if (vm_exit_status(vm) >= 0) { /* exit(n) */
+				status = vm_exit_status(vm);
+				vm_error_clear(vm);
+			} else {
+				vm_print_traceback(vm, stderr);
+				status = 1;
+			}
 		}
 		if (ex) {
 			struct strbuf sb = STRBUF_INIT;
