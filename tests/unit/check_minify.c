@@ -179,6 +179,17 @@ START_TEST(test_classify)
 	ck_assert_int_eq(s.cls, MZ_CRASH);
 	ck_assert_str_eq(s.message, "AddressSanitizer: heap-buffer-overflow");
 	minify_sig_release(&s);
+	/* a graph program that found a wrong output and exited 1 */
+	r = (struct minify_result){.status = 1, .out = (char *)"(tensor(1.0000),)\nwrong output 0 differs\n",
+				   .err = (char *)""};
+	classify(&r, NULL, NULL, 0, &s);
+	ck_assert_int_eq(s.cls, MZ_ACCURACY);
+	ck_assert_str_eq(s.detail, "wrong output 0 differs");
+	minify_sig_release(&s);
+	r.err = (char *)"p.tj:1:1: error: boom\n";
+	classify(&r, NULL, NULL, 0, &s);
+	ck_assert_int_eq(s.cls, MZ_RUNTIME_ERROR);
+	minify_sig_release(&s);
 	r = (struct minify_result){.timed_out = true, .signal = SIGKILL, .out = (char *)"", .err = (char *)""};
 	classify(&r, "", NULL, 0, &s);
 	ck_assert_int_eq(s.cls, MZ_HANG);
@@ -233,7 +244,7 @@ START_TEST(test_graph_program)
 	for (int i = 0; i < n; i++)
 		keep[i] = true;
 	ck_assert_int_eq(minify_graph_kept(&g, keep), 9);
-	char *p = minify_graph_program(&g, keep, "inductor", 3, "# head\n");
+	char *p = minify_graph_program(&g, keep, "inductor", 3, -1, "# head\n");
 	ck_assert_str_eq(p, "# head\n"
 			    "def repro(v_x, v_w):\n"
 			    "    v_matmul = matmul(v_x, v_w)\n"
@@ -255,7 +266,7 @@ START_TEST(test_graph_program)
 	/* the dropped nodes a kept one reads become parameters of their type */
 	for (int i = 0; i < n; i++)
 		keep[i] = i == 10;
-	p = minify_graph_program(&g, keep, "aot_eager", 0, "");
+	p = minify_graph_program(&g, keep, "aot_eager", 0, -1, "");
 	ck_assert_str_eq(p, "def repro(v_abs_1):\n"
 			    "    v_gt = v_abs_1 > 0\n"
 			    "    return (v_gt,)\n"
@@ -264,11 +275,31 @@ START_TEST(test_graph_program)
 			    "v_abs_1 = randn(2, 3)\n"
 			    "print(compile(repro, backend=\"aot_eager\")(v_abs_1))\n");
 	free(p);
+	/* an accuracy repro checks itself against float64, float32 inputs converted */
+	keep[10] = false;
+	keep[6] = true;
+	p = minify_graph_program(&g, keep, "inductor", 0, 0.001, "");
+	ck_assert_str_eq(p, "def repro(v_x):\n"
+			    "    v_to = v_x.to(float64)\n"
+			    "    return (v_to,)\n"
+			    "\n"
+			    "manual_seed(0)\n"
+			    "v_x = randn(2, 3)\n"
+			    "got = compile(repro, backend=\"inductor\")(v_x)\n"
+			    "want = repro(v_x.to(float64))\n"
+			    "print(got)\n"
+			    "for i in range(len(got)):\n"
+			    "    g = got[i].to(float64)\n"
+			    "    w = want[i].to(float64)\n"
+			    "    if ((g - w).abs() > 0.0001 + 0.001 * w.abs()).sum().item() > 0:\n"
+			    "        print(\"wrong output\", i, \"differs from the float64 eager run\")\n"
+			    "        exit(1)\n");
+	free(p);
 	/* nothing that can be written: no program */
 	for (int i = 0; i < n; i++)
 		keep[i] = i == 8 || i == 9;
 	ck_assert_int_eq(minify_graph_kept(&g, keep), 0);
-	ck_assert_ptr_null(minify_graph_program(&g, keep, "inductor", 0, ""));
+	ck_assert_ptr_null(minify_graph_program(&g, keep, "inductor", 0, -1, ""));
 }
 END_TEST
 

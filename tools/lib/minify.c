@@ -517,7 +517,7 @@ static bool write_file(const char *path, const char *text)
 }
 
 /* a repro's first lines: what it is, how it fails, how to run it */
-static void repro_header(struct session *s, const char *stage, const char *what, struct strbuf *sb)
+static void repro_header(struct session *s, const char *stage, const char *what, bool graph, struct strbuf *sb)
 {
 	char *sig = minify_sig_text(&s->sig);
 	const char *bug = getenv("TJIT_INJECT_BUG");
@@ -529,7 +529,9 @@ static void repro_header(struct session *s, const char *stage, const char *what,
 		sb_printf(sb, "; graph %s", s->graph);
 	sb_printf(sb, "\n# run: %s%s%stjit run --backend %s repro.tj\n", has_bug ? "TJIT_INJECT_BUG=" : "",
 		  has_bug ? bug : "", has_bug ? " " : "", s->o->backend);
-	if (s->sig.cls == MZ_ACCURACY)
+	if (s->sig.cls == MZ_ACCURACY && graph)
+		sb_puts(sb, "# exits 1 when an output differs from the float64 eager run\n");
+	else if (s->sig.cls == MZ_ACCURACY)
 		sb_puts(sb, "# wrong output: compare with tjit run --eager repro.tj\n");
 	free(sig);
 }
@@ -539,7 +541,7 @@ static void repro_header(struct session *s, const char *stage, const char *what,
 static char *write_repro(struct session *s, const char *stage, const char *source_text)
 {
 	struct strbuf sb = STRBUF_INIT;
-	repro_header(s, stage, "the whole program (not shrunk)", &sb);
+	repro_header(s, stage, "the whole program (not shrunk)", false, &sb);
 	sb_puts(&sb, source_text);
 	if (!write_file(s->repro, sb_str(&sb))) {
 		sb_release(&sb);
@@ -550,16 +552,18 @@ static char *write_repro(struct session *s, const char *stage, const char *sourc
 
 /* A candidate program under the backend, logged as a step: 1 when it
  * shows the failure, 0 when not, -1 when it could not run. For an
- * accuracy failure the program's own eager run is its reference (part of
- * the same query). */
-static int try_program(struct session *s, const char *phase, const char *what, int nodes, const char *file)
+ * accuracy failure a graph program checks itself (minify_graph_program);
+ * another program's own eager run is its reference (part of the same
+ * query). */
+static int try_program(struct session *s, const char *phase, const char *what, int nodes, const char *file,
+		       bool graph)
 {
 	if (!budget_left(s))
 		return -1;
 	struct cand_run ref = {0}, c = {0};
 	double ms = 0;
 	int rc = -1;
-	if (s->sig.cls == MZ_ACCURACY) {
+	if (s->sig.cls == MZ_ACCURACY && !graph) {
 		if (run_cand(s, file, NULL, NULL, NULL, &ref) < 0)
 			return -1;
 		s->queries--; /* the reference belongs to the candidate's query */
@@ -587,7 +591,7 @@ static int try_program(struct session *s, const char *phase, const char *what, i
 /* The repro alone: true when it shows the failure. */
 static bool verify(struct session *s)
 {
-	return try_program(s, "verify", "repro", -1, s->repro) == 1;
+	return try_program(s, "verify", "repro", -1, s->repro, s->shrunk != NULL) == 1;
 }
 
 /* ---- shrinking the graph ---- */
@@ -619,8 +623,10 @@ static char *set_program(struct shrink *sh, const int *set, int n, int total)
 	struct strbuf hdr = STRBUF_INIT;
 	char *what = set_text(sh->g, set, n, total);
 	char *w = xasprintf("graph %s, %s", sh->g->label, what);
-	repro_header(sh->s, sh->stage, w, &hdr);
-	char *text = minify_graph_program(sh->g, sh->keep, sh->s->o->backend, sh->s->o->seed, sb_str(&hdr));
+	repro_header(sh->s, sh->stage, w, true, &hdr);
+	const struct minify_options *o = sh->s->o;
+	double check = sh->s->sig.cls != MZ_ACCURACY ? -1 : o->rel >= 0 ? o->rel : MINIFY_DEFAULT_REL;
+	char *text = minify_graph_program(sh->g, sh->keep, o->backend, o->seed, check, sb_str(&hdr));
 	free(w);
 	free(what);
 	sb_release(&hdr);
@@ -644,7 +650,7 @@ static int try_set(struct shrink *sh, const int *set, int n, int total)
 	if (n > 8)
 		sb_puts(&sb, ", ...");
 	char *what = sb_detach(&sb);
-	int rc = try_program(sh->s, "shrink", what, n, sh->file);
+	int rc = try_program(sh->s, "shrink", what, n, sh->file, true);
 	free(what);
 	return rc;
 }

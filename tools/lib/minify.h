@@ -129,9 +129,13 @@ int minify_graph_kept(const struct minify_graph *g, const bool *keep);
 /* The program of the nodes kept (keep[i] per node): a function repro()
  * of them, each dropped node they read a parameter given a random value
  * of its type (seeded), compiled with backend and its result printed;
- * header (comment lines) first. NULL when no op is kept. */
+ * header (comment lines) first. With check_rel >= 0 (an accuracy
+ * failure) it also runs repro() eagerly on float64 copies of the float32
+ * inputs and, when a compiled output differs by more than 1e-4 +
+ * check_rel * |float64 value|, prints "wrong output N ..." and exits 1.
+ * NULL when no op is kept. */
 char *minify_graph_program(const struct minify_graph *g, const bool *keep, const char *backend, uint64_t seed,
-			   const char *header);
+			   double check_rel, const char *header);
 
 /* ---- a session (minify.c) ---- */
 

@@ -366,8 +366,41 @@ int minify_graph_kept(const struct minify_graph *g, const bool *keep)
 	return k;
 }
 
+/* the call's arguments: the parameters, float32 ones with suffix */
+static void put_params(const struct minify_graph *g, const bool *param, const char *f32_suffix, struct strbuf *sb)
+{
+	int np = 0;
+	for (int i = 0; i < g->n; i++) {
+		if (!param[i])
+			continue;
+		const char *dt = g->nodes[i].dtype;
+		bool f32 = !dt || strcmp(dt, "float32") == 0;
+		sb_printf(sb, "%sv_%s%s", np++ ? ", " : "", g->nodes[i].name, f32 ? f32_suffix : "");
+	}
+}
+
+/* An accuracy repro checks itself: the compiled outputs against the
+ * function run eagerly on float64 copies of its float32 inputs, within
+ * the print's last digit and rel of float32 rounding; "wrong output" and
+ * exit(1) when one differs. */
+static void put_check(const struct minify_graph *g, const bool *param, const char *backend, double rel,
+		      struct strbuf *sb)
+{
+	sb_printf(sb, "got = compile(repro, backend=\"%s\")(", backend);
+	put_params(g, param, "", sb);
+	sb_puts(sb, ")\nwant = repro(");
+	put_params(g, param, ".to(float64)", sb);
+	sb_puts(sb, ")\nprint(got)\n");
+	sb_puts(sb, "for i in range(len(got)):\n");
+	sb_puts(sb, "    g = got[i].to(float64)\n");
+	sb_puts(sb, "    w = want[i].to(float64)\n");
+	sb_printf(sb, "    if ((g - w).abs() > 0.0001 + %.6g * w.abs()).sum().item() > 0:\n", rel);
+	sb_puts(sb, "        print(\"wrong output\", i, \"differs from the float64 eager run\")\n");
+	sb_puts(sb, "        exit(1)\n");
+}
+
 char *minify_graph_program(const struct minify_graph *g, const bool *keep, const char *backend, uint64_t seed,
-			   const char *header)
+			   double check_rel, const char *header)
 {
 	if (minify_graph_kept(g, keep) == 0)
 		return NULL;
@@ -423,12 +456,13 @@ char *minify_graph_program(const struct minify_graph *g, const bool *keep, const
 		put_value(&g->nodes[i], &sb);
 		sb_putc(&sb, '\n');
 	}
-	sb_printf(&sb, "print(compile(repro, backend=\"%s\")(", backend);
-	np = 0;
-	for (int i = 0; i < n; i++)
-		if (param[i])
-			sb_printf(&sb, "%sv_%s", np++ ? ", " : "", g->nodes[i].name);
-	sb_puts(&sb, "))\n");
+	if (check_rel < 0) {
+		sb_printf(&sb, "print(compile(repro, backend=\"%s\")(", backend);
+		put_params(g, param, "", &sb);
+		sb_puts(&sb, "))\n");
+	} else {
+		put_check(g, param, backend, check_rel, &sb);
+	}
 	free(kept);
 	free(param);
 	free(read);

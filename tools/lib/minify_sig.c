@@ -333,6 +333,25 @@ static char *sanitizer_crash(const char *err)
 	return msg;
 }
 
+/* A graph program that checked its outputs (minify_graph_program) and
+ * exited 1: its "wrong output ..." line (malloc'd), or NULL */
+static char *self_check_failed(const struct minify_result *r)
+{
+	char *loc, *msg;
+	if (minify_error_line(r->err, &loc, &msg)) {
+		free(loc);
+		free(msg);
+		return NULL;
+	}
+	for (const char *p = r->out; p && *p;) {
+		const char *e = line_end(p);
+		if (strncmp(p, "wrong output ", 13) == 0)
+			return xstrndup(p, (size_t)(e - p));
+		p = *e ? e + 1 : e;
+	}
+	return NULL;
+}
+
 void minify_classify(const struct minify_result *r, const char *ref_out, double rel, const char *const *compile_errors,
 		     int ncompile_errors, struct minify_sig *s)
 {
@@ -345,6 +364,8 @@ void minify_classify(const struct minify_result *r, const char *ref_out, double 
 		s->message = xstrdup(signal_name(r->signal, buf, sizeof buf));
 	} else if (r->status != 0 && (s->message = sanitizer_crash(r->err))) {
 		s->cls = MZ_CRASH;
+	} else if (r->status == 1 && (s->detail = self_check_failed(r))) {
+		s->cls = MZ_ACCURACY;
 	} else if (r->status != 0) {
 		bool compile = error_signature(r, compile_errors, ncompile_errors, s);
 		s->cls = r->status == 2 ? MZ_USAGE : compile ? MZ_COMPILE_ERROR : MZ_RUNTIME_ERROR;
