@@ -244,7 +244,7 @@ START_TEST(test_graph_program)
 	for (int i = 0; i < n; i++)
 		keep[i] = true;
 	ck_assert_int_eq(minify_graph_kept(&g, keep), 9);
-	char *p = minify_graph_program(&g, keep, "inductor", 3, -1, "# head\n");
+	char *p = minify_graph_program(&g, keep, "inductor", 3, -1, NULL, "# head\n");
 	ck_assert_str_eq(p, "# head\n"
 			    "def repro(v_x, v_w):\n"
 			    "    v_matmul = matmul(v_x, v_w)\n"
@@ -266,7 +266,7 @@ START_TEST(test_graph_program)
 	/* the dropped nodes a kept one reads become parameters of their type */
 	for (int i = 0; i < n; i++)
 		keep[i] = i == 10;
-	p = minify_graph_program(&g, keep, "aot_eager", 0, -1, "");
+	p = minify_graph_program(&g, keep, "aot_eager", 0, -1, NULL, "");
 	ck_assert_str_eq(p, "def repro(v_abs_1):\n"
 			    "    v_gt = v_abs_1 > 0\n"
 			    "    return (v_gt,)\n"
@@ -278,7 +278,7 @@ START_TEST(test_graph_program)
 	/* an accuracy repro checks itself against float64, float32 inputs converted */
 	keep[10] = false;
 	keep[6] = true;
-	p = minify_graph_program(&g, keep, "inductor", 0, 0.001, "");
+	p = minify_graph_program(&g, keep, "inductor", 0, 0.001, NULL, "");
 	ck_assert_str_eq(p, "def repro(v_x):\n"
 			    "    v_to = v_x.to(float64)\n"
 			    "    return (v_to,)\n"
@@ -295,11 +295,31 @@ START_TEST(test_graph_program)
 			    "        print(\"wrong output\", i, \"differs from the float64 eager run\")\n"
 			    "        exit(1)\n");
 	free(p);
+	/* the inputs shrunk: sizes halved (at least 1), ones */
+	for (int i = 0; i < n; i++)
+		keep[i] = i == 2;
+	ck_assert_int_eq(minify_graph_max_size(&g, keep), 3);
+	struct minify_inputs in = {1, MZ_FILL_ONES};
+	p = minify_graph_program(&g, keep, "inductor", 0, -1, &in, "");
+	ck_assert_ptr_nonnull(strstr(p, "\nv_x = ones(1, 1)\nv_w = ones(1, 1)\n"));
+	free(p);
+	nodes[0].shape = (char *)"[8, 6]";
+	keep[0] = true;
+	ck_assert_int_eq(minify_graph_max_size(&g, keep), 8);
+	in = (struct minify_inputs){2, MZ_FILL_ZEROS};
+	p = minify_graph_program(&g, keep, "inductor", 0, -1, &in, "");
+	ck_assert_ptr_nonnull(strstr(p, "\nv_x = zeros(2, 1)\nv_w = zeros(1, 1)\n"));
+	free(p);
+	in = (struct minify_inputs){-1, MZ_FILL_RANDN};
+	p = minify_graph_program(&g, keep, "inductor", 0, -1, &in, "");
+	ck_assert_ptr_nonnull(strstr(p, "\nv_x = randn(1, 1)\nv_w = randn(1, 1)\n"));
+	free(p);
+	nodes[0].shape = (char *)"[2, 3]";
 	/* nothing that can be written: no program */
 	for (int i = 0; i < n; i++)
 		keep[i] = i == 8 || i == 9;
 	ck_assert_int_eq(minify_graph_kept(&g, keep), 0);
-	ck_assert_ptr_null(minify_graph_program(&g, keep, "inductor", 0, -1, ""));
+	ck_assert_ptr_null(minify_graph_program(&g, keep, "inductor", 0, -1, NULL, ""));
 }
 END_TEST
 

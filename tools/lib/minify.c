@@ -603,6 +603,7 @@ struct shrink {
 	char *file;               /* DIR/candidate.tj */
 	bool *keep;
 	int total;                /* the graph's op nodes */
+	struct minify_inputs in;  /* how the parameters' values are made */
 };
 
 /* "3 ops: sub, relu, add" of the nodes set[0, n) */
@@ -626,7 +627,7 @@ static char *set_program(struct shrink *sh, const int *set, int n, int total)
 	repro_header(sh->s, sh->stage, w, true, &hdr);
 	const struct minify_options *o = sh->s->o;
 	double check = sh->s->sig.cls != MZ_ACCURACY ? -1 : o->rel >= 0 ? o->rel : MINIFY_DEFAULT_REL;
-	char *text = minify_graph_program(sh->g, sh->keep, o->backend, o->seed, check, sb_str(&hdr));
+	char *text = minify_graph_program(sh->g, sh->keep, o->backend, o->seed, check, &sh->in, sb_str(&hdr));
 	free(w);
 	free(what);
 	sb_release(&hdr);
@@ -634,25 +635,35 @@ static char *set_program(struct shrink *sh, const int *set, int n, int total)
 }
 
 /* the nodes set[0, n) as a program: 1 it fails as the original, 0 not, -1 no more queries */
-static int try_set(struct shrink *sh, const int *set, int n, int total)
+/* the program of set[0, n) with sh->in's inputs, labelled what (NULL:
+ * "keep 2: sub, relu", the first names of a large set) */
+static int try_program_of(struct shrink *sh, const int *set, int n, const char *what)
 {
-	char *text = set_program(sh, set, n, total);
+	char *text = set_program(sh, set, n, sh->total);
 	if (!text || !write_file(sh->file, text)) {
 		free(text);
 		return 0;
 	}
 	free(text);
-	/* "keep 2: sub, relu", the first names of a large set */
 	struct strbuf sb = STRBUF_INIT;
-	sb_printf(&sb, "keep %d:", n);
-	for (int i = 0; i < n && i < 8; i++)
-		sb_printf(&sb, "%s %s", i ? "," : "", sh->g->nodes[set[i]].name);
-	if (n > 8)
-		sb_puts(&sb, ", ...");
-	char *what = sb_detach(&sb);
-	int rc = try_program(sh->s, "shrink", what, n, sh->file, true);
-	free(what);
+	if (what) {
+		sb_puts(&sb, what);
+	} else {
+		sb_printf(&sb, "keep %d:", n);
+		for (int i = 0; i < n && i < 8; i++)
+			sb_printf(&sb, "%s %s", i ? "," : "", sh->g->nodes[set[i]].name);
+		if (n > 8)
+			sb_puts(&sb, ", ...");
+	}
+	int rc = try_program(sh->s, "shrink", sb_str(&sb), n, sh->file, true);
+	sb_release(&sb);
 	return rc;
+}
+
+static int try_set(struct shrink *sh, const int *set, int n, int total)
+{
+	(void)total;
+	return try_program_of(sh, set, n, NULL);
 }
 
 /* set[0, n) fails: it becomes the repro on disk, the best so far */
@@ -717,6 +728,47 @@ static void ddmin(struct shrink *sh, int *set, int *n, int total)
 	free(tmp);
 }
 
+/* a change of sh->in: kept (and saved) when the failure holds; 1, 0, or
+ * -1 when no more queries */
+static int try_inputs(struct shrink *sh, const int *set, int n, struct minify_inputs in, const char *what)
+{
+	struct minify_inputs before = sh->in;
+	sh->in = in;
+	int rc = try_program_of(sh, set, n, what);
+	if (rc == 1)
+		save_best(sh, set, n);
+	else
+		sh->in = before;
+	return rc;
+}
+
+/* Then the inputs of the nodes left: zeros, else ones, for random values;
+ * then every size 1, else the sizes halved while the failure holds. */
+static void shrink_inputs(struct shrink *sh, const int *set, int n)
+{
+	struct minify_inputs in = sh->in;
+	in.fill = MZ_FILL_ZEROS;
+	int rc = try_inputs(sh, set, n, in, "values zeros");
+	if (rc == 0) {
+		in.fill = MZ_FILL_ONES;
+		rc = try_inputs(sh, set, n, in, "values ones");
+	}
+	if (rc < 0)
+		return;
+	in = sh->in;
+	in.shrink = -1;
+	rc = try_inputs(sh, set, n, in, "sizes 1");
+	for (int i = 0; i < sh->g->n; i++)
+		sh->keep[i] = true;
+	int max = minify_graph_max_size(sh->g, sh->keep);
+	for (int k = 1; rc == 0 && (max >> k) > 1; k++) {
+		in.shrink = k;
+		char *what = xasprintf("sizes / %d", 1 << k);
+		rc = try_inputs(sh, set, n, in, what) == 1 ? 0 : 1; /* halve again while it fails */
+		free(what);
+	}
+}
+
 /* Shrinks the failing graph by delta debugging over its op nodes (doc/
  * minify.md): the graph alone first, then ddmin; the smallest program
  * that still fails becomes the repro. */
@@ -731,7 +783,8 @@ static void shrink(struct session *s, const char *stage)
 		free(err);
 		return;
 	}
-	struct shrink sh = {s, &g, stage, xasprintf("%s/candidate.tj", s->dir), xcalloc((size_t)g.n + 1, 1), 0};
+	struct shrink sh = {s, &g, stage, xasprintf("%s/candidate.tj", s->dir), xcalloc((size_t)g.n + 1, 1), 0,
+			    {0, MZ_FILL_RANDN}};
 	int *set = xcalloc((size_t)g.n + 1, sizeof *set);
 	int n = 0;
 	for (int i = 0; i < g.n; i++) {
@@ -742,6 +795,8 @@ static void shrink(struct session *s, const char *stage)
 	if (n > 0 && try_set(&sh, set, n, sh.total) == 1) {
 		save_best(&sh, set, n);
 		ddmin(&sh, set, &n, sh.total);
+		if (budget_left(s))
+			shrink_inputs(&sh, set, n);
 	} else if (n > 0 && !s->stopped) {
 		fprintf(stderr, NAME ": not shrunk: graph %s alone does not fail\n", g.label);
 	}

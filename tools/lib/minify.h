@@ -133,9 +133,20 @@ int minify_graph_kept(const struct minify_graph *g, const bool *keep);
  * failure) it also runs repro() eagerly on float64 copies of the float32
  * inputs and, when a compiled output differs by more than 1e-4 +
  * check_rel * |float64 value|, prints "wrong output N ..." and exits 1.
- * NULL when no op is kept. */
+ * in (NULL: random values of the recorded sizes) says how the
+ * parameters' values are made. NULL when no op is kept. */
+enum minify_fill { MZ_FILL_RANDN, MZ_FILL_ZEROS, MZ_FILL_ONES };
+/* how the parameters' values are made: their sizes divided by 2^shrink
+ * (at least 1; shrink -1: every size 1), filled with fill */
+struct minify_inputs {
+	int shrink;
+	enum minify_fill fill;
+};
 char *minify_graph_program(const struct minify_graph *g, const bool *keep, const char *backend, uint64_t seed,
-			   double check_rel, const char *header);
+			   double check_rel, const struct minify_inputs *in, const char *header);
+/* the largest size in the shapes of the nodes keep[] marks (at least 3:
+ * a symbolic size is given 3), to bound the halvings of the sizes */
+int minify_graph_max_size(const struct minify_graph *g, const bool *keep);
 
 /* ---- a session (minify.c) ---- */
 

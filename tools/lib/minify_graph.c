@@ -327,27 +327,39 @@ static void put_expr(const struct minify_graph *g, const struct minify_node *n, 
 	free(text);
 }
 
-/* a random value of n's type: "randn(2, 3)" */
-static void put_value(const struct minify_node *n, struct strbuf *sb)
+/* a value of n's type, as in: "randn(2, 3)", "zeros(1, 1, dtype=int64)" */
+static void put_value(const struct minify_node *n, const struct minify_inputs *in, struct strbuf *sb)
 {
 	struct strbuf dims = STRBUF_INIT;
 	const char *s = n->shape ? n->shape : "[]";
-	for (const char *p = s; *p; p++) {
-		if (*p == '[' || *p == ']')
-			continue;
-		if (*p == 's' && isdigit((unsigned char)p[1])) {
-			sb_putc(&dims, '3'); /* a symbolic size: any size above 1 */
-			while (isdigit((unsigned char)p[1]))
-				p++;
+	int nd = 0;
+	for (const char *p = s; *p;) {
+		if (!isalnum((unsigned char)*p)) {
+			p++;
 			continue;
 		}
-		sb_putc(&dims, *p);
+		/* a size, or a symbolic size sN given 3 (any size above 1) */
+		long v = 3;
+		if (*p == 's') {
+			p++;
+			while (isdigit((unsigned char)*p))
+				p++;
+		} else {
+			v = strtol(p, (char **)&p, 10);
+		}
+		if (in && in->shrink < 0)
+			v = v > 0 ? 1 : 0;
+		else if (in && in->shrink > 0)
+			v = v > 0 ? (v >> in->shrink > 0 ? v >> in->shrink : 1) : 0;
+		sb_printf(&dims, "%s%ld", nd++ ? ", " : "", v);
 	}
-	const char *d = sb_str(&dims);
+	const char *d = nd ? sb_str(&dims) : "()";
 	const char *dt = n->dtype ? n->dtype : "float32";
-	if (!*d)
-		d = "()";
-	if (strcmp(dt, "float64") == 0)
+	enum minify_fill fill = in ? in->fill : MZ_FILL_RANDN;
+	if (fill != MZ_FILL_RANDN)
+		sb_printf(sb, "%s(%s%s%s)", fill == MZ_FILL_ZEROS ? "zeros" : "ones", d,
+			  strcmp(dt, "float32") ? ", dtype=" : "", strcmp(dt, "float32") ? dt : "");
+	else if (strcmp(dt, "float64") == 0)
 		sb_printf(sb, "randn(%s, dtype=float64)", d);
 	else if (strcmp(dt, "int64") == 0)
 		sb_printf(sb, "(randn(%s) * 4).to(int64)", d);
@@ -356,6 +368,22 @@ static void put_value(const struct minify_node *n, struct strbuf *sb)
 	else
 		sb_printf(sb, "randn(%s)", d);
 	sb_release(&dims);
+}
+
+int minify_graph_max_size(const struct minify_graph *g, const bool *keep)
+{
+	long max = 0;
+	for (int i = 0; i < g->n; i++) {
+		const char *s = g->nodes[i].shape;
+		if (!keep[i] || !s)
+			continue;
+		for (const char *p = s; *p; p++)
+			if (isdigit((unsigned char)*p) && (p == s || !isalnum((unsigned char)p[-1]))) {
+				long v = strtol(p, NULL, 10);
+				max = v > max ? v : max;
+			}
+	}
+	return max > 3 ? (int)max : 3;
 }
 
 int minify_graph_kept(const struct minify_graph *g, const bool *keep)
@@ -400,7 +428,7 @@ static void put_check(const struct minify_graph *g, const bool *param, const cha
 }
 
 char *minify_graph_program(const struct minify_graph *g, const bool *keep, const char *backend, uint64_t seed,
-			   double check_rel, const char *header)
+			   double check_rel, const struct minify_inputs *in, const char *header)
 {
 	if (minify_graph_kept(g, keep) == 0)
 		return NULL;
@@ -453,7 +481,7 @@ char *minify_graph_program(const struct minify_graph *g, const bool *keep, const
 		if (!param[i])
 			continue;
 		sb_printf(&sb, "v_%s = ", g->nodes[i].name);
-		put_value(&g->nodes[i], &sb);
+		put_value(&g->nodes[i], in, &sb);
 		sb_putc(&sb, '\n');
 	}
 	if (check_rel < 0) {

@@ -72,8 +72,10 @@ minify() {
 	*) steps="$steps bisect:passes" ;;
 	esac
 	for o in $locate; do steps="$steps locate:$o"; done
-	# ddmin over the graph's 5 ops: all, 3, 2, then each of sub and relu
-	steps="$steps shrink:fails shrink:fails shrink:fails shrink:passes shrink:fails verify:fails"
+	# ddmin over the graph's 5 ops: all, 3, 2, then each of sub and relu;
+	# then its input: zeros, then every size 1
+	steps="$steps shrink:fails shrink:fails shrink:fails shrink:passes shrink:fails"
+	steps="$steps shrink:fails shrink:fails verify:fails"
 	nruns=$(echo $steps | wc -w)
 	same "$name: the report" "program: $prog
 backend: $backend
@@ -88,15 +90,18 @@ repro: $name.d/repro.tj" "$work/out"
 		(SELECT phase, outcome FROM minify_steps ORDER BY id)" "$steps"
 	sql "$name: shrink steps" "$db" "SELECT group_concat(nodes || ' ' || candidate, ' / ') FROM
 		(SELECT nodes, candidate FROM minify_steps WHERE phase = 'shrink' ORDER BY id)" \
-		"$(for k in '5: sub, relu, sigmoid, add, sum_1' '3: sub, relu, sigmoid' '2: sub, relu' '1: sub' '1: relu'; do
-			n=${k%%:*}
-			[ "$k" = '1: sub' ] && r=pass || r=$(sed -n 's/^signature: //p' "$work/out")
-			printf '%s keep %s: %s / ' "$n" "$k" "$r"
+		"$(for k in 'keep 5: sub, relu, sigmoid, add, sum_1' 'keep 3: sub, relu, sigmoid' 'keep 2: sub, relu' \
+			'keep 1: sub' 'keep 1: relu' 'values zeros' 'sizes 1'; do
+			case $k in keep*) n=${k#keep }; n=${n%%:*} ;; *) n=1 ;; esac
+			[ "$k" = 'keep 1: sub' ] && r=pass || r=$(sed -n 's/^signature: //p' "$work/out")
+			printf '%s %s: %s / ' "$n" "$k" "$r"
 		done | sed 's| / $||')"
 	# the repro: the culprit alone, its input a parameter
 	sed -n '/^def repro/,/^    return/p' "$name.d/repro.tj" | grep '^    ' | sed 's/  *#.*//' >"$work/body"
 	same "$name: the repro's graph" "    v_relu = relu(v_sub)
     return (v_relu,)" "$work/body"
+	grep '^v_' "$name.d/repro.tj" >"$work/inputs"
+	same "$name: the repro's input" "v_sub = zeros(1, 1)" "$work/inputs"
 	sql "$name: step times" "$db" "SELECT count(*), min(ms > 0), count(DISTINCT session_id) FROM minify_steps" \
 		"$nruns|1|1"
 	sql "$name: the first steps" "$db" "SELECT candidate FROM minify_steps WHERE id <= 2 ORDER BY id" \
