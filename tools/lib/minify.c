@@ -634,9 +634,9 @@ static char *set_program(struct shrink *sh, const int *set, int n, int total)
 	return text;
 }
 
-/* the nodes set[0, n) as a program: 1 it fails as the original, 0 not, -1 no more queries */
-/* the program of set[0, n) with sh->in's inputs, labelled what (NULL:
- * "keep 2: sub, relu", the first names of a large set) */
+/* The program of set[0, n) with sh->in's inputs, a step labelled what
+ * (NULL: "keep 2: sub, relu", the first names of a large set): 1 it
+ * fails as the original, 0 not, -1 no more queries. */
 static int try_program_of(struct shrink *sh, const int *set, int n, const char *what)
 {
 	char *text = set_program(sh, set, n, sh->total);
@@ -660,9 +660,9 @@ static int try_program_of(struct shrink *sh, const int *set, int n, const char *
 	return rc;
 }
 
-static int try_set(struct shrink *sh, const int *set, int n, int total)
+/* ddmin's candidate: the nodes set[0, n) */
+static int try_set(struct shrink *sh, const int *set, int n)
 {
-	(void)total;
 	return try_program_of(sh, set, n, NULL);
 }
 
@@ -683,7 +683,7 @@ static void save_best(struct shrink *sh, const int *set, int n)
 
 /* ddmin over set[0, *n): subsets first, then complements, the
  * granularity doubled when neither fails; *n shrinks in place */
-static void ddmin(struct shrink *sh, int *set, int *n, int total)
+static void ddmin(struct shrink *sh, int *set, int *n)
 {
 	int gran = 2;
 	int *tmp = xcalloc((size_t)*n + 1, sizeof *tmp);
@@ -694,7 +694,7 @@ static void ddmin(struct shrink *sh, int *set, int *n, int total)
 			int lo = k * chunk, hi = lo + chunk < m ? lo + chunk : m;
 			if (lo >= hi)
 				continue;
-			if ((rc = try_set(sh, set + lo, hi - lo, total)) == 1) {
+			if ((rc = try_set(sh, set + lo, hi - lo)) == 1) {
 				memmove(set, set + lo, (size_t)(hi - lo) * sizeof *set);
 				*n = hi - lo;
 				gran = 2;
@@ -709,7 +709,7 @@ static void ddmin(struct shrink *sh, int *set, int *n, int total)
 					tmp[t++] = set[i];
 			if (t == m || t == 0)
 				continue;
-			if ((rc = try_set(sh, tmp, t, total)) == 1) {
+			if ((rc = try_set(sh, tmp, t)) == 1) {
 				memcpy(set, tmp, (size_t)t * sizeof *set);
 				*n = t;
 				gran = gran - 1 > 2 ? gran - 1 : 2;
@@ -792,9 +792,9 @@ static void shrink(struct session *s, const char *stage)
 		if (g.nodes[i].kind == MZN_OP && g.nodes[i].emit)
 			set[n++] = i;
 	}
-	if (n > 0 && try_set(&sh, set, n, sh.total) == 1) {
+	if (n > 0 && try_set(&sh, set, n) == 1) {
 		save_best(&sh, set, n);
-		ddmin(&sh, set, &n, sh.total);
+		ddmin(&sh, set, &n);
 		if (budget_left(s))
 			shrink_inputs(&sh, set, n);
 	} else if (n > 0 && !s->stopped) {
