@@ -15,6 +15,8 @@
  *   3. forward + backward of a 3-layer MLP step (linear + gelu, batch
  *      256, widths 512-512-512-10, loss = the output's sum) against eager
  *      autograd (>= 1.5x).
+ *   (and, no target: a matmul whose gelu runs as its epilogue, against
+ *   eager and against the same when the product is kept whole)
  *   4. compile latency, from the kernels and phases the compile log
  *      records: a kernel cold (lowered, LLVM O2, object code; <= 20 ms),
  *      from the in-memory and from the disk cache (< 1 ms), and the whole
@@ -108,7 +110,19 @@ static const char other_progs[] =
 	"b3 = zeros(10).requires_grad_()\n"
 	"def step(fn):\n"
 	"    loss = fn(xm, w1, b1, w2, b2, w3, b3)\n"
-	"    loss.backward()\n";
+	"    loss.backward()\n"
+	"def mm_gelu(x, w, b):\n"
+	"    return gelu(x @ w + b)\n"
+	"def mm_gelu_kept(x, w, b):\n"
+	"    m = x @ w\n"
+	"    return gelu(m + b), m\n"
+	"mm_gelu_ind = compile(mm_gelu, backend=\"inductor\")\n"
+	"mm_gelu_kept_ind = compile(mm_gelu_kept, backend=\"inductor\")\n"
+	"def epi(fn):\n"
+	"    return fn(xe, we, be)\n"
+	"xe = randn(4096, 32)\n"
+	"we = randn(32, 4096) * 0.2\n"
+	"be = randn(4096)\n";
 
 /* two 50-op graphs, one line an op (some composites that decompose):
  * graph50 of pointwise lines and a matmul every tenth line (kernels of
@@ -396,6 +410,31 @@ static void bench_mlp(struct vm *vm, int runs)
 	free(ti);
 }
 
+/* a matmul whose product (4096 x 4096 float32, 64 MB) only a gelu reads:
+ * its epilogue runs on each block of rows as BLAS makes it, in a buffer
+ * of one block; against eager, and against inductor when the product is
+ * also returned (kept whole: written to memory, read back) */
+static void bench_epilogue(struct vm *vm, int runs)
+{
+	static const char *const names[] = {"mm_gelu", "mm_gelu_ind", "mm_gelu_kept_ind"};
+	value epi = global(vm, "epi");
+	double *t[3];
+	for (int f = 0; f < 3; f++) {
+		t[f] = seconds(runs);
+		time_call(vm, epi, global(vm, names[f]), names[f]);
+	}
+	for (int r = 0; r < runs; r++)
+		for (int f = 0; f < 3; f++)
+			t[f][r] = time_call(vm, epi, global(vm, names[f]), names[f]);
+	double me = median(t[0], runs), mi = median(t[1], runs), mk = median(t[2], runs);
+	printf("inductor: gelu(x @ w + b), 4096x32 @ 32x4096 float32, the gelu as the matmul's epilogue: eager %.2f ms, "
+	       "inductor %.2f ms (%.2fx eager's speed); with the product also returned (kept whole) %.2f ms: "
+	       "the epilogue's blocks save %.0f%%\n",
+	       me * 1e3, mi * 1e3, me / mi, mk * 1e3, 100 * (1 - mi / mk));
+	for (int f = 0; f < 3; f++)
+		free(t[f]);
+}
+
 /* ---- 4. compile latency ---- */
 
 /* trace + compile + first call of fn(xg, wg) after a frame_eval_reset */
@@ -506,6 +545,7 @@ int main(int argc, char **argv)
 	compile_log_listen(bp.rt->log, &cl);
 	bench_softmax(bp.vm, runs);
 	bench_mlp(bp.vm, runs * 3);
+	bench_epilogue(bp.vm, runs);
 	bench_latency(bp.vm, bp.rt, runs);
 	if (nnot_ok)
 		printf("note: %d compile(s) did not end ok or ran on another backend (last %s)\n", nnot_ok,

@@ -65,6 +65,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 #include <sys/types.h>
 #include <time.h>
 #include <unistd.h>
@@ -1755,8 +1756,9 @@ static const struct db_ops queue_ops = {
 
 /* --- opening: settings, version, schema --- */
 
-/* The integers of the one-row query sql; false on an SQLite error. */
-static bool query_ints(sqlite3 *db, const char *sql, int64_t *a, int64_t *b)
+/* The integers of the one-row query sql (b and c may be NULL); false on
+ * an SQLite error. */
+static bool query_ints(sqlite3 *db, const char *sql, int64_t *a, int64_t *b, int64_t *c)
 {
 	sqlite3_stmt *st = NULL;
 	int rc = sqlite3_prepare_v2(db, sql, -1, &st, NULL);
@@ -1766,6 +1768,8 @@ static bool query_ints(sqlite3 *db, const char *sql, int64_t *a, int64_t *b)
 			*a = sqlite3_column_int64(st, 0);
 			if (b)
 				*b = sqlite3_column_int64(st, 1);
+			if (c)
+				*c = sqlite3_column_int64(st, 2);
 			rc = SQLITE_OK;
 		}
 	}
@@ -1773,20 +1777,41 @@ static bool query_ints(sqlite3 *db, const char *sql, int64_t *a, int64_t *b)
 	return rc == SQLITE_OK;
 }
 
+/* Why the last call on db failed (malloc'd): a file that is no SQLite
+ * database, or a damaged one, said as such. */
+static char *open_error(sqlite3 *db, const char *path)
+{
+	switch (sqlite3_errcode(db) & 0xff) {
+	case SQLITE_NOTADB:
+		return format("%s is not a tjit database (nor any SQLite database)", path);
+	case SQLITE_CORRUPT:
+		return format("%s is damaged: %s", path, sqlite3_errmsg(db));
+	default:
+		return format("%s: %s", path, sqlite3_errmsg(db));
+	}
+}
+
 /* user_version, and refusal of a file that is newer or not ours: NULL, or
  * the reason (malloc'd). One statement, so one snapshot: a file that
  * another process creates meanwhile is seen before or after, never half. */
 static char *check_version(sqlite3 *db, const char *path, int64_t *version)
 {
-	int64_t ntables = 0;
+	int64_t ntables = 0, ours = 0;
 	if (!query_ints(db, "SELECT (SELECT user_version FROM pragma_user_version),"
-			    " (SELECT count(*) FROM sqlite_master)", version, &ntables))
-		return format("%s: %s", path, sqlite3_errmsg(db));
+			    " (SELECT count(*) FROM sqlite_master),"
+			    " (SELECT count(*) FROM sqlite_master WHERE type = 'table'"
+			    "  AND name IN (" DB_FIRST_TABLES "))",
+			    version, &ntables, &ours))
+		return open_error(db, path);
 	if (*version > DB_SCHEMA_VERSION)
-		return format("database %s has schema version %lld, this tjit understands up to %d", path,
-			      (long long)*version, DB_SCHEMA_VERSION);
+		return format("%s has schema version %lld, this tjit understands up to %d:"
+			      " it needs a tjit that understands version %lld",
+			      path, (long long)*version, DB_SCHEMA_VERSION, (long long)*version);
 	if (*version == 0 && ntables > 0)
 		return format("%s is not a tjit database (it has tables but no schema version)", path);
+	if (*version > 0 && ours < DB_NFIRST_TABLES)
+		return format("%s is not a tjit database (schema version %lld, but not tjit's tables)", path,
+			      (long long)*version);
 	return NULL;
 }
 
@@ -1832,7 +1857,7 @@ static char *create_or_migrate(sqlite3 *db, const char *path)
 		if (sqlite3_exec(db, migrations[version], NULL, NULL, NULL) != SQLITE_OK)
 			goto sqlite_error;
 	}
-	if (!query_ints(db, "PRAGMA user_version", &version, NULL))
+	if (!query_ints(db, "PRAGMA user_version", &version, NULL, NULL))
 		goto sqlite_error;
 	if (version != DB_SCHEMA_VERSION) {
 		why = format("%s: schema.sql sets version %lld but this tjit expects %d", path,
@@ -1866,10 +1891,21 @@ struct db_writer *db_open_writer(const char *path, char **err)
 	w->ops = &queue_ops;
 	w->pid = getpid();
 	w->last_flush = mono_now();
+	struct stat sb;
+	if (stat(path, &sb) == 0 && S_ISDIR(sb.st_mode)) {
+		why = format("%s: %s", path, strerror(EISDIR));
+		goto fail;
+	}
 	int rc = sqlite3_open_v2(path, &w->db, SQLITE_OPEN_READWRITE | SQLITE_OPEN_CREATE | SQLITE_OPEN_NOMUTEX,
 				 NULL);
 	if (rc != SQLITE_OK) {
 		why = format("%s: %s", path, w->db ? sqlite3_errmsg(w->db) : sqlite3_errstr(rc));
+		goto fail;
+	}
+	/* SQLite opens a file it may not write read-only; writing would fail
+	 * at the first event, so say so now (the reading tools still read it) */
+	if (sqlite3_db_readonly(w->db, "main") == 1) {
+		why = format("%s: the file is read-only", path);
 		goto fail;
 	}
 	sqlite3_busy_timeout(w->db, BUSY_TIMEOUT_MS);
@@ -1886,7 +1922,7 @@ struct db_writer *db_open_writer(const char *path, char **err)
 	if (sqlite3_exec(w->db, "PRAGMA page_size = " PAGE_SIZE, NULL, NULL, NULL) != SQLITE_OK || !set_wal(w->db) ||
 	    sqlite3_exec(w->db, "PRAGMA synchronous = NORMAL", NULL, NULL, NULL) != SQLITE_OK ||
 	    sqlite3_exec(w->db, "PRAGMA foreign_keys = ON", NULL, NULL, NULL) != SQLITE_OK) {
-		why = format("%s: %s", path, sqlite3_errmsg(w->db));
+		why = open_error(w->db, path);
 		goto fail;
 	}
 	if (version < DB_SCHEMA_VERSION && (why = create_or_migrate(w->db, path)))
@@ -1901,7 +1937,7 @@ struct db_writer *db_open_writer(const char *path, char **err)
 	}
 	sqlite3_finalize(st);
 	if (rc != SQLITE_OK) {
-		why = format("%s: %s", path, sqlite3_errmsg(w->db));
+		why = open_error(w->db, path);
 		goto fail;
 	}
 	registry_add(w);

@@ -47,6 +47,10 @@
 /* The user_version that db/schema.sql sets: files up to it are opened
  * (older ones migrated), newer ones refused. */
 #define DB_SCHEMA_VERSION 4
+/* The tables every schema version has had (an SQL list, for db/ itself):
+ * a file with a user_version but without them is another application's. */
+#define DB_FIRST_TABLES "'sources', 'runs', 'frames', 'compiles'"
+#define DB_NFIRST_TABLES 4
 /* guard_failures rows per compile at most (the newest entries first): the
  * default cache_size_limit, so that a default run keeps them all */
 #define DB_FAILURES_PER_COMPILE 8
@@ -56,7 +60,8 @@ struct db_writer;   /* opaque: a vtable and its state */
 /* Opens (creating, or migrating from an older user_version) the database at
  * path in WAL mode with a busy timeout. NULL with *err set (malloc'd, no
  * "tjit: database: " prefix; err may be NULL) when it cannot, e.g.
- * "database X has schema version N, this tjit understands up to M": the
+ * "X has schema version N, this tjit understands up to M: ...", "X is
+ * damaged: ...", "X: the file is read-only": the
  * caller reports and exits 1 or runs without a log. */
 struct db_writer *db_open_writer(const char *path, char **err);
 /* The writer for --no-db: every call does nothing and returns ids counting from 1. */

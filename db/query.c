@@ -17,6 +17,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
+#include <unistd.h>
 
 #include "db.h"
 
@@ -327,11 +328,12 @@ static int one_int(struct dbq *q, sqlite3_stmt *st, int64_t *v, bool *present, c
 	return 0;
 }
 
-/* "file:" URI of path, percent-encoding what a URI would read otherwise */
-static char *uri_of(const char *path)
+/* "file:" URI of path with the query params, percent-encoding what a URI
+ * would read otherwise */
+static char *uri_of(const char *path, const char *params)
 {
 	size_t n = strlen(path);
-	char *u = malloc(n * 3 + 32);
+	char *u = malloc(n * 3 + strlen(params) + 8);
 	if (!u)
 		return NULL;
 	char *p = u;
@@ -342,11 +344,63 @@ static char *uri_of(const char *path)
 		else
 			*p++ = (char)*s;
 	}
-	strcpy(p, "?mode=ro");
+	strcpy(p, params);
 	return u;
 }
 
 /* ---- opening ---- */
+
+/* Opens q->path read-only (immutable: as a file nobody writes) and reads
+ * its user_version and how many of the first tables (DB_FIRST_TABLES) it
+ * has: an SQLite result code, the connection's message in q->db. */
+static int open_and_peek(struct dbq *q, bool immutable, int64_t *version, int64_t *tables)
+{
+	char *uri = uri_of(q->path, immutable ? "?mode=ro&immutable=1" : "?mode=ro");
+	if (!uri)
+		return SQLITE_NOMEM;
+	int rc = sqlite3_open_v2(uri, &q->db, SQLITE_OPEN_READONLY | SQLITE_OPEN_URI | SQLITE_OPEN_NOMUTEX, NULL);
+	free(uri);
+	if (rc != SQLITE_OK)
+		return rc;
+	sqlite3_busy_timeout(q->db, BUSY_TIMEOUT_MS);
+	sqlite3_stmt *st = NULL;
+	/* one statement, so one snapshot */
+	rc = sqlite3_prepare_v2(q->db,
+				"SELECT (SELECT user_version FROM pragma_user_version),"
+				" (SELECT count(*) FROM sqlite_master WHERE type = 'table' AND name IN (" DB_FIRST_TABLES "))",
+				-1, &st, NULL);
+	if (rc == SQLITE_OK && (rc = sqlite3_step(st)) == SQLITE_ROW) {
+		*version = sqlite3_column_int64(st, 0);
+		*tables = sqlite3_column_int64(st, 1);
+		rc = SQLITE_OK;
+	}
+	sqlite3_finalize(st);
+	return rc;
+}
+
+/* 0, or -1 with *err: why the file at path cannot be read as a tjit
+ * database of this version */
+static int check_opened(struct dbq *q, int rc, int64_t version, int64_t tables, char **err)
+{
+	const char *path = q->path;
+	if ((rc & 0xff) == SQLITE_NOTADB)
+		return set_err(err, "'%s' is not a tjit database", path);
+	if ((rc & 0xff) == SQLITE_CORRUPT)
+		return set_err(err, "'%s' is damaged: %s", path, sqlite3_errstr(rc));
+	if (rc != SQLITE_OK)
+		return set_err(err, "cannot read '%s': %s", path, q->db ? sqlite3_errmsg(q->db) : sqlite3_errstr(rc));
+	if (version > DB_SCHEMA_VERSION)
+		return set_err(err,
+			       "database %s has schema version %lld, this tjit understands up to %d:"
+			       " it needs a tjit that understands version %lld",
+			       path, (long long)version, DB_SCHEMA_VERSION, (long long)version);
+	if (version <= 0 || tables < DB_NFIRST_TABLES)
+		return set_err(err, "'%s' is not a tjit database", path);
+	if (version < DB_SCHEMA_VERSION)
+		return set_err(err, "database %s has the old schema version %lld: run tjit on it once to migrate it",
+			       path, (long long)version);
+	return 0;
+}
 
 struct dbq *dbq_open(const char *path, char **err)
 {
@@ -365,57 +419,26 @@ struct dbq *dbq_open(const char *path, char **err)
 		return NULL;
 	}
 	struct dbq *q = calloc(1, sizeof *q);
-	char *uri = uri_of(path);
-	if (!q || !uri || !(q->path = strdup(path))) {
-		free(uri);
+	if (!q || !(q->path = strdup(path))) {
 		free(q);
 		set_err(err, "out of memory");
 		return NULL;
 	}
-	int rc = sqlite3_open_v2(uri, &q->db, SQLITE_OPEN_READONLY | SQLITE_OPEN_URI | SQLITE_OPEN_NOMUTEX, NULL);
-	free(uri);
-	if (rc != SQLITE_OK) {
-		set_err(err, "cannot open '%s': %s", path, q->db ? sqlite3_errmsg(q->db) : sqlite3_errstr(rc));
-		dbq_close(q);
-		return NULL;
-	}
-	sqlite3_busy_timeout(q->db, BUSY_TIMEOUT_MS);
-	sqlite3_stmt *st = NULL;
 	int64_t version = -1, tables = 0;
-	rc = sqlite3_prepare_v2(q->db, "PRAGMA user_version", -1, &st, NULL);
-	if (rc == SQLITE_OK && sqlite3_step(st) == SQLITE_ROW)
-		version = sqlite3_column_int64(st, 0);
-	sqlite3_finalize(st);
-	st = NULL;
-	if (version >= 0 &&
-	    sqlite3_prepare_v2(q->db, "SELECT count(*) FROM sqlite_master WHERE type = 'table' AND name = 'runs'", -1,
-			       &st, NULL) == SQLITE_OK &&
-	    sqlite3_step(st) == SQLITE_ROW)
-		tables = sqlite3_column_int64(st, 0);
-	sqlite3_finalize(st);
-	if (version < 0) {
-		rc = sqlite3_errcode(q->db);
-		if (rc == SQLITE_NOTADB)
-			set_err(err, "'%s' is not a tjit database", path);
-		else
-			set_err(err, "cannot read '%s': %s", path, sqlite3_errmsg(q->db));
-		dbq_close(q);
-		return NULL;
+	int rc = open_and_peek(q, false, &version, &tables);
+	/* A WAL file in a folder we may not write, without its -wal and -shm
+	 * files: SQLite cannot make the shared memory it reads through, but
+	 * with no -wal there is no writer, and the file reads as it is. */
+	if ((rc & 0xff) == SQLITE_READONLY || (rc & 0xff) == SQLITE_CANTOPEN) {
+		char *wal = NULL;
+		if (asprintf(&wal, "%s-wal", path) >= 0 && access(wal, F_OK) != 0) {
+			sqlite3_close(q->db);
+			q->db = NULL;
+			rc = open_and_peek(q, true, &version, &tables);
+		}
+		free(wal);
 	}
-	if (version > DB_SCHEMA_VERSION) {
-		set_err(err, "database %s has schema version %lld, this build understands up to %d", path,
-			(long long)version, DB_SCHEMA_VERSION);
-		dbq_close(q);
-		return NULL;
-	}
-	if (version == 0 || tables == 0) {
-		set_err(err, "'%s' is not a tjit database", path);
-		dbq_close(q);
-		return NULL;
-	}
-	if (version < DB_SCHEMA_VERSION) {
-		set_err(err, "database %s has the old schema version %lld: run tjit on it once to migrate it", path,
-			(long long)version);
+	if (check_opened(q, rc, version, tables, err) != 0) {
 		dbq_close(q);
 		return NULL;
 	}

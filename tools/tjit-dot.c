@@ -34,10 +34,12 @@
 #define NAME "tjit-dot"
 
 static const char *const usage_lines[] = {
-	"usage: tjit-dot graph [--db PATH] [-o FILE] [-T FORMAT] [--max-nodes N] ID",
-	"       tjit-dot graph [--db PATH] [-o FILE] [-T FORMAT] [--max-nodes N]",
-	"                      --compile F/N [--run RUN] [--stage STAGE]",
-	"       tjit-dot run [--db PATH] [-o FILE] [-T FORMAT] [--max-nodes N] [RUN]",
+	"usage: tjit-dot graph [--db PATH] [-o FILE] [--force] [-T FORMAT]",
+	"                      [--max-nodes N] ID",
+	"       tjit-dot graph [--db PATH] [-o FILE] [--force] [-T FORMAT]",
+	"                      [--max-nodes N] --compile F/N [--run RUN] [--stage STAGE]",
+	"       tjit-dot run [--db PATH] [-o FILE] [--force] [-T FORMAT] [--max-nodes N]",
+	"                    [RUN]",
 	"       tjit-dot help",
 	"       tjit-dot --help | --version",
 	NULL,
@@ -53,11 +55,15 @@ struct options {
 	const char *args[1];          /* the positional argument */
 	int nargs;
 	const char *db, *output, *format, *max_nodes, *compile, *run, *stage;
+	bool force;                   /* -o may replace a file that is not a drawing */
 	int max;                      /* --max-nodes as a number */
 };
 
 #define OPT_DB {"--db", "PATH", offsetof(struct options, db), "the database (default: $TJIT_DB, else ./tjit.db)"}
 #define OPT_OUTPUT {"-o", "FILE", offsetof(struct options, output), "write to FILE (default: stdout)"}
+#define OPT_FORCE                                                                                    \
+	{"--force", NULL, offsetof(struct options, force),                                           \
+	 "let -o replace a file that is not a drawing"}
 #define OPT_FORMAT                                                                                   \
 	{"-T", "FORMAT", offsetof(struct options, format),                                           \
 	 "dot (the default), or svg, png, pdf: rendered by Graphviz"}
@@ -68,6 +74,7 @@ struct options {
 static const struct cli_option graph_options[] = {
 	OPT_DB,
 	OPT_OUTPUT,
+	OPT_FORCE,
 	OPT_FORMAT,
 	OPT_MAX,
 	{"--compile", "F/N", offsetof(struct options, compile), "the graph of compile F/N of a run (instead of ID)"},
@@ -79,6 +86,7 @@ static const struct cli_option graph_options[] = {
 static const struct cli_option run_options[] = {
 	OPT_DB,
 	OPT_OUTPUT,
+	OPT_FORCE,
 	OPT_FORMAT,
 	OPT_MAX,
 	{NULL, NULL, 0, NULL},
@@ -223,8 +231,8 @@ static int cmd_graph(int argc, char **argv)
 	}
 	/* --stage inductor: the graph its kernels compute, a cluster per kernel */
 	bool kernels = o.stage && strcmp(o.stage, "inductor") == 0;
-	if (status == 0 && (kernels ? viz_export_kernels(q, id, o.format, o.output, o.max, &err)
-				    : viz_export_graph(q, id, o.format, o.output, o.max, &err)) < 0)
+	if (status == 0 && (kernels ? viz_export_kernels(q, id, o.format, o.output, o.force, o.max, &err)
+				    : viz_export_graph(q, id, o.format, o.output, o.force, o.max, &err)) < 0)
 		status = fail(err);
 	dbq_close(q);
 	return util_finish_stdout(NAME, status);
@@ -242,7 +250,7 @@ static int cmd_run(int argc, char **argv)
 	int64_t run_id = 0;
 	int status = 0;
 	if (dbq_resolve_run(q, o.nargs ? o.args[0] : "latest", &run_id, &err) < 0 ||
-	    viz_export_run(q, run_id, o.format, o.output, o.max, &err) < 0)
+	    viz_export_run(q, run_id, o.format, o.output, o.force, o.max, &err) < 0)
 		status = fail(err);
 	dbq_close(q);
 	return util_finish_stdout(NAME, status);
@@ -263,8 +271,10 @@ static const struct cli_tool tool = {
 	"An ID is a graph's id in the database (tjit-dot run shows them). A RUN\n"
 	"is a run id (1, 2, ...), latest, or latest~N (the Nth run before the\n"
 	"latest). TJIT_DB names the default database.\n"
+	"-o replaces a drawing (DOT, Graphviz's SVG, PNG, PDF) or an empty file;\n"
+	"any other file only with --force.\n"
 	"\nExit status: 0 success; 1 no database, graph, run or compile, or an\n"
-	"output that cannot be written; 2 bad usage.\n",
+	"output that cannot be written or is not a drawing; 2 bad usage.\n",
 	commands,
 };
 

@@ -77,6 +77,20 @@ static void print_help(void)
 	fputs("\nExit status: 0 success; 1 no database or no terminal; 2 bad usage.\n", stdout);
 }
 
+/* d's export (view.h's tui_export_fn): a file in the way that is not a
+ * drawing stays, and the status line says so */
+static int export_graph(struct dbq *q, int64_t graph_id, const char *format, const char *path, int max_nodes,
+			char **err)
+{
+	return viz_export_graph(q, graph_id, format, path, false, max_nodes, err);
+}
+
+static int export_kernels(struct dbq *q, int64_t graph_id, const char *format, const char *path, int max_nodes,
+			  char **err)
+{
+	return viz_export_kernels(q, graph_id, format, path, false, max_nodes, err);
+}
+
 /* 0, or 2 after printing why */
 static int parse_args(int argc, char **argv, struct options *o)
 {
@@ -144,8 +158,8 @@ int main(int argc, char **argv)
 		return 1;
 	}
 	struct tui_options to = {
-		.export_graph = viz_export_graph,
-		.export_kernels = viz_export_kernels,
+		.export_graph = export_graph,
+		.export_kernels = export_kernels,
 		.export_dir = ".",
 	};
 	struct tui *t = tui_new(q, &to, 24, 80, &err);

@@ -25,6 +25,7 @@
 
 #include "profile.h"
 #include "query.h"
+#include "strbuf.h"
 #include "util.h"
 
 #define MAX_DEPTH 32
@@ -2085,12 +2086,17 @@ void tui_resize(struct tui *t, int rows, int cols)
 
 /* ---- the screen ---- */
 
-static void put(struct tui *t, char *text, enum tui_attr attr, int mark_len)
+/* Every line of the screen goes through here: the program's source lines,
+ * strings and names in it shown as a terminal may show them (a control
+ * character as \x1b, never raw: sb_add_shown). */
+static void put(struct tui *t, char *raw, enum tui_attr attr, int mark_len)
 {
 	if (t->nlines >= t->rows) {
-		free(text);
+		free(raw);
 		return;
 	}
+	char *text = shown_dup(raw);
+	free(raw);
 	t->texts[t->nlines] = text;
 	t->lines[t->nlines] = (struct tui_line){text, attr, mark_len};
 	t->nlines++;

@@ -31,8 +31,8 @@ static int kernels_of(struct dbq *q, const struct dbq_graph *gr, struct dbq_kern
 	return m;
 }
 
-static int export_graph(struct dbq *q, int64_t graph_id, const char *format, const char *path, int max_nodes,
-			bool with_kernels, char **err)
+static int export_graph(struct dbq *q, int64_t graph_id, const char *format, const char *path, bool force,
+			int max_nodes, bool with_kernels, char **err)
 {
 	if (bad_format(format, err) < 0)
 		return -1;
@@ -67,7 +67,7 @@ static int export_graph(struct dbq *q, int64_t graph_id, const char *format, con
 		.nkernels = mine,
 	};
 	Agraph_t *g = viz_graph_view(&rows, max_nodes);
-	int rc = viz_output(g, format, path, err);
+	int rc = viz_output(g, format, path, force, err);
 	agclose(g);
 	if (have_run)
 		dbq_run_release(&run);
@@ -79,16 +79,16 @@ static int export_graph(struct dbq *q, int64_t graph_id, const char *format, con
 	return rc;
 }
 
-int viz_export_graph(struct dbq *q, int64_t graph_id, const char *format, const char *path, int max_nodes,
-		     char **err)
+int viz_export_graph(struct dbq *q, int64_t graph_id, const char *format, const char *path, bool force,
+		     int max_nodes, char **err)
 {
-	return export_graph(q, graph_id, format, path, max_nodes, false, err);
+	return export_graph(q, graph_id, format, path, force, max_nodes, false, err);
 }
 
-int viz_export_kernels(struct dbq *q, int64_t graph_id, const char *format, const char *path, int max_nodes,
-		       char **err)
+int viz_export_kernels(struct dbq *q, int64_t graph_id, const char *format, const char *path, bool force,
+		       int max_nodes, char **err)
 {
-	return export_graph(q, graph_id, format, path, max_nodes, true, err);
+	return export_graph(q, graph_id, format, path, force, max_nodes, true, err);
 }
 
 /* ---- the run view's rows ---- */
@@ -138,7 +138,7 @@ static int take_failure(void *ctx, const struct dbq_failure *f)
 	return 0;
 }
 
-int viz_export_run(struct dbq *q, int64_t run_id, const char *format, const char *path, int max_nodes,
+int viz_export_run(struct dbq *q, int64_t run_id, const char *format, const char *path, bool force, int max_nodes,
 		   char **err)
 {
 	if (bad_format(format, err) < 0)
@@ -183,7 +183,7 @@ int viz_export_run(struct dbq *q, int64_t run_id, const char *format, const char
 		.more = more,
 	};
 	Agraph_t *g = viz_run_view(&rows, max_nodes);
-	rc = viz_output(g, format, path, err);
+	rc = viz_output(g, format, path, force, err);
 	agclose(g);
 cleanup:
 	for (int i = 0; i < shown; i++) {

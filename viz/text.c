@@ -7,22 +7,31 @@
 
 #include "util.h"
 
-void viz_label_text(struct strbuf *b, const char *s, size_t max)
+void viz_label_text(struct strbuf *b, const char *raw, size_t max)
 {
+	/* DOT goes to a terminal too (stdout): control characters as \x1b */
+	struct strbuf shown = STRBUF_INIT;
+	for (const char *p = raw; *p; p++) {
+		size_t n = strcspn(p, "\n\r");
+		sb_add_shown(&shown, p, n);
+		p += n;
+		if (!*p)
+			break;
+		sb_putc(&shown, ' ');
+	}
 	size_t chars = 0;
-	for (const char *p = s; *p; p++) {
+	for (const char *p = sb_str(&shown); *p; p++) {
 		bool lead = ((unsigned char)*p & 0xC0) != 0x80;
 		if (lead && ++chars > max) {
 			sb_puts(b, "\xe2\x80\xa6"); /* … */
-			return;
+			break;
 		}
 		if (*p == '\\')
 			sb_add(b, "\\\\", 2);
-		else if (*p == '\n' || *p == '\r')
-			sb_add(b, " ", 1);
 		else
 			sb_add(b, p, 1);
 	}
+	sb_release(&shown);
 }
 
 const char *viz_source_line(const char *text, int line, size_t *len)

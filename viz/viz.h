@@ -33,21 +33,26 @@ bool viz_format_binary(const char *format);
  * cluster per inlined function, the graph break it ended in. max_nodes >
  * 0 keeps the first max_nodes ops (graph order) and says how many more
  * there were; 0: no limit. 0, or -1 with *err. Nothing is written on an
- * error, and path is left as it was. */
-int viz_export_graph(struct dbq *q, int64_t graph_id, const char *format, const char *path, int max_nodes,
-		     char **err);
+ * error, and path is left as it was.
+ *
+ * An existing path is replaced only by force, or when it is empty, not a
+ * regular file, or a drawing (DOT that starts with "digraph", an SVG
+ * that Graphviz generated, a PNG, a PDF): else -1 with "not overwriting
+ * 'x.tj': it is not a drawing (--force overwrites it)". */
+int viz_export_graph(struct dbq *q, int64_t graph_id, const char *format, const char *path, bool force,
+		     int max_nodes, char **err);
 
 /* The same drawing with a cluster per inductor kernel of the graph (the
  * nodes it fused, labeled with its name and kind, and "cached" when the
  * kernel cache gave it); nodes no kernel computes stay outside. */
-int viz_export_kernels(struct dbq *q, int64_t graph_id, const char *format, const char *path, int max_nodes,
-		       char **err);
+int viz_export_kernels(struct dbq *q, int64_t graph_id, const char *format, const char *path, bool force,
+		       int max_nodes, char **err);
 
 /* Run run_id as a chain: a cluster per frame, a node per compile, its
  * graph and its break, the break linked to the frame that resumes after
  * it, recompiles as side branches labelled with the failing guard.
  * max_nodes > 0 keeps the first max_nodes compiles (id order). */
-int viz_export_run(struct dbq *q, int64_t run_id, const char *format, const char *path, int max_nodes,
+int viz_export_run(struct dbq *q, int64_t run_id, const char *format, const char *path, bool force, int max_nodes,
 		   char **err);
 
 /* The graph at stage (NULL: "captured") of the compile labelled label

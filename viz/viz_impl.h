@@ -25,7 +25,8 @@
 
 /* ---- text (viz/text.c): labels are built in a struct strbuf ---- */
 
-/* s as the text of a label: a backslash doubled (labels are Graphviz
+/* s as the text of a label: shown as sb_add_shown shows it (a control
+ * character as \\x1b, a line break as a space), a backslash doubled (labels are Graphviz
  * escStrings, in which \n, \l, \N ... mean something), at most max
  * characters (UTF-8 aware), "…" when cut */
 void viz_label_text(struct strbuf *b, const char *s, size_t max);
@@ -98,8 +99,9 @@ Agraph_t *viz_run_view(const struct viz_run_rows *r, int max_nodes);
 
 /* ---- output (viz/render.c) ---- */
 
-/* g in format (viz_format_known) to path (NULL: stdout). */
-int viz_output(Agraph_t *g, const char *format, const char *path, char **err);
+/* g in format (viz_format_known) to path (NULL: stdout); a path that
+ * holds something else than a drawing only when force (viz.h). */
+int viz_output(Agraph_t *g, const char *format, const char *path, bool force, char **err);
 /* g in format into memory: *out (malloc'd) of *len bytes. */
 int viz_render(Agraph_t *g, const char *format, char **out, size_t *len, char **err);
 

@@ -562,17 +562,22 @@ void explain_program_end(struct explain_program *p, struct strbuf *out)
 	compile_log_unlisten(p->log, &p->listener);
 	if (p->ngroups == 0)
 		sb_puts(out, "no compiled function ran\n");
+	/* a report for a terminal: its file names and source lines shown
+	 * escaped (the values explain() returns to a program stay as they are) */
+	struct strbuf text = STRBUF_INIT;
 	for (int i = 0; i < p->ngroups; i++) {
 		struct group *g = &p->groups[i];
 		if (i)
-			sb_putc(out, '\n');
-		sb_printf(out, "== %s (%s:%d) ==\n", g->name, g->file, g->line);
-		summary_print(&g->summary, out, true);
-		sb_putc(out, '\n');
+			sb_putc(&text, '\n');
+		sb_printf(&text, "== %s (%s:%d) ==\n", g->name, g->file, g->line);
+		summary_print(&g->summary, &text, true);
+		sb_putc(&text, '\n');
 		free(g->name);
 		free(g->file);
 		summary_release(&g->summary);
 	}
+	sb_add_shown_lines(out, sb_str(&text), text.len);
+	sb_release(&text);
 	free(p->groups);
 	free(p);
 }

@@ -75,7 +75,9 @@ static struct source *read_program(const char *name, const char *path, int *stat
 	struct source *src = source_load(path);
 	if (!src) {
 		char *msg = tj_error_take();
-		fprintf(stderr, "%s: %s\n", name, msg ? msg : "cannot read file");
+		char *shown = shown_dup(msg ? msg : "cannot read file"); /* it names the path */
+		fprintf(stderr, "%s: %s\n", name, shown);
+		free(shown);
 		free(msg);
 		*status = 2;
 	}

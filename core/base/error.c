@@ -9,6 +9,8 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "strbuf.h"
+
 /* ---- sources ---- */
 
 /* Records where each line starts. A final newline ends the last line; it
@@ -147,30 +149,65 @@ static void print_caret(FILE *out, const char *line, size_t len, int col)
 	fputs("^\n", out);
 }
 
+/* line[0..len) as sb_add_shown shows it, but its tabs kept: the caret
+ * line copies them */
+static void add_shown_line(struct strbuf *sb, const char *line, size_t len)
+{
+	size_t i = 0;
+	while (i < len) {
+		size_t j = i;
+		while (j < len && line[j] != '\t')
+			j++;
+		sb_add_shown(sb, line + i, j - i);
+		if (j < len) {
+			sb_putc(sb, '\t');
+			j++;
+		}
+		i = j;
+	}
+}
+
 void diag_print(FILE *out, const struct source *src, struct src_loc loc, const char *kind,
 		const char *fmt, ...)
 {
-	if (src && src->path && loc.line > 0 && loc.col > 0)
-		fprintf(out, "%s:%d:%d: ", src->path, loc.line, loc.col);
-	else if (src && src->path && loc.line > 0)
-		fprintf(out, "%s:%d: ", src->path, loc.line);
-	else if (src && src->path)
-		fprintf(out, "%s: ", src->path);
-	fprintf(out, "%s: ", kind);
+	/* the path, the message (it may quote the program) and the line as a
+	 * terminal may show them, and the caret under the line */
+	struct strbuf shown = STRBUF_INIT;
+	if (src && src->path) {
+		sb_add_shown(&shown, src->path, strlen(src->path));
+		if (loc.line > 0)
+			sb_printf(&shown, ":%d", loc.line);
+		if (loc.line > 0 && loc.col > 0)
+			sb_printf(&shown, ":%d", loc.col);
+		sb_puts(&shown, ": ");
+	}
+	sb_printf(&shown, "%s: ", kind);
+	struct strbuf msg = STRBUF_INIT;
 	va_list ap;
 	va_start(ap, fmt);
-	vfprintf(out, fmt, ap);
+	sb_vprintf(&msg, fmt, ap);
 	va_end(ap);
-	fputc('\n', out);
+	sb_add_shown_lines(&shown, sb_str(&msg), msg.len);
+	sb_release(&msg);
+	fprintf(out, "%s\n", sb_str(&shown));
 
 	size_t len;
 	const char *line = source_line(src, loc.line, &len);
-	if (!line)
+	if (!line) {
+		sb_release(&shown);
 		return;
-	fwrite(line, 1, len, out);
+	}
+	sb_reset(&shown);
+	add_shown_line(&shown, line, len);
+	fwrite(sb_str(&shown), 1, shown.len, out);
 	fputc('\n', out);
-	if (loc.col > 0)
-		print_caret(out, line, len, loc.col);
+	if (loc.col > 0) {
+		size_t before = (size_t)loc.col - 1 < len ? (size_t)loc.col - 1 : len;
+		sb_reset(&shown);
+		add_shown_line(&shown, line, before);
+		print_caret(out, sb_str(&shown), shown.len, (int)(shown.len + ((size_t)loc.col - before)));
+	}
+	sb_release(&shown);
 }
 
 /* ---- the pending error ---- */

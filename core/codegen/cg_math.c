@@ -3,10 +3,11 @@
  * A loop that calls libm's expf or tanhf does not vectorize, so float32
  * exp, log, tanh, sigmoid, silu and gelu's erf are polynomials built from
  * fmul/fadd/fdiv/select and bit operations on the float's representation.
- * The coefficients are Chebyshev fits (near minimax) of the functions named
- * in each comment; doc/codegen-math.md gives the intervals, the method and
- * the measured errors. Polynomials are evaluated by Horner's rule with
- * separate fmul and fadd (no contraction: the same result on every CPU).
+ * The coefficients are Chebyshev or rational fits (near minimax) of the
+ * functions named in each comment; doc/codegen-math.md gives the
+ * intervals, the method and the measured errors. Polynomials are evaluated
+ * by Horner's rule with llvm.fmuladd: one FMA instruction and one rounding
+ * a step where the CPU has FMA (kernels are compiled and cached per CPU).
  * float64 has the inline exp (and so sigmoid and silu); its log, tanh,
  * erf, sin and cos call libm (through LLVM's intrinsics or by name).
  */
@@ -67,12 +68,20 @@ static LLVMValueRef copysign_(struct mb *m, LLVMValueRef mag, LLVMValueRef sgn)
 	return cg_math_intrinsic(m->b, m->mod, "llvm.copysign", a, 2);
 }
 
+/* a b + c, fused where the CPU has FMA (llvm.fmuladd): one rounding
+ * instead of two, and one instruction */
+static LLVMValueRef fma_(struct mb *m, LLVMValueRef a, LLVMValueRef b_, LLVMValueRef c)
+{
+	LLVMValueRef args[3] = {a, b_, c};
+	return cg_math_intrinsic(m->b, m->mod, "llvm.fmuladd", args, 3);
+}
+
 /* c[0] + x (c[1] + x (... c[n-1])) */
 static LLVMValueRef horner(struct mb *m, LLVMValueRef x, const double *c, int n)
 {
 	LLVMValueRef p = k(m, c[n - 1]);
 	for (int i = n - 2; i >= 0; i--)
-		p = add(m, mul(m, p, x), k(m, c[i]));
+		p = fma_(m, p, x, k(m, c[i]));
 	return p;
 }
 
@@ -105,8 +114,8 @@ static LLVMValueRef exp_flt(struct mb *m, LLVMValueRef x, bool f64)
 	LLVMValueRef xc = sel(m, cmp(m, LLVMRealOLT, x, k(m, hi)), x, k(m, hi));
 	xc = sel(m, cmp(m, LLVMRealOGT, xc, k(m, lo)), xc, k(m, lo));
 	LLVMValueRef n = call1(m, "llvm.roundeven", mul(m, xc, k(m, 1.44269504088896341)));
-	LLVMValueRef r = sub(m, xc, mul(m, n, k(m, f64 ? 0.6931471803691238 : 0.693145751953125)));
-	r = sub(m, r, mul(m, n, k(m, f64 ? 1.9082149292705877e-10 : 1.428606820309417232e-06)));
+	LLVMValueRef r = fma_(m, n, k(m, f64 ? -0.6931471803691238 : -0.693145751953125), xc);
+	r = fma_(m, n, k(m, f64 ? -1.9082149292705877e-10 : -1.428606820309417232e-06), r);
 	LLVMValueRef p = f64 ? horner(m, r, exp_d, 14) : horner(m, r, exp_c, 7);
 	LLVMValueRef ni = LLVMBuildFPToSI(b, n, m->ti, "");
 	LLVMValueRef n1 = LLVMBuildAShr(b, ni, ki(m, 1), "");
@@ -118,6 +127,30 @@ static LLVMValueRef exp_flt(struct mb *m, LLVMValueRef x, bool f64)
 static LLVMValueRef exp_f32(struct mb *m, LLVMValueRef x)
 {
 	return exp_flt(m, x, false);
+}
+
+/* exp(t) for float32 t in [-87, 88], which the caller clamps to: the
+ * result is normal and finite, so 2^n is one multiplication */
+static LLVMValueRef exp_narrow_f32(struct mb *m, LLVMValueRef t)
+{
+	LLVMValueRef n = call1(m, "llvm.roundeven", mul(m, t, k(m, 1.44269504088896341)));
+	LLVMValueRef r = fma_(m, n, k(m, -0.693145751953125), t);
+	r = fma_(m, n, k(m, -1.428606820309417232e-06), r);
+	return mul(m, horner(m, r, exp_c, 7), pow2i(m, LLVMBuildFPToSI(m->b, n, m->ti, ""), false));
+}
+
+/* sigmoid(x) = 1 / (1 + exp(-x)) with -x clamped to [-87, 88], so that
+ * exp is the one-scaling kind: x > 87 gives 1, as eager; below -88, where
+ * eager's result is a denormal or 0, 0 (within 2^-126 of eager from -87
+ * on); NaN stays NaN */
+static LLVMValueRef sigmoid_f32(struct mb *m, LLVMValueRef x)
+{
+	/* the clamps let NaN through, and exp_narrow_f32 keeps it */
+	LLVMValueRef t = LLVMBuildFNeg(m->b, x, "");
+	t = sel(m, cmp(m, LLVMRealOGT, t, k(m, 88.0)), k(m, 88.0), t);
+	t = sel(m, cmp(m, LLVMRealOLT, t, k(m, -87.0)), k(m, -87.0), t);
+	LLVMValueRef y = dvd(m, k(m, 1.0), add(m, exp_narrow_f32(m, t), k(m, 1.0)));
+	return sel(m, cmp(m, LLVMRealOLT, x, k(m, -88.0)), k(m, 0.0), y);
 }
 
 /* (log1p(f) - f + f^2/2) / f^3, f in [sqrt(1/2) - 1, sqrt(2) - 1]: degree 7, fit error 1.8e-7 */
@@ -151,21 +184,26 @@ static LLVMValueRef log_f32(struct mb *m, LLVMValueRef x)
 	return sel(m, cmp(m, LLVMRealULT, x, k(m, 0.0)), k(m, NAN), y);
 }
 
-/* (tanh(x) - x) / x^3 as a polynomial in x^2, |x| < 0.625: degree 4, fit error 4.3e-8 */
-static const double tanh_c[] = {-0.33333328944134255, 0.13332769736976327, -0.05385090957851358,
-				0.020997178999074752, -0.0060967141659081974};
+/* tanh(x) / x = P(x^2) / Q(x^2) on [0, 9.1]: degrees 6 and 3, a rational
+ * fit of relative error 1.8e-8 with float32 coefficients (rounded one at a
+ * time, the rest refitted); from 9.01 on tanh rounds to 1 in float */
+static const double tanh_p[] = {1.0, 0.1307976394891739, 0.0030991993844509125, 1.110412813432049e-05,
+				-2.0018998014847966e-08, 5.177221845675817e-11, -8.226572363861234e-14};
+static const double tanh_q[] = {1.0, 0.4641309082508087, 0.024476274847984314, 0.00025391936651431024};
 
-/* tanh: the odd polynomial near 0, else 1 - 2 / (exp(2|x|) + 1), with x's
- * sign (exp's overflow to inf saturates it to 1; NaN stays NaN) */
+/* tanh: x clamped to [-9, 9] (NaN passes; at 9 x P / Q is 1 exactly in
+ * float), then x P / Q, clamped to [-1, 1] (it rounds to 1 + 2^-23 at a
+ * few points just below 9): about half the work of the exp-based form.
+ * Odd, so the sign and -0 come out of the product. The float evaluation
+ * of P and Q costs up to 4.4 ulp near 1 */
 static LLVMValueRef tanh_f32(struct mb *m, LLVMValueRef x)
 {
-	LLVMValueRef ax = call1(m, "llvm.fabs", x);
-	LLVMValueRef x2 = mul(m, x, x);
-	LLVMValueRef small = add(m, x, mul(m, mul(m, x, x2), horner(m, x2, tanh_c, 5)));
-	LLVMValueRef ex = exp_f32(m, add(m, ax, ax));
-	LLVMValueRef big = sub(m, k(m, 1.0), dvd(m, k(m, 2.0), add(m, ex, k(m, 1.0))));
-	/* the sign last: x + x^3 P is +0 for x = -0 */
-	return copysign_(m, sel(m, cmp(m, LLVMRealOLT, ax, k(m, 0.625)), small, big), x);
+	LLVMValueRef xc = sel(m, cmp(m, LLVMRealOGT, x, k(m, 9.0)), k(m, 9.0), x);
+	xc = sel(m, cmp(m, LLVMRealOLT, xc, k(m, -9.0)), k(m, -9.0), xc);
+	LLVMValueRef s = mul(m, xc, xc);
+	LLVMValueRef y = dvd(m, mul(m, xc, horner(m, s, tanh_p, 7)), horner(m, s, tanh_q, 4));
+	y = sel(m, cmp(m, LLVMRealOGT, y, k(m, 1.0)), k(m, 1.0), y);
+	return sel(m, cmp(m, LLVMRealOLT, y, k(m, -1.0)), k(m, -1.0), y);
 }
 
 /* erf(x) / x as a polynomial in x^2, |x| < 1: degree 6, fit error 1.2e-9 */
@@ -314,8 +352,12 @@ LLVMValueRef cg_math_unary(LLVMBuilderRef b, LLVMModuleRef mod, unop op, LLVMVal
 	case UNOP_sin: return f32 ? sincos_f32(&m, x, false) : call1(&m, "llvm.sin", x);
 	case UNOP_cos: return f32 ? sincos_f32(&m, x, true) : call1(&m, "llvm.cos", x);
 	case UNOP_tanh: return f32 ? tanh_f32(&m, x) : libm_call(b, mod, "tanh", x);
-	case UNOP_sigmoid: return dvd(&m, one, add(&m, one, exp_any(&m, LLVMBuildFNeg(b, x, ""), f32)));
-	case UNOP_silu: return dvd(&m, x, add(&m, one, exp_any(&m, LLVMBuildFNeg(b, x, ""), f32)));
+	case UNOP_sigmoid:
+		if (f32)
+			return sigmoid_f32(&m, x);
+		return dvd(&m, one, add(&m, one, exp_any(&m, LLVMBuildFNeg(b, x, ""), f32)));
+	case UNOP_silu: /* eager's formula: its exp(-x) may overflow to inf */
+		return dvd(&m, x, add(&m, one, exp_any(&m, LLVMBuildFNeg(b, x, ""), f32)));
 	case UNOP_gelu: {
 		LLVMValueRef z = mul(&m, x, k(&m, M_SQRT1_2));
 		LLVMValueRef erf = f32 ? erf_f32(&m, z) : libm_call(b, mod, "erf", z);

@@ -184,6 +184,26 @@ value str_new(const char *s, size_t len)
 	if (len)
 		memcpy(r->data, s, len);
 	r->data[len] = '\0';
+	return str_finish(r);
+}
+
+struct str *str_alloc(size_t len)
+{
+	if (len > SIZE_MAX - sizeof(struct str) - 1)
+		return NULL;
+	struct str *r = util_malloc(sizeof(struct str) + len + 1);
+	if (!r)
+		return NULL;
+	r->hdr.rc = 1;
+	r->hdr.flags = 0;
+	r->len = len;
+	r->data[len] = '\0';
+	return r;
+}
+
+value str_finish(struct str *r)
+{
+	size_t len = r->len;
 	r->hash = hash_fnv1a(r->data, len);
 	bool ascii = true;
 	for (size_t i = 0; i < len; i++) {

@@ -91,6 +91,11 @@ struct str {
 };
 value str_new(const char *s, size_t len);
 value str_from_cstr(const char *s);
+/* A string of len bytes for the caller to fill (data[len] is set), then
+ * str_finish: NULL when the memory cannot be had, where str_new aborts
+ * (for sizes a program chooses: 'a' * n). */
+struct str *str_alloc(size_t len);
+value str_finish(struct str *s);
 static inline struct str *val_str(value v) { return (struct str *)v.o; }
 
 /* ---- lists and tuples ---- */

@@ -741,10 +741,12 @@ static void tb_line(FILE *out, struct strbuf *sb, const struct code *c, uint32_t
 {
 	int line = c->locs && (int)pc < c->ninsns ? c->locs[pc].line : 0;
 	const char *path = c->src && c->src->path ? c->src->path : "<unknown>";
+	char *shown_path = shown_dup(path);
 	if (out)
-		fprintf(out, "  File \"%s\", line %d, in %s\n", path, line, c->name);
+		fprintf(out, "  File \"%s\", line %d, in %s\n", shown_path, line, c->name);
 	if (sb)
-		sb_printf(sb, "  File \"%s\", line %d, in %s\n", path, line, c->name);
+		sb_printf(sb, "  File \"%s\", line %d, in %s\n", shown_path, line, c->name);
+	free(shown_path);
 	size_t len;
 	const char *text = c->src && line > 0 ? source_line(c->src, line, &len) : NULL;
 	if (!text)
@@ -757,10 +759,14 @@ static void tb_line(FILE *out, struct strbuf *sb, const struct code *c, uint32_t
 		len--;
 	if (!len)
 		return;
+	/* as a terminal may show it: a source line never sends an escape */
+	struct strbuf shown = STRBUF_INIT;
+	sb_add_shown(&shown, text, len);
 	if (out)
-		fprintf(out, "    %.*s\n", (int)len, text);
+		fprintf(out, "    %s\n", sb_str(&shown));
 	if (sb)
-		sb_printf(sb, "    %.*s\n", (int)len, text);
+		sb_printf(sb, "    %s\n", sb_str(&shown));
+	sb_release(&shown);
 }
 
 static bool tb_same(const struct tb_entry *a, const struct tb_entry *b)
@@ -1805,21 +1811,48 @@ static value float_binop(enum vm_binop op, double x, double y)
 	}
 }
 
+/* The most memory one string, list or tuple made by * or + may take: past
+ * it the operation fails at once with a memory error (as Python's
+ * MemoryError where memory runs out), instead of filling gigabytes for
+ * minutes or aborting when the allocation fails. */
+#define SEQ_MAX_BYTES ((uint64_t)1 << 31)
+
+/* count items of size bytes: false when they fit SEQ_MAX_BYTES, else true
+ * with *err raised */
+static bool seq_too_big(uint64_t count, uint64_t size, value *err)
+{
+	if (size == 0 || count <= SEQ_MAX_BYTES / size)
+		return false;
+	if (count > UINT64_MAX / size)
+		*err = vm_raise("out of memory: more than %llu bytes (the most a string or a list may take: %llu)",
+				(unsigned long long)UINT64_MAX, (unsigned long long)SEQ_MAX_BYTES);
+	else
+		*err = vm_raise("out of memory allocating %llu bytes (the most a string or a list may take: %llu)",
+				(unsigned long long)(count * size), (unsigned long long)SEQ_MAX_BYTES);
+	return true;
+}
+
 static value seq_repeat(value seq, int64_t n)
 {
+	value err;
 	if (n < 0)
 		n = 0;
 	if (seq.tag == VAL_STR) {
 		struct str *s = val_str(seq);
-		if (s->len && (uint64_t)n > (uint64_t)(SIZE_MAX / 4) / s->len)
-			return vm_raise("repeated string is too long");
-		struct strbuf sb = STRBUF_INIT;
-		sb_grow(&sb, s->len * (size_t)n);
-		for (int64_t i = 0; i < n; i++)
-			sb_add(&sb, s->data, s->len);
-		value r = str_new(sb.buf ? sb.buf : "", sb.len);
-		sb_release(&sb);
-		return r;
+		if (seq_too_big((uint64_t)n, s->len, &err))
+			return err;
+		size_t total = s->len * (size_t)n, done = s->len < total ? s->len : total;
+		struct str *r = str_alloc(total);
+		if (!r)
+			return vm_raise("out of memory allocating %zu bytes", total);
+		/* by doubling: a few memcpy calls, not n */
+		memcpy(r->data, s->data, done);
+		while (done < total) {
+			size_t k = done < total - done ? done : total - done;
+			memcpy(r->data + done, r->data, k);
+			done += k;
+		}
+		return str_finish(r);
 	}
 	const value *items;
 	size_t len;
@@ -1830,15 +1863,19 @@ static value seq_repeat(value seq, int64_t n)
 		items = val_tuple(seq)->items;
 		len = val_tuple(seq)->len;
 	}
-	if (len && (uint64_t)n > (uint64_t)(SIZE_MAX / 64) / len)
-		return vm_raise("repeated sequence is too long");
+	if (len && seq_too_big((uint64_t)n, (uint64_t)len * sizeof(value), &err))
+		return err;
 	size_t total = len * (size_t)n;
 	value r;
 	value *out;
 	if (seq.tag == VAL_LIST) {
-		r = list_new(total);
-		val_list(r)->len = total;
-		out = val_list(r)->items;
+		/* a size the program chose: its allocation may fail (an error) */
+		out = total ? util_malloc(total * sizeof(value)) : NULL;
+		if (total && !out)
+			return vm_raise("out of memory allocating %zu bytes", total * sizeof(value));
+		r = list_new(0);
+		val_list(r)->items = out;
+		val_list(r)->cap = val_list(r)->len = total;
 	} else {
 		r = tuple_new(total);
 		out = val_tuple(r)->items;
@@ -1852,8 +1889,11 @@ static value seq_repeat(value seq, int64_t n)
 
 static value seq_concat(value a, value b)
 {
+	value err;
 	if (a.tag == VAL_STR) {
 		struct str *x = val_str(a), *y = val_str(b);
+		if (seq_too_big((uint64_t)x->len + y->len, 1, &err))
+			return err;
 		struct strbuf sb = STRBUF_INIT;
 		sb_grow(&sb, x->len + y->len);
 		sb_add(&sb, x->data, x->len);
@@ -1871,6 +1911,8 @@ static value seq_concat(value a, value b)
 		ia = val_tuple(a)->items, na = val_tuple(a)->len;
 		ib = val_tuple(b)->items, nb = val_tuple(b)->len;
 	}
+	if (seq_too_big((uint64_t)na + nb, sizeof(value), &err))
+		return err;
 	value r;
 	value *out;
 	if (a.tag == VAL_LIST) {

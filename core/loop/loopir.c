@@ -9,6 +9,7 @@
  */
 #include "loopir.h"
 
+#include <math.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -386,11 +387,49 @@ static bool binop_is_bool(binop op)
 	return op >= BINOP_eq && op <= BINOP_logical_or;
 }
 
+static bool is_float_const(const struct lkernel *k, lref r, double v)
+{
+	const struct lnode *n = &k->nodes[r];
+	return n->op == LOP_CONST && dtype_is_float(n->dt) && n->c.f == v;
+}
+
+/* x when d is 1 + exp(-x) (either order of the add), else -1 */
+static lref sigmoid_denominator_of(const struct lkernel *k, lref d)
+{
+	const struct lnode *add = &k->nodes[d];
+	if (add->op != LOP_BINARY || add->sub != BINOP_add)
+		return -1;
+	lref e = is_float_const(k, add->a[1], 1.0) ? add->a[0] : is_float_const(k, add->a[0], 1.0) ? add->a[1] : -1;
+	if (e < 0 || k->nodes[e].op != LOP_UNARY || k->nodes[e].sub != UNOP_exp)
+		return -1;
+	const struct lnode *neg = &k->nodes[k->nodes[e].a[0]];
+	return neg->op == LOP_UNARY && neg->sub == UNOP_neg ? neg->a[0] : -1;
+}
+
 lref loop_binary(struct lkernel *k, binop op, lref a, lref b)
 {
 	if (a < 0 || b < 0)
 		return -1;
 	dtype dt = k->nodes[a].dt;
+	/* the decompositions spell sigmoid(x) as 1 / (1 + exp(-x)) and silu(x)
+	 * as x / (1 + exp(-x)), for autograd; as one op the code generator
+	 * knows the denominator is finite and at least 1 (cg_math.c) */
+	if (op == BINOP_div && dtype_is_float(dt)) {
+		lref x = sigmoid_denominator_of(k, b);
+		if (x >= 0 && is_float_const(k, a, 1.0))
+			return loop_unary(k, UNOP_sigmoid, x);
+		if (x >= 0 && x == a)
+			return loop_unary(k, UNOP_silu, x);
+		/* a division by a constant is a multiplication by its reciprocal,
+		 * as Inductor's lowering does: within 1 ulp of the quotient, and a
+		 * multiply costs a third of a divide (0 and a reciprocal that is
+		 * not a normal number keep the division) */
+		const struct lnode *c = &k->nodes[b];
+		double r = c->op == LOP_CONST ? 1.0 / c->c.f : 0;
+		double tiny = dt == DT_FLOAT32 ? 0x1p-126 : 0x1p-1022, huge = dt == DT_FLOAT32 ? 0x1p127 : 0x1p1023;
+		if (c->op == LOP_CONST && c->c.f != 0 && fabs(r) >= tiny && fabs(r) <= huge)
+			return loop_binary(k, BINOP_mul, a, loop_const_float(k, dt, r));
+	}
 	if (dt != k->nodes[b].dt) {
 		tj_error_set("loop IR: %s of %s and %s", binop_names[op], dtype_name(dt),
 			     dtype_name(k->nodes[b].dt));

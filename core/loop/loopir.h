@@ -124,8 +124,10 @@ typedef void (*loop_kernel_fn)(void *const *bufs, const int64_t *syms, int64_t b
  * (tj_error_set), so a lowering checks once at the end. Constructors fold
  * constants and simplify index arithmetic (x + 0, x * 1, and the
  * (x // b) * (b * c) + (x % b) * c = x * c that a reshape of a contiguous
- * value leaves), and return the existing node for an expression built
- * before. */
+ * value leaves), put back sigmoid and silu where the decompositions
+ * spelled them out (1 / (1 + exp(-x)), x / (1 + exp(-x))), turn a float
+ * division by a constant into a multiplication by its reciprocal, and
+ * return the existing node for an expression built before. */
 struct lkernel *loop_kernel_new(void);
 void loop_kernel_free(struct lkernel *k);
 /* a new buffer; its number, or -1 */

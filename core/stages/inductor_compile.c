@@ -7,6 +7,9 @@
  *
  * Phases of the compile (compile_phases, tjit-profile): schedule, lower,
  * codegen (the LLVM IR), llvm_optimize, jit (object code and loading).
+ * The kernels that the cache does not have compile at once on the thread
+ * pool's threads, so their codegen, llvm_optimize and jit times are
+ * summed over threads and may add up to more than the compile's time.
  * Each kernel is a row of the kernels table with its loop IR, its LLVM IR
  * (when it was compiled in this run), its time and whether it came from
  * the cache; TJIT_LOGS=output_code prints both IRs, fusion the
@@ -23,6 +26,7 @@
 #include "compile_log.h"
 #include "error.h"
 #include "kernel_cache.h"
+#include "parallel.h"
 #include "util.h"
 
 static struct kernel_cache *cache;      /* the process's, made on the first compile */
@@ -67,65 +71,130 @@ static int cg_error(struct compile_ctx *cc, const struct lkernel *k, const char 
 	return -1;
 }
 
-/* the machine code of kernel k: from the cache, or compiled and put there */
-static int compile_kernel(struct compile_ctx *cc, const struct codegen_api *api, const struct lkernel *k,
-			  loop_kernel_fn *fn, struct kernel_record *rec)
+/* a kernel of the graph: its record, and its object from the cache or
+ * from the code generator */
+struct kjob {
+	const struct lkernel *k;
+	const struct codegen_api *api;
+	struct kc_key key;
+	struct kernel_record rec;
+	const void *obj;            /* the object: the cache's, or made */
+	size_t len;
+	void *made;                 /* compiled in this run (malloc'd) */
+	char *err;                  /* a failure of the code generator */
+	const char *what;           /* its stage */
+	double ms[3];               /* codegen, llvm_optimize, object code */
+};
+
+/* LLVM IR, optimized, to an object: what a cache miss costs. Each module
+ * has a context of its own, so kernels compile on the pool's threads */
+static void compile_job(struct kjob *j)
+{
+	const struct codegen_api *api = j->api;
+	double t0 = util_now_ms();
+	struct cg_module *m = api->emit_kernel(j->k, &j->err);
+	int rc = m ? api->verify(m, &j->err) : -1;
+	double t1 = util_now_ms();
+	j->ms[0] = t1 - t0;
+	if (rc < 0) {
+		j->what = m ? "LLVM verifier" : "code generation";
+		if (m)
+			api->module_free(m);
+		return;
+	}
+	rc = api->optimize(m, 2, &j->err);
+	if (rc == 0)
+		j->rec.source = api->module_ir(m);
+	double t2 = util_now_ms();
+	j->ms[1] = t2 - t1;
+	if (rc == 0)
+		rc = api->emit_object(m, &j->made, &j->len, &j->err);
+	api->module_free(m);
+	j->ms[2] = util_now_ms() - t2;
+	if (rc < 0)
+		j->what = "LLVM";
+	j->obj = j->made;
+}
+
+static void compile_jobs(void *ctx, int64_t begin, int64_t end)
+{
+	struct kjob *const *jobs = ctx;
+	for (int64_t i = begin; i < end; i++)
+		compile_job(jobs[i]);
+}
+
+static int by_size_desc(const void *a, const void *b)
+{
+	const struct kjob *x = *(struct kjob *const *)a, *y = *(struct kjob *const *)b;
+	return (y->k->nnodes > x->k->nnodes) - (y->k->nnodes < x->k->nnodes);
+}
+
+/* the cache's objects; the others compiled, several kernels at once on
+ * the pool's threads (largest first), their phases' times summed over
+ * the kernels */
+static int lookup_or_compile(struct compile_ctx *cc, struct kjob *jobs, int n)
 {
 	struct kernel_cache *kc = the_cache();
 	if (!kc)
 		return -1;
-	double t0 = util_now_ms();
-	struct kc_key key = kernel_cache_key(k->name, api->target_id, api->llvm_version, CODEGEN_ABI);
-	char hex[33], *err = NULL, *why = NULL;
-	kernel_cache_key_hex(key, hex);
-	rec->hash = util_strdup(hex);
-	const void *obj = NULL;
-	size_t len = 0;
-	void *made = NULL;
-	enum kc_result got = kernel_cache_get(kc, key, &obj, &len, &why);
-	if (got == KC_BAD)
-		hint(cc, "inductor: kernel %s recompiled: %s\n", k->name, why ? why : "bad cache entry");
-	free(why);
-	rec->cache_hit = got == KC_MEMORY || got == KC_DISK;
-	if (!rec->cache_hit) {
-		int ph = compile_ctx_phase_begin(cc, "codegen");
-		struct cg_module *m = api->emit_kernel(k, &err);
-		int rc = m ? api->verify(m, &err) : -1;
-		compile_ctx_phase_end(cc, ph);
-		if (rc < 0) {
-			if (m)
-				api->module_free(m);
-			return cg_error(cc, k, m ? "LLVM verifier" : "code generation", err);
-		}
-		ph = compile_ctx_phase_begin(cc, "llvm_optimize");
-		rc = api->optimize(m, 2, &err);
-		compile_ctx_phase_end(cc, ph);
-		if (rc == 0)
-			rec->source = api->module_ir(m);
-		ph = compile_ctx_phase_begin(cc, "jit");
-		if (rc == 0)
-			rc = api->emit_object(m, &made, &len, &err);
-		api->module_free(m);
-		compile_ctx_phase_end(cc, ph);
-		if (rc < 0)
-			return cg_error(cc, k, "LLVM", err);
-		obj = made;
-		if (kernel_cache_put(kc, key, made, len) < 0) {
-			/* not fatal: this run has the kernel; the next compiles it again */
-			char *msg = tj_error_take();
-			hint(cc, "inductor: kernel %s not cached: %s\n", k->name, msg ? msg : "");
-			free(msg);
-		}
+	struct kjob **miss = malloc(((size_t)n + 1) * sizeof *miss);
+	if (!miss) {
+		tj_error_set("out of memory");
+		return -1;
 	}
+	int nmiss = 0;
+	for (int i = 0; i < n; i++) {
+		struct kjob *j = &jobs[i];
+		char hex[33], *why = NULL;
+		j->key = kernel_cache_key(j->k->name, j->api->target_id, j->api->llvm_version, CODEGEN_ABI);
+		kernel_cache_key_hex(j->key, hex);
+		j->rec.hash = util_strdup(hex);
+		enum kc_result got = kernel_cache_get(kc, j->key, &j->obj, &j->len, &why);
+		if (got == KC_BAD)
+			hint(cc, "inductor: kernel %s recompiled: %s\n", j->k->name, why ? why : "bad cache entry");
+		free(why);
+		j->rec.cache_hit = got == KC_MEMORY || got == KC_DISK;
+		if (!j->rec.cache_hit)
+			miss[nmiss++] = j;
+	}
+	qsort(miss, (size_t)nmiss, sizeof *miss, by_size_desc);
+	parallel_for(nmiss, compile_jobs, miss, 1);
+	static const char *const phases[3] = {"codegen", "llvm_optimize", "jit"};
+	for (int p = 0; p < 3; p++) {
+		double ms = 0;
+		for (int i = 0; i < nmiss; i++)
+			ms += miss[i]->ms[p];
+		if (nmiss)
+			compile_ctx_phase_add(cc, phases[p], ms);
+	}
+	free(miss);
+	return 0;
+}
+
+/* kernel j's machine code, its object put in the cache when it was made */
+static int load_kernel(struct compile_ctx *cc, struct kjob *j, loop_kernel_fn *fn)
+{
+	if (j->what) {
+		char *err = j->err; /* cg_error frees it */
+		j->err = NULL;
+		return cg_error(cc, j->k, j->what, err);
+	}
+	if (j->made && kernel_cache_put(the_cache(), j->key, j->made, j->len) < 0) {
+		/* not fatal: this run has the kernel; the next compiles it again */
+		char *msg = tj_error_take();
+		hint(cc, "inductor: kernel %s not cached: %s\n", j->k->name, msg ? msg : "");
+		free(msg);
+	}
+	double t0 = util_now_ms();
+	char *err = NULL;
 	int ph = compile_ctx_phase_begin(cc, "jit");
-	int rc = api->load_object(obj, len, &err);
-	void *addr = rc >= 0 ? api->lookup(k->name, &err) : NULL;
+	int rc = j->api->load_object(j->obj, j->len, &err);
+	void *addr = rc >= 0 ? j->api->lookup(j->k->name, &err) : NULL;
 	compile_ctx_phase_end(cc, ph);
-	free(made);
 	if (!addr)
-		return cg_error(cc, k, "JIT", err);
+		return cg_error(cc, j->k, "JIT", err);
 	*fn = (loop_kernel_fn)addr;
-	rec->codegen_ms = util_now_ms() - t0;
+	j->rec.codegen_ms = j->ms[0] + j->ms[1] + j->ms[2] + util_now_ms() - t0;
 	return 0;
 }
 
@@ -221,25 +290,43 @@ struct ind_compiled *ind_compile_graph(struct compile_ctx *cc, const struct grap
 		tj_error_set("out of memory");
 		goto fail;
 	}
-	for (int s = 0; s < c->prog.nsteps; s++) {
+	struct kjob *jobs = calloc((size_t)c->prog.nsteps + 1, sizeof *jobs);
+	int *step_of = malloc(((size_t)c->prog.nsteps + 1) * sizeof *step_of);
+	int njobs = 0, rc = jobs && step_of ? 0 : -1;
+	if (rc < 0)
+		tj_error_set("out of memory");
+	for (int s = 0; s < c->prog.nsteps && rc == 0; s++) {
 		const struct ind_step *st = &c->prog.steps[s];
 		if (st->kind != ISTEP_KERNEL)
 			continue;
-		struct kernel_record rec = {0};
-		rec.name = util_strdup(st->k->name);
-		rec.kind = util_strdup(kernel_kind(st->k));
-		rec.fused_nodes = fused_names(g, st);
-		rec.loop_ir = loop_kernel_format(st->k);
-		rec.graph = shown;
-		int rc = compile_kernel(cc, api, st->k, &c->fns[s], &rec);
-		if (rc == 0) {
-			dump_kernel(cc, &rec);
-			rc = compile_ctx_add_kernel(cc, &rec);
-		}
-		kernel_record_release(&rec);
-		if (rc < 0)
-			goto fail;
+		struct kjob *j = &jobs[njobs];
+		step_of[njobs++] = s;
+		j->k = st->k;
+		j->api = api;
+		j->rec.name = util_strdup(st->k->name);
+		j->rec.kind = util_strdup(kernel_kind(st->k));
+		j->rec.fused_nodes = fused_names(g, st);
+		j->rec.loop_ir = loop_kernel_format(st->k);
+		j->rec.graph = shown;
 	}
+	if (rc == 0)
+		rc = lookup_or_compile(cc, jobs, njobs);
+	for (int i = 0; i < njobs && rc == 0; i++) {
+		rc = load_kernel(cc, &jobs[i], &c->fns[step_of[i]]);
+		if (rc == 0) {
+			dump_kernel(cc, &jobs[i].rec);
+			rc = compile_ctx_add_kernel(cc, &jobs[i].rec);
+		}
+	}
+	for (int i = 0; i < njobs; i++) {
+		kernel_record_release(&jobs[i].rec);
+		free(jobs[i].made);
+		free(jobs[i].err);
+	}
+	free(jobs);
+	free(step_of);
+	if (rc < 0)
+		goto fail;
 	return c;
 fail:
 	ind_compiled_free(c);

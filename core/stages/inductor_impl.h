@@ -16,6 +16,7 @@ enum node_class {
 	NC_REDUCE,    /* a member: a REDUCE of its group */
 	NC_EXTERN,    /* run by the eager op on stored inputs */
 	NC_TUPLE,     /* max / min with a dim: its items are the reductions */
+	NC_ABSORBED,  /* a matmul whose transpose's extern call computes it (never emitted) */
 };
 
 

@@ -406,6 +406,89 @@ static int place_member(struct lower *L, int *gi, int i)
 	return 0;
 }
 
+/* ---- matmuls that BLAS computes reading their operands in place ---- */
+
+/* x when node v is x transposed, permute(x, (1, 0)) of a matrix x; else -1 */
+static int transposed_matrix(const struct lower *L, int v)
+{
+	const struct gnode *n = &L->g->nodes[v];
+	if (n->kind != GN_OP || n->op != OPS_permute || n->ndim != 2 || n->args[0].kind != GARG_NODE)
+		return -1;
+	int64_t perm[TENSOR_MAX_DIMS];
+	int np = ind_garg_ints(L, n, &n->args[1], perm);
+	if (np < 0) {
+		tj_error_clear();
+		return -1;
+	}
+	int x = n->args[0].node;
+	bool swap = np == 2 && (perm[0] == 1 || perm[0] == -1) && (perm[1] == 0 || perm[1] == -2);
+	return swap && L->g->nodes[x].ndim == 2 ? x : -1;
+}
+
+/* node v under the transposes of a matrix that read it: the node below
+ * them, and whether their number is odd */
+static int through_transposes(const struct lower *L, int v, bool *odd)
+{
+	*odd = false;
+	for (int x; (x = transposed_matrix(L, v)) >= 0; v = x)
+		*odd = !*odd;
+	return v;
+}
+
+/* node i as a matmul of two matrices: its operands under their transposes */
+static bool matmul_operands(const struct lower *L, int i, struct ind_mm *mm)
+{
+	const struct gnode *n = &L->g->nodes[i];
+	if (n->kind != GN_OP || n->op != OPS_matmul || n->ndim != 2)
+		return false;
+	for (int a = 0; a < 2; a++) {
+		if (n->args[a].kind != GARG_NODE || L->g->nodes[n->args[a].node].ndim != 2)
+			return false;
+		mm->arg[a] = through_transposes(L, n->args[a].node, &mm->t[a]);
+	}
+	return true;
+}
+
+/* whether node i is one BLAS call on two stored matrices that reads them
+ * in place: a matmul of two matrices (transposed or not), or the
+ * transpose of a matmul that nothing else reads ((op(x) op(y))^T =
+ * op'(y) op'(x)) */
+static bool plan_mm(const struct lower *L, int i, struct ind_mm *mm)
+{
+	if (matmul_operands(L, i, mm))
+		return true;
+	int m = transposed_matrix(L, i);
+	struct ind_mm in;
+	if (m < 0 || L->users.noutputs[m] > 0 || graph_users_count(&L->users, m) != 1 || !matmul_operands(L, m, &in))
+		return false;
+	*mm = (struct ind_mm){.arg = {in.arg[1], in.arg[0]}, .t = {!in.t[1], !in.t[0]}};
+	return true;
+}
+
+/* marks what matmul step i computes besides i: the transposes between
+ * its operands and their matrices, and the matmul it transposes */
+static void mark_mm_covered(const struct lower *L, int i, bool *mark)
+{
+	const struct gnode *n = &L->g->nodes[i];
+	if (n->op != OPS_matmul) {
+		i = n->args[0].node;
+		mark[i] = true;
+		n = &L->g->nodes[i];
+	}
+	for (int a = 0; a < 2; a++)
+		for (int v = n->args[a].node; transposed_matrix(L, v) >= 0; v = transposed_matrix(L, v))
+			mark[v] = true;
+}
+
+/* whether extern node u reads v other than through a matmul's transposes */
+static bool extern_reads(const struct lower *L, int u, int v)
+{
+	struct ind_mm mm;
+	if (!plan_mm(L, u, &mm))
+		return true;
+	return v == mm.arg[0] || v == mm.arg[1];
+}
+
 /* ---- pass 2: what each group stores, the kernels ---- */
 
 #define OWNER_NONE (-2)
@@ -473,14 +556,19 @@ static int add_step(struct ind_program *p, struct ind_step *st)
 static int step_nodes(struct lower *L, struct ind_step *st, int gi, int extern_node)
 {
 	st->nodes = malloc(L->g->nnodes * sizeof *st->nodes);
-	if (!st->nodes) {
+	bool *covered = calloc((size_t)L->g->nnodes + 1, sizeof *covered);
+	if (!st->nodes || !covered) {
+		free(covered);
 		tj_error_set("out of memory");
 		return -1;
 	}
+	if (st->mm)
+		mark_mm_covered(L, extern_node, covered);
 	for (int i = 0; i < L->g->nnodes; i++)
 		if (gi >= 0 ? (L->group_of[i] == gi || (!L->member[i] && L->owner[i] == gi && L->cls[i] != NC_INPUT))
-			    : i == extern_node)
+			    : i == extern_node || (covered[i] && !L->member[i]))
 			st->nodes[st->nnodes++] = i;
+	free(covered);
 	return 0;
 }
 
@@ -526,9 +614,10 @@ static int plant_bug(struct lower *L)
 static int final_kernel(struct lower *L, int gi, const bool *store)
 {
 	const struct group *G = &L->groups[gi];
-	bool flat = G->nred == 0 && G->ndim >= 2;
+	bool flat = G->nred == 0 && G->ndim >= 2, flat_done = false;
 	if (flat && build_group(L, gi, store, true) == 0 && (loop_kernel_finish(L->k), !has_divmod(L->k))) {
 		sb_printf(&L->p->log, "group %d: one flat loop\n", gi);
+		flat_done = true;
 	} else if (build_group(L, gi, store, false) < 0) {
 		if (L->incompatible)
 			tj_error_set("inductor: group %d does not build", gi);
@@ -537,7 +626,7 @@ static int final_kernel(struct lower *L, int gi, const bool *store)
 	if (plant_bug(L) < 0)
 		return -1;
 	loop_kernel_finish(L->k);
-	struct ind_step st = {.kind = ISTEP_KERNEL, .node = -1};
+	struct ind_step st = {.kind = ISTEP_KERNEL, .node = -1, .group = gi, .flat = flat_done};
 	st.kbufs = malloc((L->k->nbufs + 1) * sizeof *st.kbufs);
 	if (!st.kbufs) {
 		tj_error_set("out of memory");
@@ -564,21 +653,38 @@ static int final_kernel(struct lower *L, int gi, const bool *store)
 /* ---- the whole lowering ---- */
 
 /* which nodes are members (computed by a group, or extern calls) */
-static void choose_members(struct lower *L)
+static int choose_members(struct lower *L)
 {
 	const struct graph *g = L->g;
+	bool *mm_operand = calloc((size_t)g->nnodes + 1, sizeof *mm_operand);
+	if (!mm_operand) {
+		tj_error_set("out of memory");
+		return -1;
+	}
 	for (int i = 0; i < g->nnodes; i++)
 		L->cls[i] = (unsigned char)ind_classify(g, i);
 	for (int i = 0; i < g->nnodes; i++) {
+		struct ind_mm mm;
+		if ((L->cls[i] != NC_EXTERN && L->cls[i] != NC_VIEW) || !plan_mm(L, i, &mm))
+			continue;
+		if (L->cls[i] == NC_VIEW) { /* the transpose of a matmul: one call, the matmul is in it */
+			L->cls[i] = NC_EXTERN;
+			L->cls[g->nodes[i].args[0].node] = NC_ABSORBED;
+		}
+		mm_operand[mm.arg[0]] = mm_operand[mm.arg[1]] = true;
+	}
+	for (int i = 0; i < g->nnodes; i++) {
 		int c = L->cls[i];
-		bool m = c == NC_REDUCE || c == NC_EXTERN || L->users.noutputs[i] > 0;
+		bool m = c == NC_REDUCE || c == NC_EXTERN || L->users.noutputs[i] > 0 || mm_operand[i];
 		if (c == NC_POINTWISE && graph_users_count(&L->users, i) >= 2)
 			m = true;
 		for (int j = L->users.first[i]; j < L->users.first[i + 1] && !m; j++)
-			if (L->cls[L->users.user[j]] == NC_EXTERN)
-				m = c != NC_INPUT;
-		L->member[i] = m && c != NC_INPUT && c != NC_TUPLE;
+			if (L->cls[L->users.user[j]] == NC_EXTERN && extern_reads(L, L->users.user[j], i))
+				m = true;
+		L->member[i] = m && c != NC_INPUT && c != NC_TUPLE && c != NC_ABSORBED;
 	}
+	free(mm_operand);
+	return 0;
 }
 
 /* The stored buffer that view member i reads in order, element for
@@ -628,8 +734,14 @@ static int form_groups(struct lower *L, int *order, int *norder)
 			if (gi >= 0 && close_group(L, gi) < 0)
 				return -1;
 			gi = -1;
-			sb_printf(&L->p->log, "extern %s: %s runs on the eager kernels\n", g->nodes[i].name,
-				  g->nodes[i].kind == GN_OP ? ops_table[g->nodes[i].op].name : "a call");
+			struct ind_mm mm;
+			if (plan_mm(L, i, &mm))
+				sb_printf(&L->p->log, "extern %s: matmul(%s%s, %s%s), one BLAS call%s\n", g->nodes[i].name,
+					  g->nodes[mm.arg[0]].name, mm.t[0] ? ".T" : "", g->nodes[mm.arg[1]].name,
+					  mm.t[1] ? ".T" : "", mm.t[0] || mm.t[1] ? " that reads the transposes in place" : "");
+			else
+				sb_printf(&L->p->log, "extern %s: %s runs on the eager kernels\n", g->nodes[i].name,
+					  g->nodes[i].kind == GN_OP ? ops_table[g->nodes[i].op].name : "a call");
 			if (add_buf(L, i, IBUF_TEMP) < 0)
 				return -1;
 			/* the items of a tuple result are written by the same call */
@@ -687,12 +799,98 @@ static int lower_steps(struct lower *L, const int *order, int norder)
 		}
 		bool alias = L->p->bufs[L->p->node_buf[order[s]]].kind == IBUF_ALIAS;
 		struct ind_step st = {.kind = alias ? ISTEP_ALIAS : ISTEP_EXTERN, .node = order[s]};
+		if (!alias)
+			st.mm = plan_mm(L, order[s], &st.mm_plan);
 		rc = step_nodes(L, &st, -1, order[s]);
 		if (rc == 0 && (rc = add_step(L->p, &st)) < 0)
 			free(st.nodes);
 	}
 	free(store);
 	return rc;
+}
+
+/* ---- epilogues: a kernel that runs on a matmul's rows as BLAS makes them ---- */
+
+/* whether node i, computed in an epilogue, reads what it reads of the
+ * product in the row it is on: pointwise work, and reductions of a matrix
+ * along its rows (max / min with a dim too); a view could read another
+ * row */
+static bool row_local(struct lower *L, int i)
+{
+	if (L->cls[i] == NC_POINTWISE)
+		return true;
+	if (L->cls[i] != NC_REDUCE && L->cls[i] != NC_TUPLE)
+		return false;
+	redop op;
+	const struct gnode *n = L->cls[i] == NC_TUPLE ? &L->g->nodes[i] : reduce_src(L, i, &op);
+	int64_t dims[TENSOR_MAX_DIMS];
+	int nd = n->nargs > 1 ? ind_garg_ints(L, n, &n->args[1], dims) : -1;
+	if (nd < 0)
+		tj_error_clear();
+	return nd == 1 && n->args[0].kind == GARG_NODE && L->g->nodes[n->args[0].node].ndim == 2 &&
+	       (dims[0] == 1 || dims[0] == -1);
+}
+
+/* Step s, a matmul into m (n x m), and step s + 1, the kernel of group
+ * gi: the kernel is m's epilogue when its loops are m's rows (S is m's
+ * shape, R at most the last dim) and everything in it that depends on m
+ * reads m's row the kernel is on. Then m is made and consumed a block of
+ * rows at a time, and when nothing else reads m, a block is all of m that
+ * exists. */
+static bool is_epilogue(struct lower *L, int m, int gi, bool *scratch)
+{
+	const struct graph *g = L->g;
+	const struct group *G = &L->groups[gi];
+	const struct gnode *mn = &g->nodes[m];
+	if (mn->ndim != 2 || !ind_same_shape(G->ndim, G->shape, 2, mn->shape) || G->red[0])
+		return false;
+	bool *dep = calloc((size_t)g->nnodes + 1, sizeof *dep);
+	if (!dep)
+		return false; /* not fused: the plain order is still right */
+	bool ok = true, used = false;
+	*scratch = L->users.noutputs[m] == 0;
+	dep[m] = true;
+	for (int i = m + 1; i < g->nnodes && ok; i++) {
+		const struct gnode *n = &g->nodes[i];
+		bool reads = false;
+		for (int a = 0; a < n->nargs; a++)
+			reads |= n->args[a].kind == GARG_NODE && dep[n->args[a].node];
+		if (!reads)
+			continue;
+		/* what K may compute: its members, and what is inlined in it
+		 * (a node inlined in several kernels may be inlined in K) */
+		bool inlined = !L->member[i];
+		if (L->group_of[i] == gi || (inlined && (L->owner[i] == gi || L->owner[i] == OWNER_MANY))) {
+			ok = row_local(L, i);
+			dep[i] = used = true;
+			if (inlined && L->owner[i] != gi)
+				*scratch = false; /* computed from m elsewhere too */
+			continue;
+		}
+		/* another step reads what K stores, or m itself */
+		for (int a = 0; a < n->nargs; a++)
+			if (n->args[a].kind == GARG_NODE && n->args[a].node == m)
+				*scratch = false;
+	}
+	free(dep);
+	return ok && used;
+}
+
+static void mark_epilogues(struct lower *L)
+{
+	struct ind_program *p = L->p;
+	for (int s = 0; s + 1 < p->nsteps; s++) {
+		struct ind_step *st = &p->steps[s], *k = &p->steps[s + 1];
+		bool scratch;
+		if (st->kind != ISTEP_EXTERN || !st->mm || k->kind != ISTEP_KERNEL ||
+		    !is_epilogue(L, st->node, k->group, &scratch))
+			continue;
+		st->epilogue = true;
+		st->scratch = scratch;
+		sb_printf(&p->log, "group %d is %s's epilogue: it runs on each block of rows as BLAS makes it, %s\n",
+			  k->group, L->g->nodes[st->node].name,
+			  scratch ? "in a buffer of one block" : "and the product is kept whole (something else reads it)");
+	}
 }
 
 int ind_lower(const struct graph *g, struct ind_program *p, struct compile_ctx *cc)
@@ -718,14 +916,15 @@ int ind_lower(const struct graph *g, struct ind_program *p, struct compile_ctx *
 	for (int i = 0; i < n; i++)
 		p->node_buf[i] = L.group_of[i] = -1;
 	int ph = cc ? compile_ctx_phase_begin(cc, "schedule") : -1;
-	choose_members(&L);
-	int ok = form_groups(&L, order, &norder);
+	int ok = choose_members(&L) < 0 ? -1 : form_groups(&L, order, &norder);
 	if (cc)
 		compile_ctx_phase_end(cc, ph);
 	if (ok < 0)
 		goto cleanup;
 	ph = cc ? compile_ctx_phase_begin(cc, "lower") : -1;
 	ok = lower_steps(&L, order, norder);
+	if (ok == 0)
+		mark_epilogues(&L);
 	if (cc)
 		compile_ctx_phase_end(cc, ph);
 	if (ok < 0)
@@ -777,7 +976,15 @@ char *ind_program_format(const struct ind_program *p)
 			sb_printf(&sb, " %s", p->g->nodes[st->nodes[j]].name);
 		sb_putc(&sb, '\n');
 		if (st->kind == ISTEP_EXTERN) {
-			sb_printf(&sb, "  extern %s\n", p->g->nodes[st->node].name);
+			sb_printf(&sb, "  extern %s", p->g->nodes[st->node].name);
+			if (st->mm)
+				sb_printf(&sb, " = matmul(%s%s, %s%s)", p->g->nodes[st->mm_plan.arg[0]].name,
+					  st->mm_plan.t[0] ? ".T" : "", p->g->nodes[st->mm_plan.arg[1]].name,
+					  st->mm_plan.t[1] ? ".T" : "");
+			if (st->epilogue)
+				sb_printf(&sb, ", by blocks of rows, step %d on each%s", s + 1,
+					  st->scratch ? " (a block's buffer)" : "");
+			sb_putc(&sb, '\n');
 			continue;
 		}
 		if (st->kind == ISTEP_ALIAS) {

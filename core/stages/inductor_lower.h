@@ -17,7 +17,14 @@
  *   kernel); a member that does not fit closes the group;
  * - a member is stored to a buffer only when something outside its group
  *   reads it (another group, an extern call, the graph's outputs); inside
- *   the group it stays in registers.
+ *   the group it stays in registers;
+ * - a matmul of two matrices reads an operand that is a transposed matrix
+ *   (permute(x, (1, 0)), or several) as x itself, with BLAS's transpose
+ *   flag, and the transpose of a matmul that nothing else reads is one
+ *   matmul of its operands swapped: x is stored, the transposes never are;
+ * - a kernel right after a matmul whose loops are the product's rows, and
+ *   that reads the product only in the row it is on, is its epilogue: it
+ *   runs on each block of rows as BLAS makes it.
  * Every decision is written to the program's log (TJIT_LOGS=fusion).
  */
 #ifndef TJ_INDUCTOR_LOWER_H
@@ -47,6 +54,12 @@ struct ind_buf {
 	struct sym_size shape[TENSOR_MAX_DIMS];
 };
 
+/* op(arg[0]) @ op(arg[1]) of two stored matrices, op a transpose where t */
+struct ind_mm {
+	int arg[2];
+	bool t[2];
+};
+
 enum ind_step_kind {
 	ISTEP_KERNEL,   /* a loop IR kernel */
 	ISTEP_EXTERN,   /* node runs on the eager kernels */
@@ -58,6 +71,18 @@ struct ind_step {
 	struct lkernel *k;              /* ISTEP_KERNEL, finished (named) */
 	int *kbufs;                     /* kernel buffer i is program buffer kbufs[i] */
 	int node;                       /* ISTEP_EXTERN: the node the eager op runs */
+	/* ISTEP_EXTERN as one BLAS call op(arg[0]) @ op(arg[1]) that reads its
+	 * operands in place (a matmul of a transpose, the transpose of a
+	 * matmul): no transpose is copied */
+	bool mm;
+	struct ind_mm mm_plan;
+	/* the mm step whose next step, a kernel, is its epilogue: BLAS makes
+	 * the product a block of rows at a time and the kernel runs on each
+	 * block while it is in cache; scratch: nothing else reads the product,
+	 * so one block's buffer holds it all */
+	bool epilogue, scratch;
+	int group;                      /* ISTEP_KERNEL: the group it computes */
+	bool flat;                      /* ISTEP_KERNEL: var 0 runs over every element (else over dim 0) */
 	int nnodes;
 	int *nodes;                     /* the graph nodes this step computes (inlined ones too) */
 };

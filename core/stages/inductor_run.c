@@ -8,6 +8,7 @@
  */
 #include "inductor_run.h"
 
+#include <stdint.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -25,12 +26,13 @@ struct launch {
 	loop_kernel_fn fn;
 	void *const *bufs;
 	const int64_t *syms;
+	int64_t offset;
 };
 
 static void launch_range(void *ctx, int64_t begin, int64_t end)
 {
 	const struct launch *l = ctx;
-	l->fn(l->bufs, l->syms, begin, end);
+	l->fn(l->bufs, l->syms, l->offset + begin, l->offset + end);
 }
 
 /* the elements the kernel touches: its largest buffer */
@@ -45,30 +47,102 @@ static int64_t kernel_work(const struct lkernel *k, const int64_t *syms)
 	return most;
 }
 
-static int run_kernel(const struct ind_program *p, const struct ind_step *st, loop_kernel_fn fn, const value *vals,
-		      const int64_t *syms)
+/* the kernel over [begin, end) of var 0, split across the cores in
+ * shares of at least PARALLEL_GRAIN_ELEMS elements */
+static void launch_kernel(const struct lkernel *k, loop_kernel_fn fn, void *const *bufs, const int64_t *syms,
+			  int64_t begin, int64_t end)
+{
+	int64_t n0 = k->nouter > 0 ? loop_eval_size(k, k->vars[0].size, syms) : 1;
+	if (end - begin > 1) {
+		int64_t work = kernel_work(k, syms), per = n0 > 0 && work / n0 > 0 ? work / n0 : 1;
+		struct launch l = {fn, bufs, syms, begin};
+		parallel_for(end - begin, launch_range, &l, (PARALLEL_GRAIN_ELEMS + per - 1) / per);
+	} else if (end - begin == 1) {
+		fn(bufs, syms, begin, end);
+	}
+}
+
+/* the kernel's buffers' data pointers: into small, or malloc'd */
+static void **kernel_bufs(const struct ind_program *p, const struct ind_step *st, const value *vals, void **small)
 {
 	const struct lkernel *k = st->k;
-	void *small[RUN_SMALL];
 	void **bufs = k->nbufs <= RUN_SMALL ? small : malloc(k->nbufs * sizeof *bufs);
 	if (!bufs) {
 		tj_error_set("out of memory");
+		return NULL;
+	}
+	for (int b = 0; b < k->nbufs; b++) {
+		value v = vals[p->bufs[st->kbufs[b]].node];
+		bufs[b] = v.tag == VAL_NONE ? NULL : val_as_tensor(v)->data;
+	}
+	return bufs;
+}
+
+static int run_kernel(const struct ind_program *p, const struct ind_step *st, loop_kernel_fn fn, const value *vals,
+		      const int64_t *syms)
+{
+	void *small[RUN_SMALL];
+	void **bufs = kernel_bufs(p, st, vals, small);
+	if (!bufs)
+		return -1;
+	const struct lkernel *k = st->k;
+	launch_kernel(k, fn, bufs, syms, 0, k->nouter > 0 ? loop_eval_size(k, k->vars[0].size, syms) : 1);
+	if (bufs != small)
+		free(bufs);
+	return 0;
+}
+
+/* a block of a matmul's rows, made by BLAS and then read by its epilogue:
+ * about this many bytes, so that both threads' shares stay in L2 */
+#define EPILOGUE_BLOCK_BYTES (1 << 20)
+
+/* matmul step s and its epilogue, the kernel of step s + 1, a block of
+ * rows at a time (inductor_lower.h): the product whole in vals, or, when
+ * nothing else reads it, one block's buffer that the kernel sees at the
+ * rows it is on */
+static int run_mm_epilogue(const struct ind_compiled *c, int s, value *vals, const int64_t *syms)
+{
+	const struct ind_program *p = &c->prog;
+	const struct ind_step *st = &p->steps[s], *ks = &p->steps[s + 1];
+	const struct ind_mm *mm = &st->mm_plan;
+	const tensor *a = val_as_tensor(vals[mm->arg[0]]), *b = val_as_tensor(vals[mm->arg[1]]);
+	int64_t n, m;
+	if (tensor_mm_trans_shape(a, mm->t[0], b, mm->t[1], &n, &m) < 0)
+		return -1;
+	size_t es = dtype_size(a->dt);
+	int64_t rows = (int64_t)(EPILOGUE_BLOCK_BYTES / ((size_t)m * es + 1));
+	rows = rows < 1 ? 1 : rows > n ? n : rows;
+	tensor *prod = tensor_empty(a->dt, 2, (int64_t[]){st->scratch ? rows : n, m});
+	if (!prod)
+		return -1;
+	if (!st->scratch)
+		vals[st->node] = val_tensor(prod);
+	void *small[RUN_SMALL];
+	void **bufs = kernel_bufs(p, ks, vals, small);
+	if (!bufs) {
+		if (st->scratch)
+			tensor_decref(prod);
 		return -1;
 	}
-	for (int b = 0; b < k->nbufs; b++)
-		bufs[b] = val_as_tensor(vals[p->bufs[st->kbufs[b]].node])->data;
-	int64_t n0 = k->nouter > 0 ? loop_eval_size(k, k->vars[0].size, syms) : 1;
-	if (n0 > 1) {
-		/* var 0's range split across the cores, each share of at least
-		 * PARALLEL_GRAIN_ELEMS elements */
-		int64_t work = kernel_work(k, syms), per = work / n0 > 0 ? work / n0 : 1;
-		struct launch l = {fn, bufs, syms};
-		parallel_for(n0, launch_range, &l, (PARALLEL_GRAIN_ELEMS + per - 1) / per);
-	} else if (n0 == 1) {
-		fn(bufs, syms, 0, n0);
+	int mb = -1; /* the product's buffer in the kernel */
+	for (int kb = 0; kb < ks->k->nbufs; kb++)
+		if (p->bufs[ks->kbufs[kb]].node == st->node)
+			mb = kb;
+	int64_t unit = ks->flat ? m : 1; /* var 0's steps in a row */
+	for (int64_t r0 = 0; r0 < n; r0 += rows) {
+		int64_t r1 = r0 + rows < n ? r0 + rows : n;
+		uintptr_t at = (uintptr_t)prod->data + (st->scratch ? 0 : (size_t)(r0 * m) * es);
+		tensor_mm_trans_rows(a, mm->t[0], b, mm->t[1], r0, r1, (void *)at);
+		/* the kernel indexes the whole product: the block's buffer as if
+		 * it began r0 rows earlier (only rows r0..r1 are read) */
+		if (st->scratch && mb >= 0)
+			bufs[mb] = (void *)((uintptr_t)prod->data - (size_t)(r0 * m) * es);
+		launch_kernel(ks->k, c->fns[s + 1], bufs, syms, r0 * unit, r1 * unit);
 	}
 	if (bufs != small)
 		free(bufs);
+	if (st->scratch)
+		tensor_decref(prod);
 	return 0;
 }
 
@@ -93,7 +167,15 @@ static int run_extern(struct vm *vm, const struct ind_program *p, const struct i
 {
 	const struct graph *g = p->g;
 	const struct gnode *n = &g->nodes[st->node];
-	value r = graph_run_node(vm, n, vals, syms);
+	value r;
+	if (st->mm) {
+		const struct ind_mm *mm = &st->mm_plan;
+		tensor *t = tensor_mm_trans(val_as_tensor(vals[mm->arg[0]]), mm->t[0], val_as_tensor(vals[mm->arg[1]]),
+					    mm->t[1]);
+		r = t ? val_tensor(t) : val_err();
+	} else {
+		r = graph_run_node(vm, n, vals, syms);
+	}
 	if (val_is_err(r))
 		return -1;
 	vals[st->node] = r;
@@ -162,6 +244,11 @@ int ind_run(const struct ind_compiled *c, struct vm *vm, tensor *const *inputs, 
 		const struct ind_step *st = &p->steps[s];
 		if (st->kind == ISTEP_ALIAS) {
 			if (run_alias(p, st, vals, syms) < 0)
+				goto cleanup;
+			continue;
+		}
+		if (st->kind == ISTEP_EXTERN && st->epilogue) {
+			if (run_mm_epilogue(c, s++, vals, syms) < 0)
 				goto cleanup;
 			continue;
 		}

@@ -160,6 +160,14 @@ tensor *tensor_sum_to_shape(const tensor *t, int ndim, const int64_t *shape);
 /* ---- linear algebra (float through CBLAS, int64 by loops) ---- */
 tensor *tensor_matmul(const tensor *a, const tensor *b);  /* 1-D .. batched N-D, as torch.matmul */
 tensor *tensor_linear(const tensor *x, const tensor *w, const tensor *b); /* x @ w.T + b; b may be NULL */
+/* op(a) @ op(b) of two matrices, op a transpose where asked, read by BLAS
+ * in place; its shape n x m (0, or -1 after tj_error_set: ranks, dtypes,
+ * inner dims, CBLAS missing); rows [r0, r1) of it into c (row stride m),
+ * for operands that tensor_mm_trans_shape accepted */
+tensor *tensor_mm_trans(const tensor *a, bool trans_a, const tensor *b, bool trans_b);
+int tensor_mm_trans_shape(const tensor *a, bool trans_a, const tensor *b, bool trans_b, int64_t *n, int64_t *m);
+void tensor_mm_trans_rows(const tensor *a, bool trans_a, const tensor *b, bool trans_b, int64_t r0, int64_t r1,
+			  void *c);
 
 /* ---- shape ----
  * reshape accepts one -1; view is reshape (storage shared: tensors are

@@ -44,19 +44,21 @@ static int check_dtypes(const char *fn, const tensor *a, const tensor *b)
 	return 0;
 }
 
-/* C (n x m, row stride m) = A (n x k) @ op(B), B is k x m (ldb m) or, with
- * trans_b, m x k (ldb k); beta 0 overwrites C, 1 accumulates. Float dtypes
- * need blas_get() to have succeeded (check_dtypes makes sure). */
-static void gemm(dtype dt, int64_t n, int64_t m, int64_t k, const void *A, const void *B, bool trans_b,
-		 void *C, int beta)
+/* C (n x m, row stride m) = op(A) @ op(B): A is n x k or, with trans_a,
+ * k x n, its rows lda elements apart; B is k x m (ldb m) or, with
+ * trans_b, m x k (ldb k); beta 0 overwrites C, 1 accumulates. Float
+ * dtypes need blas_get() to have succeeded (check_dtypes makes sure). */
+static void gemm(dtype dt, int64_t n, int64_t m, int64_t k, const void *A, bool trans_a, int64_t lda,
+		 const void *B, bool trans_b, void *C, int beta)
 {
 	if (n == 0 || m == 0)
 		return;
 	size_t es = dtype_size(dt);
-	const int64_t max_rows = INT32_MAX; /* BLAS takes int sizes: split the rows */
-	while (n > max_rows) {
-		gemm(dt, max_rows, m, k, A, B, trans_b, C, beta);
-		A = (const char *)A + (size_t)(max_rows * k) * es;
+	const int64_t max_rows = INT32_MAX; /* BLAS takes int sizes: split the rows (a transposed A's
+					       dims fit an int: its callers check) */
+	while (n > max_rows && !trans_a) {
+		gemm(dt, max_rows, m, k, A, false, lda, B, trans_b, C, beta);
+		A = (const char *)A + (size_t)(max_rows * lda) * es;
 		C = (char *)C + (size_t)(max_rows * m) * es;
 		n -= max_rows;
 	}
@@ -66,22 +68,30 @@ static void gemm(dtype dt, int64_t n, int64_t m, int64_t k, const void *A, const
 		return;
 	}
 	int ldb = (int)(trans_b ? k : m);
-	enum CBLAS_TRANSPOSE tb = trans_b ? CblasTrans : CblasNoTrans;
+	enum CBLAS_TRANSPOSE ta = trans_a ? CblasTrans : CblasNoTrans, tb = trans_b ? CblasTrans : CblasNoTrans;
+	/* a row vector times a matrix (A's k elements lda apart when
+	 * transposed), a matrix times a column vector */
+	bool row_vec = n == 1 && !trans_b, col_vec = m == 1 && !trans_b;
+	int incx = trans_a ? (int)lda : 1;
 	if (dt == DT_FLOAT32) {
-		if (n == 1 && !trans_b) /* a row vector times a matrix */
-			blas_get()->sgemv(CblasRowMajor, CblasTrans, (int)k, (int)m, 1.0f, B, (int)m, A, 1, (float)beta, C, 1);
-		else if (m == 1 && !trans_b)
-			blas_get()->sgemv(CblasRowMajor, CblasNoTrans, (int)n, (int)k, 1.0f, A, (int)k, B, 1, (float)beta, C, 1);
+		if (row_vec)
+			blas_get()->sgemv(CblasRowMajor, CblasTrans, (int)k, (int)m, 1.0f, B, (int)m, A, incx, (float)beta, C,
+				    1);
+		else if (col_vec)
+			blas_get()->sgemv(CblasRowMajor, ta, trans_a ? (int)k : (int)n, trans_a ? (int)n : (int)k, 1.0f,
+				    A, (int)lda, B, 1, (float)beta, C, 1);
 		else
-			blas_get()->sgemm(CblasRowMajor, CblasNoTrans, tb, (int)n, (int)m, (int)k, 1.0f, A, (int)k, B, ldb,
+			blas_get()->sgemm(CblasRowMajor, ta, tb, (int)n, (int)m, (int)k, 1.0f, A, (int)lda, B, ldb,
 				    (float)beta, C, (int)m);
 	} else if (dt == DT_FLOAT64) {
-		if (n == 1 && !trans_b)
-			blas_get()->dgemv(CblasRowMajor, CblasTrans, (int)k, (int)m, 1.0, B, (int)m, A, 1, (double)beta, C, 1);
-		else if (m == 1 && !trans_b)
-			blas_get()->dgemv(CblasRowMajor, CblasNoTrans, (int)n, (int)k, 1.0, A, (int)k, B, 1, (double)beta, C, 1);
+		if (row_vec)
+			blas_get()->dgemv(CblasRowMajor, CblasTrans, (int)k, (int)m, 1.0, B, (int)m, A, incx, (double)beta, C,
+				    1);
+		else if (col_vec)
+			blas_get()->dgemv(CblasRowMajor, ta, trans_a ? (int)k : (int)n, trans_a ? (int)n : (int)k, 1.0, A,
+				    (int)lda, B, 1, (double)beta, C, 1);
 		else
-			blas_get()->dgemm(CblasRowMajor, CblasNoTrans, tb, (int)n, (int)m, (int)k, 1.0, A, (int)k, B, ldb,
+			blas_get()->dgemm(CblasRowMajor, ta, tb, (int)n, (int)m, (int)k, 1.0, A, (int)lda, B, ldb,
 				    (double)beta, C, (int)m);
 	} else {
 		const int64_t *a = A, *bb = B;
@@ -91,7 +101,7 @@ static void gemm(dtype dt, int64_t n, int64_t m, int64_t k, const void *A, const
 		for (int64_t i = 0; i < n; i++) {
 			uint64_t *restrict ci = c + i * m;
 			for (int64_t p = 0; p < k; p++) {
-				uint64_t av = (uint64_t)a[i * k + p];
+				uint64_t av = (uint64_t)(trans_a ? a[p * lda + i] : a[i * lda + p]);
 				if (trans_b) {
 					for (int64_t j = 0; j < m; j++)
 						ci[j] += av * (uint64_t)bb[j * k + p];
@@ -174,7 +184,7 @@ tensor *tensor_matmul(const tensor *a, const tensor *b)
 	int64_t bnum_b = shape_numel(bnb, b->shape);
 	if (bnum_b == 1) {
 		/* b is one matrix: a's batch dims fold into its rows */
-		gemm(a->dt, nbatch * n, m, k, a->data, b->data, false, out->data, 0);
+		gemm(a->dt, nbatch * n, m, k, a->data, false, k, b->data, false, out->data, 0);
 		return out;
 	}
 	/* walk the broadcast batch with per-operand matrix strides */
@@ -199,12 +209,60 @@ tensor *tensor_matmul(const tensor *a, const tensor *b)
 		for (int64_t i = 0; i < it.inner; i++) {
 			int64_t oa = it.off[1] + i * it.istride[1], ob = it.off[2] + i * it.istride[2];
 			int64_t oo = it.off[0] + i * it.istride[0];
-			gemm(a->dt, n, m, k, (const char *)a->data + (size_t)(oa * n * k) * es,
+			gemm(a->dt, n, m, k, (const char *)a->data + (size_t)(oa * n * k) * es, false, k,
 			     (const char *)b->data + (size_t)(ob * k * m) * es, false,
 			     (char *)out->data + (size_t)(oo * n * m) * es, 0);
 		}
 		titer_next(&it);
 	}
+	return out;
+}
+
+/* op(a) @ op(b) for two matrices, op a transpose where asked: BLAS reads
+ * the stored matrix transposed, so a permuted operand is not copied
+ * (inductor's matmul of a permute, doc/inductor.md) */
+int tensor_mm_trans_shape(const tensor *a, bool trans_a, const tensor *b, bool trans_b, int64_t *n, int64_t *m)
+{
+	if (a->ndim != 2 || b->ndim != 2) {
+		tj_error_set("mm: expected two matrices, got %dD and %dD", a->ndim, b->ndim);
+		return -1;
+	}
+	if (check_dtypes("mm", a, b) < 0)
+		return -1;
+	if (!dims_fit_int(a) || !dims_fit_int(b)) {
+		tj_error_set("matmul: dimensions too large");
+		return -1;
+	}
+	int64_t k = a->shape[!trans_a], kb = b->shape[trans_b];
+	*n = a->shape[trans_a];
+	*m = b->shape[!trans_b];
+	if (k != kb) {
+		tensor ta = *a, tb = *b;
+		ta.shape[0] = *n, ta.shape[1] = k, tb.shape[0] = kb, tb.shape[1] = *m;
+		error_matmul_shapes(&ta, &tb);
+		return -1;
+	}
+	return dtype_is_float(a->dt) && !blas_get() ? -1 : 0;
+}
+
+void tensor_mm_trans_rows(const tensor *a, bool trans_a, const tensor *b, bool trans_b, int64_t r0, int64_t r1,
+			  void *c)
+{
+	int64_t k = a->shape[!trans_a], lda = a->shape[1];
+	size_t es = dtype_size(a->dt);
+	/* op(a)'s row r0: a row of a, or a column of a transposed */
+	const char *A = (const char *)a->data + (size_t)(trans_a ? r0 : r0 * lda) * es;
+	gemm(a->dt, r1 - r0, b->shape[!trans_b], k, A, trans_a, lda, b->data, trans_b, c, 0);
+}
+
+tensor *tensor_mm_trans(const tensor *a, bool trans_a, const tensor *b, bool trans_b)
+{
+	int64_t n, m;
+	if (tensor_mm_trans_shape(a, trans_a, b, trans_b, &n, &m) < 0)
+		return NULL;
+	tensor *out = tensor_new_uninit(a->dt, 2, (int64_t[]){n, m});
+	if (out && out->numel)
+		tensor_mm_trans_rows(a, trans_a, b, trans_b, 0, n, out->data);
 	return out;
 }
 
@@ -271,7 +329,7 @@ tensor *tensor_linear(const tensor *x, const tensor *w, const tensor *b)
 						memcpy(dst + (size_t)j * es, b->data, es);
 			}
 		}
-		gemm(x->dt, rows, outf, in, x->data, w->data, true, out->data, b ? 1 : 0);
+		gemm(x->dt, rows, outf, in, x->data, false, in, w->data, true, out->data, b ? 1 : 0);
 		return out;
 	}
 	/* everything else: matmul(x, w.T) + b with their checks and messages */

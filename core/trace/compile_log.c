@@ -205,7 +205,9 @@ void compile_log_source_line(const struct source *src, int line, struct strbuf *
 	sb_add(out, s, len);
 }
 
-/* Appends text to out with every line prefixed by "[id] ". */
+/* Appends text to out with every line prefixed by "[id] ", as a terminal
+ * may show it: the program's source lines, strings and names inside never
+ * send an escape sequence (sb_add_shown). */
 static void add_tagged(struct strbuf *out, const char *id, const char *text, size_t len)
 {
 	size_t i = 0;
@@ -214,7 +216,7 @@ static void add_tagged(struct strbuf *out, const char *id, const char *text, siz
 		while (j < len && text[j] != '\n')
 			j++;
 		sb_printf(out, "[%s] ", id);
-		sb_add(out, text + i, j - i);
+		sb_add_shown(out, text + i, j - i);
 		sb_putc(out, '\n');
 		i = j + 1;
 	}
@@ -806,12 +808,16 @@ void compile_log_text(struct compile_log *log, const char *compile_id, const cha
 void compile_log_warning(struct compile_log *log, const char *fmt, ...)
 {
 	FILE *out = log->out ? log->out : stderr;
+	struct strbuf text = STRBUF_INIT, shown = STRBUF_INIT;
 	va_list ap;
 	va_start(ap, fmt);
-	fputs("tjit: warning: ", out);
-	vfprintf(out, fmt, ap);
-	fputc('\n', out);
+	sb_vprintf(&text, fmt, ap);
 	va_end(ap);
+	/* it names the program's functions and files: shown escaped */
+	sb_add_shown_lines(&shown, sb_str(&text), text.len);
+	fprintf(out, "tjit: warning: %s\n", sb_str(&shown));
+	sb_release(&text);
+	sb_release(&shown);
 	fflush(out);
 }
 

@@ -1,10 +1,25 @@
 # tests/e2e/lib.sh - what the tools' check scripts share (sourced by
-# tests/e2e/{profile,dot,tui}/check.sh): counting checks, and comparing
-# files, texts and exit statuses. The caller sets top (the source tree),
+# tests/e2e/{profile,dot,tui}/check.sh and tests/e2e/db/*.sh): finding
+# the tools, counting checks, and comparing files, texts and exit
+# statuses. The caller sets top (the source tree),
 # work (its scratch folder) and update (1 under --update).
 
 pass=0
 fail=0
+
+# find_tools SCRIPT: $tjit (made absolute) from TJIT, and $prof, $dot,
+# $tui: tjit-profile, tjit-dot, tjit-tui beside it unless TJIT_PROFILE,
+# TJIT_DOT, TJIT_TUI say where; exits 99 when one is not there
+find_tools() {
+	tjit=${TJIT:-./tjit}
+	case $tjit in /*) ;; *) tjit=$(pwd)/$tjit ;; esac
+	prof=${TJIT_PROFILE:-$(dirname "$tjit")/tjit-profile}
+	dot=${TJIT_DOT:-$(dirname "$tjit")/tjit-dot}
+	tui=${TJIT_TUI:-$(dirname "$tjit")/tjit-tui}
+	for t in "$tjit" "$prof" "$dot" "$tui"; do
+		[ -x "$t" ] || { echo "$1: no binary at $t (set TJIT...)" >&2; exit 99; }
+	done
+}
 ok() { pass=$((pass + 1)); }
 bad() {
 	fail=$((fail + 1))

@@ -42,6 +42,37 @@ START_TEST(test_dup_or_empty)
 }
 END_TEST
 
+/* what reaches a terminal: control characters, C1 controls and bytes that
+ * are not UTF-8 escaped, the rest (UTF-8 text, quotes) kept */
+START_TEST(test_shown)
+{
+	static const struct {
+		const char *in, *out;
+	} cases[] = {
+		{"plain 'text' \"q\" \\", "plain 'text' \"q\" \\"},
+		{"\x1b[2J\x1b]0;title\x07", "\\x1b[2J\\x1b]0;title\\x07"},
+		{"a\tb\rc\nd\x7f", "a b\\x0dc\\x0ad\\x7f"},
+		{"é ✓ 😀", "é ✓ 😀"},
+		{"\xc2\x9b" "31m \xc2\xa0", "\\u009b31m \xc2\xa0"},           /* CSI as C1; NBSP kept */
+		{"\x9b\xff\xc3 \xe2\x9c", "\\x9b\\xff\\xc3 \\xe2\\x9c"}, /* stray, cut off */
+		{"\xc0\xaf \xed\xa0\x80", "\\xc0\\xaf \\xed\\xa0\\x80"},   /* overlong, surrogate */
+		{"", ""},
+	};
+	for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) {
+		char *got = shown_dup(cases[i].in);
+		ck_assert_str_eq(got, cases[i].out);
+		free(got);
+	}
+	struct strbuf sb = STRBUF_INIT;
+	sb_add_shown(&sb, "a\0b", 3); /* a NUL inside the length */
+	ck_assert_str_eq(sb_str(&sb), "a\\x00b");
+	sb_reset(&sb);
+	sb_add_shown_lines(&sb, "x\x1b\ny\r\n\n", 7); /* line ends kept, the rest escaped */
+	ck_assert_str_eq(sb_str(&sb), "x\\x1b\ny\\x0d\n\n");
+	sb_release(&sb);
+}
+END_TEST
+
 START_TEST(test_now_ms)
 {
 	double t0 = util_now_ms();
@@ -117,6 +148,7 @@ static Suite *base_suite(void)
 	TCase *tc = tcase_create("core");
 	tcase_add_test(tc, test_fnv1a_vectors);
 	tcase_add_test(tc, test_dup_or_empty);
+	tcase_add_test(tc, test_shown);
 	tcase_add_test(tc, test_now_ms);
 	tcase_add_test(tc, test_finish_stdout_full);
 	tcase_add_test(tc, test_finish_stdout_ok);

@@ -259,7 +259,8 @@ static double elem(const void *p, int dt, int64_t i)
 	}
 }
 
-/* got == want: bit for bit (NaN = any NaN), or within ulps ulps of want */
+/* got == want: bit for bit (NaN = any NaN), or within ulps ulps of want;
+ * a negative ulps counts -ulps ulps of |x| / 2 instead (gelu's measure) */
 static void expect_same(const char *what, int dt, const void *got, const void *want, int64_t n, double ulps,
 			const void *x, int xdt)
 {
@@ -271,6 +272,8 @@ static void expect_same(const char *what, int dt, const void *got, const void *w
 			ok = isnan(g) && isnan(w);
 		else if (ulps == 0 || !dtype_is_float(dt) || !isfinite(w))
 			ok = memcmp((const char *)got + i * es, (const char *)want + i * es, es) == 0;
+		else if (ulps < 0)
+			ok = fabs(g - w) <= -ulps * ulp_of(fabs(elem(x, xdt, i)) / 2, dt);
 		else
 			ok = fabs(g - w) <= ulps * ulp_of(w, dt);
 		if (!ok)
@@ -303,12 +306,12 @@ static double unary_ulps(int op, int dt)
 	switch (op) {
 	case UNOP_exp:
 	case UNOP_log:
-	case UNOP_tanh:
 	case UNOP_sigmoid:
 	case UNOP_silu:
 	case UNOP_sin:
 	case UNOP_cos: return 4;
-	case UNOP_gelu: return 64; /* eager's own 1 + erff(x) cancels for x << 0 */
+	case UNOP_tanh: return 6;
+	case UNOP_gelu: return -8; /* of |x|/2: eager's own 1 + erff(x) cancels for x << 0 */
 	default: return 0;
 	}
 }
@@ -648,6 +651,11 @@ static double sweep(int op, double *eager_worst)
 			ck_assert_msg(wf == y[i], "%s(%a) = %a, want %a", unop_names[op], x[i], y[i], wf);
 			continue;
 		}
+		if ((op == UNOP_sigmoid || op == UNOP_silu) && fabs(want) < 0x1p-126) {
+			/* eager's result is a denormal there: within 2^-126 of it */
+			ck_assert_msg(fabs(y[i] - want) <= 0x1p-126, "%s(%a) = %a, want %a", unop_names[op], x[i], y[i], want);
+			continue;
+		}
 		double u = op == UNOP_gelu ? ulp_of(fmax(0.5 * fabs(x[i]), 0x1p-126), DT_FLOAT32) : ulp_of(want, DT_FLOAT32);
 		double err = fabs(y[i] - want) / u;
 		if (err > worst)
@@ -670,7 +678,9 @@ START_TEST(test_transcendental_sweep)
 		double eager;
 		double e = sweep(ops[i], &eager);
 		printf("float32 %s: max error %.3f ulp (eager's: %.3f)\n", unop_names[ops[i]], e, eager);
-		ck_assert_msg(e <= (ops[i] == UNOP_gelu ? eager + 1 : 3.0), "%s: %.3f ulp", unop_names[ops[i]], e);
+		/* the documented bounds (doc/codegen-math.md) */
+		double bound = ops[i] == UNOP_gelu ? eager + 1 : ops[i] == UNOP_tanh ? 4.5 : 3.0;
+		ck_assert_msg(e <= bound, "%s: %.3f ulp", unop_names[ops[i]], e);
 	}
 }
 END_TEST
@@ -724,6 +734,16 @@ START_TEST(test_transcendental_edges)
 	float tx[6] = {INFINITY, -INFINITY, 1e30f, -0.0f, NAN, -9.5f};
 	ft((void *[]){tx, y}, (int64_t[]){6}, 0, 6);
 	ck_assert(y[0] == 1 && y[1] == -1 && y[2] == 1 && y[3] == 0 && signbit(y[3]) && isnan(y[4]) && y[5] == -1);
+	/* never beyond 1: every float of [8, 9] */
+	enum { NT = 1 << 17 };
+	float *t8 = malloc(NT * sizeof *t8), *y8 = malloc(NT * sizeof *y8);
+	for (int i = 0; i < NT; i++)
+		t8[i] = 8.0f + (float)i * 0x1p-17f;
+	ft((void *[]){t8, y8}, (int64_t[]){NT}, 0, NT);
+	for (int i = 0; i < NT; i++)
+		ck_assert_msg(y8[i] <= 1.0f, "tanh(%a) = %a", t8[i], y8[i]);
+	free(t8);
+	free(y8);
 	free(te);
 	free(tl);
 	free(tt);

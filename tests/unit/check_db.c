@@ -385,7 +385,8 @@ static void ck_refused(const char *expected_fmt)
 START_TEST(test_newer_refused)
 {
 	make_file("PRAGMA user_version = 99; CREATE TABLE future (x);");
-	ck_refused("database %s has schema version 99, this tjit understands up to %d");
+	ck_refused("%s has schema version 99, this tjit understands up to %d:"
+		   " it needs a tjit that understands version 99");
 	/* and left alone: not switched to WAL, no tables added */
 	sqlite3 *db = open_plain();
 	ck_rows(db, "delete", "PRAGMA journal_mode");
@@ -401,7 +402,7 @@ START_TEST(test_foreign_refused)
 	FILE *f = fopen(dbpath, "w");
 	fputs("this is not an SQLite file, but it is long enough to look like one's header........\n", f);
 	fclose(f);
-	ck_refused("%s: file is not a database");
+	ck_refused("%s is not a tjit database (nor any SQLite database)");
 	char *err = NULL;
 	ck_assert_ptr_null(db_open_writer("/nonexistent-dir/x.db", &err));
 	ck_assert_str_eq(err, "/nonexistent-dir/x.db: unable to open database file");
@@ -529,6 +530,40 @@ START_TEST(test_migrate_from_3)
 	ck_rows(db, "4", "PRAGMA user_version");
 	ck_rows(db, "0/1|NULL\n0/0|16", "SELECT label, saved_bytes FROM compiles ORDER BY id");
 	ck_rows(db, "2|1", "SELECT count(*), min(compile_id) = %lld FROM aot_saved", (long long)cid0);
+	sqlite3_close(db);
+}
+END_TEST
+
+/* A migration is one transaction: a version-2 file whose step to 4 fails
+ * (aot_saved's column is there already) keeps version 2 and none of the
+ * step to 3 (compile_phases), and the writer says why. */
+START_TEST(test_migration_all_or_nothing)
+{
+	struct db_writer *w = must_open();
+	db_close(w);
+	sqlite3 *db = open_plain();
+	char *msg = NULL;
+	int rc = sqlite3_exec(db, "DROP TABLE compile_phases; DROP TABLE aot_saved; PRAGMA user_version = 2", NULL,
+			      NULL, &msg);
+	ck_assert_msg(rc == SQLITE_OK, "%s", msg);
+	sqlite3_close(db);
+	ck_refused("%s: cannot create the schema: duplicate column name: saved_bytes");
+	db = open_plain();
+	ck_rows(db, "2", "PRAGMA user_version");
+	ck_rows(db, "0", "SELECT count(*) FROM sqlite_master WHERE name IN ('compile_phases', 'aot_saved')");
+	sqlite3_close(db);
+}
+END_TEST
+
+/* Another application's file with a user_version of its own is not
+ * migrated: not switched to WAL, no table added. */
+START_TEST(test_foreign_with_version_refused)
+{
+	make_file("CREATE TABLE runs (x); PRAGMA user_version = 3;");
+	ck_refused("%s is not a tjit database (schema version 3, but not tjit's tables)");
+	sqlite3 *db = open_plain();
+	ck_rows(db, "delete", "PRAGMA journal_mode");
+	ck_rows(db, "runs", "SELECT name FROM sqlite_master");
 	sqlite3_close(db);
 }
 END_TEST
@@ -1095,6 +1130,8 @@ static Suite *db_suite(void)
 	tcase_add_test(tc, test_migrate_from_1);
 	tcase_add_test(tc, test_migrate_from_2);
 	tcase_add_test(tc, test_migrate_from_3);
+	tcase_add_test(tc, test_migration_all_or_nothing);
+	tcase_add_test(tc, test_foreign_with_version_refused);
 	tcase_add_test(tc, test_schema_documented);
 	tcase_add_test(tc, test_null_writer);
 	tcase_add_test(tc, test_default_path);

@@ -175,20 +175,54 @@ START_TEST(test_column_sum_and_reduction_cap)
 }
 END_TEST
 
-/* a reshape of an input and permutes that cancel, read by matmul, are
- * the input's storage under another shape: alias steps, no copy kernel;
- * a real transpose is a copy */
+/* a reshape of an input is the input's storage under another shape (an
+ * alias step, no copy kernel); matmul reads a transposed operand (or
+ * permutes that cancel) as the stored matrix, with BLAS's transpose flag,
+ * and the transpose of a matmul is one matmul of its operands swapped:
+ * no transpose is copied */
 START_TEST(test_views_alias_buffers)
 {
 	struct ind_program p;
-	char *s = lower_text("    return x.permute(1, 0).permute(1, 0) @ x.reshape(3, 4), x.permute(1, 0) @ x\n",
+	char *s = lower_text("    return x.permute(1, 0).permute(1, 0) @ x.reshape(3, 4), x.permute(1, 0) @ x,"
+			     " (x @ x.permute(1, 0)).permute(1, 0)\n",
 			     "randn(4, 3)", &p);
-	ck_assert_msg(count(s, "  alias ") == 2, "%s", s);
-	ck_assert_msg(strstr(s, "  alias permute_1 = x\n") && strstr(s, "  alias reshape = x\n"), "%s", s);
+	ck_assert_msg(count(s, "  alias ") == 1 && strstr(s, "  alias reshape = x\n"), "%s", s);
+	ck_assert_msg(strstr(s, "  extern matmul = matmul(x, reshape)\n"), "%s", s);
+	ck_assert_msg(strstr(s, "  extern matmul_1 = matmul(x.T, x)\n"), "%s", s);
+	/* (x x^T)^T: its operands swapped, each transposed once more */
+	ck_assert_msg(strstr(s, "  extern permute_4 = matmul(x, x.T)\n"), "%s", s);
 	int kernels = 0;
 	for (int k = 0; k < p.nsteps; k++)
 		kernels += p.steps[k].kind == ISTEP_KERNEL;
-	ck_assert_msg(kernels == 1, "%s", s); /* the transpose's copy */
+	ck_assert_msg(kernels == 0, "%s", s);
+	ck_assert_msg(strstr(sb_str(&p.log), "extern matmul_1: matmul(x.T, x), one BLAS call that reads the transposes in place"),
+		      "%s", sb_str(&p.log));
+	free(s);
+	ind_program_release(&p);
+}
+END_TEST
+
+/* a kernel after a matmul whose loops are the product's rows and that
+ * reads it in the row it is on is its epilogue (in a block's buffer when
+ * nothing else reads the product); one that reads it transposed is not */
+START_TEST(test_matmul_epilogue)
+{
+	struct ind_program p;
+	char *s = lower_text("    return relu(x @ x.permute(1, 0)) + 1\n", "randn(4, 3)", &p);
+	ck_assert_msg(strstr(s, "  extern matmul = matmul(x, x.T), by blocks of rows, step 1 on each (a block's buffer)\n"),
+		      "%s", s);
+	ck_assert(p.nsteps == 2 && p.steps[0].epilogue && p.steps[0].scratch && p.steps[1].flat);
+	free(s);
+	ind_program_release(&p);
+	drop_graphs();
+	s = lower_text("    m = x @ x.permute(1, 0)\n    return m, m.softmax(-1)\n", "randn(4, 3)", &p);
+	ck_assert_msg(strstr(s, "  extern matmul = matmul(x, x.T), by blocks of rows, step 1 on each\n"), "%s", s);
+	ck_assert(p.steps[0].epilogue && !p.steps[0].scratch && !p.steps[1].flat);
+	free(s);
+	ind_program_release(&p);
+	drop_graphs();
+	s = lower_text("    m = x @ x.permute(1, 0)\n    return relu(m).permute(1, 0) + m\n", "randn(4, 3)", &p);
+	ck_assert_msg(!strstr(s, "by blocks") && !p.steps[0].epilogue, "%s", s);
 	free(s);
 	ind_program_release(&p);
 }
@@ -253,6 +287,7 @@ static Suite *suite(void)
 	tcase_add_test(tc, test_dynamic_sizes);
 	tcase_add_test(tc, test_planted_bugs);
 	tcase_add_test(tc, test_views_alias_buffers);
+	tcase_add_test(tc, test_matmul_epilogue);
 	tcase_add_test(tc, test_column_sum_and_reduction_cap);
 	suite_add_tcase(s, tc);
 	return s;

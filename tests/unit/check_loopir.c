@@ -31,6 +31,59 @@ START_TEST(test_hash_consing)
 }
 END_TEST
 
+/* sigmoid and silu, spelled out by the decompositions, are one op again */
+START_TEST(test_sigmoid_silu_put_back)
+{
+	struct lkernel *k = loop_kernel_new();
+	int v = loop_add_var(k, c64(k, 10), -1);
+	int b = loop_add_buf(k, DT_FLOAT32, false, c64(k, 10), "x");
+	lref x = loop_load(k, b, loop_var_ref(k, v)), one = loop_const_float(k, DT_FLOAT32, 1.0);
+	lref e = loop_unary(k, UNOP_exp, loop_unary(k, UNOP_neg, x));
+	lref d = loop_binary(k, BINOP_add, e, one);
+	ck_assert_int_eq(loop_binary(k, BINOP_div, one, d), loop_unary(k, UNOP_sigmoid, x));
+	ck_assert_int_eq(loop_binary(k, BINOP_div, x, d), loop_unary(k, UNOP_silu, x));
+	/* 1 + exp(-x), the other order */
+	ck_assert_int_eq(loop_binary(k, BINOP_div, one, loop_binary(k, BINOP_add, one, e)),
+			 loop_unary(k, UNOP_sigmoid, x));
+	/* not the pattern: 2 / (1 + exp(-x)), y / (1 + exp(-x)), 1 / (2 + exp(-x)), 1 / (1 + exp(x)) */
+	lref two = loop_const_float(k, DT_FLOAT32, 2.0);
+	lref y = loop_unary(k, UNOP_abs, x);
+	ck_assert_int_eq(loop_node(k, loop_binary(k, BINOP_div, two, d))->op, LOP_BINARY);
+	ck_assert_int_eq(loop_node(k, loop_binary(k, BINOP_div, y, d))->op, LOP_BINARY);
+	ck_assert_int_eq(loop_node(k, loop_binary(k, BINOP_div, one, loop_binary(k, BINOP_add, e, two)))->op,
+			 LOP_BINARY);
+	lref d2 = loop_binary(k, BINOP_add, loop_unary(k, UNOP_exp, x), one);
+	ck_assert_int_eq(loop_node(k, loop_binary(k, BINOP_div, one, d2))->op, LOP_BINARY);
+	loop_kernel_free(k);
+}
+END_TEST
+
+/* a division by a constant is a multiplication by its reciprocal, unless
+ * the constant is 0 or its reciprocal is not a normal number */
+START_TEST(test_div_by_constant)
+{
+	struct lkernel *k = loop_kernel_new();
+	int v = loop_add_var(k, c64(k, 10), -1);
+	int b = loop_add_buf(k, DT_FLOAT32, false, c64(k, 10), "x");
+	lref x = loop_load(k, b, loop_var_ref(k, v));
+	lref q = loop_binary(k, BINOP_div, x, loop_const_float(k, DT_FLOAT32, 4.0));
+	ck_assert_int_eq(q, loop_binary(k, BINOP_mul, x, loop_const_float(k, DT_FLOAT32, 0.25)));
+	q = loop_binary(k, BINOP_div, x, loop_const_float(k, DT_FLOAT32, 3.0));
+	ck_assert_int_eq(loop_node(k, q)->sub, BINOP_mul);
+	ck_assert(loop_node(k, loop_node(k, q)->a[1])->c.f == (float)(1.0 / 3.0));
+	static const double keep[] = {0.0, -0.0, 1e-40, 1e39};
+	for (size_t i = 0; i < sizeof keep / sizeof *keep; i++) {
+		q = loop_binary(k, BINOP_div, x, loop_const_float(k, DT_FLOAT32, keep[i]));
+		ck_assert_msg(loop_node(k, q)->sub == BINOP_div, "x / %g", keep[i]);
+	}
+	/* 1e39 is a float64's normal number: its reciprocal too */
+	int b64 = loop_add_buf(k, DT_FLOAT64, false, c64(k, 10), "y");
+	lref y = loop_load(k, b64, loop_var_ref(k, v));
+	ck_assert_int_eq(loop_node(k, loop_binary(k, BINOP_div, y, loop_const_float(k, DT_FLOAT64, 1e39)))->sub, BINOP_mul);
+	loop_kernel_free(k);
+}
+END_TEST
+
 START_TEST(test_index_folding)
 {
 	struct lkernel *k = loop_kernel_new();
@@ -196,6 +249,8 @@ static Suite *suite(void)
 	Suite *s = suite_create("loopir");
 	TCase *tc = tcase_create("core");
 	tcase_add_test(tc, test_hash_consing);
+	tcase_add_test(tc, test_sigmoid_silu_put_back);
+	tcase_add_test(tc, test_div_by_constant);
 	tcase_add_test(tc, test_index_folding);
 	tcase_add_test(tc, test_reshape_index_joins);
 	tcase_add_test(tc, test_hash_names_and_format);

@@ -179,8 +179,10 @@ START_TEST(test_open_refusals)
 	ck_assert_int_eq(sqlite3_exec(db, "CREATE TABLE runs(id); PRAGMA user_version = 99", NULL, NULL, NULL),
 			 SQLITE_OK);
 	sqlite3_close(db);
-	snprintf(want, sizeof want, "database %s has schema version 99, this build understands up to %d", path,
-		 DB_SCHEMA_VERSION);
+	snprintf(want, sizeof want,
+		 "database %s has schema version 99, this tjit understands up to %d:"
+		 " it needs a tjit that understands version 99",
+		 path, DB_SCHEMA_VERSION);
 	ck_open_fails(path, want);
 
 	snprintf(want, sizeof want, "cannot open '%s': Is a directory", tmpdir);

@@ -200,6 +200,55 @@ START_TEST(test_linear)
 }
 END_TEST
 
+/* op(a) @ op(b) with BLAS's transpose flags against matmul of the
+ * transposes, every flag pair, vector-shaped and non-square operands */
+START_TEST(test_mm_trans)
+{
+	static const int64_t dims[][3] = {{4, 3, 5}, {1, 6, 7}, {5, 2, 1}, {1, 3, 1}, {3, 0, 2}};
+	static const dtype dts[] = {DT_FLOAT32, DT_FLOAT64, DT_INT64};
+	for (size_t d = 0; d < sizeof dims / sizeof *dims; d++)
+		for (size_t t = 0; t < 3; t++)
+			for (int f = 0; f < 4; f++) {
+				bool ta = f & 1, tb = f & 2;
+				int64_t n = dims[d][0], k = dims[d][1], m = dims[d][2];
+				tensor *a0 = tensor_randn(DT_FLOAT64, 2, ta ? SHAPE(k, n) : SHAPE(n, k));
+				tensor *b0 = tensor_randn(DT_FLOAT64, 2, tb ? SHAPE(m, k) : SHAPE(k, m));
+				tensor *a1 = tensor_unary(UNOP_round, a0), *b1 = tensor_unary(UNOP_round, b0);
+				tensor *a = tensor_to(a1, dts[t]), *b = tensor_to(b1, dts[t]);
+				tensor *at = ta ? tensor_transpose(a, 0, 1) : (tensor_incref(a), a);
+				tensor *bt = tb ? tensor_transpose(b, 0, 1) : (tensor_incref(b), b);
+				tensor *want = tensor_matmul(at, bt), *got = tensor_mm_trans(a, ta, b, tb);
+				ck_assert_msg(got && want, "%s", tj_error_peek());
+				ck_assert(shape_equal(got->ndim, got->shape, want->ndim, want->shape));
+				for (int64_t i = 0; i < got->numel; i++)
+					ck_assert_msg(close_enough(tensor_get_double(got, i), tensor_get_double(want, i), 1e-5),
+						      "%lldx%lldx%lld %s ta %d tb %d element %lld", (long long)n, (long long)k,
+						      (long long)m, dtype_name(dts[t]), ta, tb, (long long)i);
+				/* the same product a block of rows at a time */
+				tensor *rows = tensor_zeros(dts[t], 2, SHAPE(n, m));
+				int64_t half = n / 2;
+				size_t es = dtype_size(dts[t]);
+				tensor_mm_trans_rows(a, ta, b, tb, 0, half, rows->data);
+				tensor_mm_trans_rows(a, ta, b, tb, half, n, (char *)rows->data + (size_t)(half * m) * es);
+				ck_assert(memcmp(rows->data, got->data, (size_t)got->numel * es) == 0);
+				tensor_decref(rows);
+				tensor *all[] = {a0, b0, a1, b1, a, b, at, bt, want, got};
+				for (size_t j = 0; j < sizeof all / sizeof *all; j++)
+					tensor_decref(all[j]);
+			}
+	/* the inner dims must agree, as matmul's message says */
+	tensor *a = tensor_zeros(DT_FLOAT32, 2, SHAPE(2, 3)), *b = tensor_zeros(DT_FLOAT32, 2, SHAPE(2, 3));
+	ck_assert_ptr_null(tensor_mm_trans(a, false, b, false));
+	ck_assert_str_eq(tj_error_peek(), "matmul: shapes (2, 3) and (2, 3) cannot be multiplied");
+	tj_error_clear();
+	tensor *c = tensor_mm_trans(a, false, b, true);
+	ck_assert(c && c->shape[0] == 2 && c->shape[1] == 2);
+	tensor_decref(a);
+	tensor_decref(b);
+	tensor_decref(c);
+}
+END_TEST
+
 static Suite *linalg_suite(void)
 {
 	Suite *s = suite_create("tensor_linalg");
@@ -208,6 +257,7 @@ static Suite *linalg_suite(void)
 	tcase_add_test(tc, test_matmul_all_ranks);
 	tcase_add_test(tc, test_matmul_values_and_errors);
 	tcase_add_test(tc, test_linear);
+	tcase_add_test(tc, test_mm_trans);
 	suite_add_tcase(s, tc);
 	return s;
 }

@@ -304,6 +304,73 @@ START_TEST(test_drill_to_graph)
 }
 END_TEST
 
+/* the screen has no control character but the line ends */
+static void ck_screen_clean(void)
+{
+	char *s = tui_screen_text(t);
+	for (const char *p = s; *p; p++)
+		ck_assert_msg((unsigned char)*p >= 0x20 || *p == '\n', "a raw control character 0x%02x on:\n%s",
+			      (unsigned char)*p, s);
+	free(s);
+}
+
+/* What a program names and writes reaches the screen escaped: a program
+ * file named with an escape sequence, a source line with one, a break
+ * message and a graph listing with them. */
+START_TEST(test_control_characters_escaped)
+{
+	static const char text[] = "def f(x):\n"
+				   "    print('\x1b[2J')  # \x1b]0;title\x07\n"
+				   "    return x\n";
+	struct db_writer *w = must_open(dbpath);
+	struct db_run run = {
+		.tool = "tjit run",
+		.command = "tjit run e\x1b[31mx.tj",
+		.program = "e\x1b[31mx.tj",
+		.source_text = text,
+		.config = "fullgraph=0 cache_size_limit=8 eager=0",
+	};
+	db_begin_run(w, &run);
+	struct db_frame f = {0, "f", "e\x1b[31mx.tj", 1, 0, 0};
+	int64_t fr = db_log_frame(w, &f);
+	struct db_break b = {"TJB001", "side_effect", "call to print('\x1b[2J')", "e\x1b[31mx.tj", 2, 5, 6,
+			     "e\x1b[31mx.tj:2 in f"};
+	struct db_node nodes[] = {
+		{"x", "input", NULL, "L['x']", "float32", "[2]", NULL, 0, 0, NULL},
+		{"output", "output", NULL, "(x,)", NULL, NULL, NULL, 0, 0, NULL},
+	};
+	struct db_graph g = {"captured", "f", 0, "graph 0/0 f (e\x1b[31mx.tj:1) \x9b" "0 ops\n", 2, nodes, 0, NULL};
+	struct db_compile c = {.frame_id = fr, .compile_id = "0/0", .reason = "first", .backend = "eager",
+			       .dynamic = "None", .outcome = "graph_break", .nbreaks = 1, .breaks = &b,
+			       .ngraphs = 1, .graphs = &g};
+	db_log_compile(w, &c, NULL);
+	db_end_run(w, 0);
+	db_close(w);
+	open_tui(NULL, 24, 100);
+	ck_screen_has("e\\x1b[31mx.tj");
+	ck_screen_clean();
+	key(TUI_KEY_ENTER); /* the run */
+	ck_screen_has("tjit run e\\x1b[31mx.tj");
+	ck_screen_clean();
+	keys("jj");
+	key(TUI_KEY_ENTER); /* the graph breaks */
+	ck_assert_str_eq(tui_view_name(t), "breaks");
+	ck_screen_has("e\\x1b[31mx.tj:2");
+	ck_screen_clean();
+	keys("qg");
+	key(TUI_KEY_ENTER); /* the compiles, then the compile */
+	key(TUI_KEY_ENTER);
+	ck_assert_str_eq(tui_view_name(t), "compile");
+	ck_screen_has("call to print('\\x1b[2J') at e\\x1b[31mx.tj:2:5");
+	ck_screen_clean();
+	key(TUI_KEY_ENTER); /* the graph, beside its source */
+	ck_assert_str_eq(tui_view_name(t), "graph");
+	ck_screen_has("print('\\x1b[2J')  # \\x1b]0;title\\x07");
+	ck_screen_clean();
+	close_tui();
+}
+END_TEST
+
 /* 500 compiles with pages of 20 and a window of at most 60 rows */
 static int kernels_exported;
 
@@ -849,6 +916,7 @@ static Suite *tui_suite(void)
 	tcase_set_timeout(tc, 60);
 	tcase_add_test(tc, test_first_screen);
 	tcase_add_test(tc, test_drill_to_graph);
+	tcase_add_test(tc, test_control_characters_escaped);
 	tcase_add_test(tc, test_kernels);
 	tcase_add_test(tc, test_paging);
 	tcase_add_test(tc, test_filter);

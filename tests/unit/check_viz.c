@@ -388,7 +388,7 @@ START_TEST(test_render)
 	ck_assert_str_eq(err, "unknown format 'gif': expected dot, svg, png or pdf");
 	free(err);
 	err = NULL;
-	ck_assert_int_eq(viz_output(g, "dot", "/nonexistent/dir/g.dot", &err), -1);
+	ck_assert_int_eq(viz_output(g, "dot", "/nonexistent/dir/g.dot", false, &err), -1);
 	ck_assert_str_eq(err, "cannot write '/nonexistent/dir/g.dot': No such file or directory");
 	free(err);
 	agclose(g);

@@ -918,35 +918,29 @@ static size_t bytes_of(const char *s, int w)
 	return i;
 }
 
-/* text for a terminal: a tab (in a source line, say) or another control
- * character would break the columns; each becomes one space */
-static void add_plain(struct strbuf *out, const char *s, size_t n)
+/* s as a terminal may show it (sb_add_shown), cut to w columns, with "…"
+ * when it was longer */
+static void put_clipped(struct strbuf *out, const char *raw, int w)
 {
-	for (size_t i = 0; i < n; i++)
-		sb_putc(out, (unsigned char)s[i] < 0x20 || s[i] == 0x7f ? ' ' : s[i]);
-}
-
-/* s cut to w columns, with "…" when it was longer */
-static void put_clipped(struct strbuf *out, const char *s, int w)
-{
+	char *s = shown_dup(raw);
 	int sw = width_of(s, strlen(s));
-	if (sw <= w) {
-		add_plain(out, s, strlen(s));
-		return;
+	if (sw <= w)
+		sb_puts(out, s);
+	else if (w >= 1) {
+		sb_add(out, s, bytes_of(s, w - 1));
+		sb_puts(out, "…");
 	}
-	if (w < 1)
-		return;
-	add_plain(out, s, bytes_of(s, w - 1));
-	sb_puts(out, "…");
+	free(s);
 }
 
 /* text wrapped at WIDTH at spaces: the first line after first (already
  * printed, first_w columns wide), the others after rest */
-static void put_wrapped(struct strbuf *out, int first_w, const char *rest, const char *text)
+static void put_wrapped(struct strbuf *out, int first_w, const char *rest, const char *raw)
 {
 	int col = first_w;
 	int rest_w = width_of(rest, strlen(rest));
 	bool line_start = true;
+	char *text = shown_dup(raw);
 	const char *s = text;
 	while (*s) {
 		while (*s == ' ')
@@ -972,19 +966,20 @@ static void put_wrapped(struct strbuf *out, int first_w, const char *rest, const
 		/* a word wider than a line: cut it */
 		while (col + w > WIDTH && WIDTH - col > 8) {
 			size_t n = bytes_of(s, WIDTH - col);
-			add_plain(out, s, n);
+			sb_add(out, s, n);
 			sb_putc(out, '\n');
 			sb_puts(out, rest);
 			col = rest_w;
 			s += n;
 			w = width_of(s, (size_t)(e - s));
 		}
-		add_plain(out, s, (size_t)(e - s));
+		sb_add(out, s, (size_t)(e - s));
 		col += w;
 		line_start = false;
 		s = e;
 	}
 	sb_putc(out, '\n');
+	free(text);
 }
 
 /* a whole paragraph: prefix, then text wrapped under rest */

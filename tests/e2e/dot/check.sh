@@ -179,6 +179,29 @@ magic "brk.pdf" "$work/brk.pdf" 255044462d
 expect 0 "-T png to a pipe" "$dot" graph --db brk.db -T png 1
 magic "png on stdout" "$work/out" 89504e470d0a1a0a
 
+# ---- -o replaces a drawing, anything else only with --force ----
+
+printf 'def f(x):\n    return x\n' >"$work/prog.tj"
+cp "$work/prog.tj" "$work/prog.tj.orig"
+expect 1 "-o over a source file" "$dot" graph --db ops.db -o "$work/prog.tj" 1
+same "-o over a source file: message" \
+	"tjit-dot: not overwriting '$work/prog.tj': it is not a drawing (--force overwrites it)" "$work/err"
+if cmp -s "$work/prog.tj" "$work/prog.tj.orig"; then ok; else bad "-o over a source file: it changed"; fi
+cp ops.db "$work/ops.db.orig"
+expect 1 "-o over the database" "$dot" run --db ops.db -T svg -o ops.db
+same "-o over the database: message" \
+	"tjit-dot: not overwriting 'ops.db': it is not a drawing (--force overwrites it)" "$work/err"
+if cmp -s ops.db "$work/ops.db.orig"; then ok; else bad "-o over the database: it changed"; fi
+expect 0 "-o over a DOT drawing" "$dot" run --db ops.db -o "$work/ops.dot"
+expect 0 "-o svg over an SVG drawing" "$dot" graph --db inline.db -T svg -o "$work/inline.svg" 1
+expect 0 "-o svg over a PNG drawing" "$dot" graph --db brk.db -T svg -o "$work/brk.png" 1
+expect 0 "-o png over a PDF drawing" "$dot" graph --db brk.db -T png -o "$work/brk.pdf" 1
+: >"$work/empty.dot"
+expect 0 "-o over an empty file" "$dot" graph --db ops.db -o "$work/empty.dot" 1
+compare "-o over an empty file: the DOT" "$work/ops.graph.dot" "$work/empty.dot"
+expect 0 "--force over a source file" "$dot" graph --db ops.db --force -o "$work/prog.tj" 1
+compare "--force over a source file: the DOT" "$work/ops.graph.dot" "$work/prog.tj"
+
 # ---- errors and usage ----
 
 expect 1 "no database" "$dot" graph --db "$work/none.db" 1
