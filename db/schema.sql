@@ -242,11 +242,13 @@ CREATE TABLE IF NOT EXISTS minify_sessions (
 	program     TEXT NOT NULL,        -- the failing program's path as given
 	source_hash TEXT REFERENCES sources(hash), -- its text
 	backend     TEXT,                 -- the backend it failed under
-	failure     TEXT NOT NULL,        -- 'compile_error', 'runtime_error', 'crash', 'accuracy'
+	failure     TEXT NOT NULL,        -- 'compile_error', 'runtime_error', 'crash', 'accuracy', 'hang';
+	                                  -- 'none' (it does not fail), 'flaky', 'syntax_error'
 	started_at  REAL NOT NULL,        -- instant
 	ended_at    REAL,                 -- instant; NULL while running or when killed
 	stage       TEXT,                 -- first failing stage: 'eager', 'aot_eager', 'inductor'; NULL: unknown
-	result      TEXT,                 -- 'minified', 'not_reproduced', 'error'; NULL until the end
+	result      TEXT,                 -- 'minified', 'classified' (the graph was not shrunk), 'not_reproduced',
+	                                  -- 'not_compiler_bug', 'error'; NULL until the end
 	repro_path  TEXT,                 -- the repro .tj written
 	repro_hash  TEXT REFERENCES sources(hash) -- the repro's text
 );
@@ -255,7 +257,7 @@ CREATE TABLE IF NOT EXISTS minify_sessions (
 CREATE TABLE IF NOT EXISTS minify_steps (
 	id          INTEGER PRIMARY KEY,
 	session_id  INTEGER NOT NULL REFERENCES minify_sessions(id), -- the session
-	phase       TEXT NOT NULL,        -- 'classify', 'bisect', 'shrink', 'verify'
+	phase       TEXT NOT NULL,        -- 'classify', 'bisect', 'locate' (which graph), 'shrink', 'verify'
 	candidate   TEXT NOT NULL,        -- what was tried: 'stage aot_eager', 'drop nodes 4..7'
 	nodes       INTEGER,              -- op nodes in the candidate graph; NULL: not a graph
 	outcome     TEXT NOT NULL,        -- 'fails' (same failure), 'passes', 'other_failure', 'timeout'

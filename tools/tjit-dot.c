@@ -229,8 +229,9 @@ static int cmd_graph(int argc, char **argv)
 		    viz_compile_graph(q, run_id, o.compile, o.stage, &id, &err) < 0)
 			status = fail(err);
 	}
-	/* --stage inductor: the graph its kernels compute, a cluster per kernel */
-	bool kernels = o.stage && strcmp(o.stage, "inductor") == 0;
+	/* --stage inductor (inductor_backward): the forward (backward) graph
+	 * its kernels compute, a cluster per kernel */
+	bool kernels = o.stage && (strcmp(o.stage, "inductor") == 0 || strcmp(o.stage, "inductor_backward") == 0);
 	if (status == 0 && (kernels ? viz_export_kernels(q, id, o.format, o.output, o.force, o.max, &err)
 				    : viz_export_graph(q, id, o.format, o.output, o.force, o.max, &err)) < 0)
 		status = fail(err);

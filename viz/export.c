@@ -220,14 +220,17 @@ int viz_compile_graph(struct dbq *q, int64_t run_id, const char *label, const ch
 	int nk = 0;
 	if (dbq_graphs_of(q, c.id, &g, &n, err) < 0)
 		goto cleanup;
-	/* inductor's kernels compute the forward graph, or the captured one */
-	bool inductor = strcmp(stage, "inductor") == 0;
-	if (inductor && dbq_kernels(q, c.id, &k, &nk, err) < 0)
+	/* inductor's kernels compute the forward graph, or the captured one;
+	 * inductor_backward's the backward graph */
+	bool forward = strcmp(stage, "inductor") == 0, backward = strcmp(stage, "inductor_backward") == 0;
+	if ((forward || backward) && dbq_kernels(q, c.id, &k, &nk, err) < 0)
 		goto cleanup;
 	const char *want[2] = {stage, NULL};
-	if (inductor && nk) {
+	if (forward && nk) {
 		want[0] = "aot_forward";
 		want[1] = "captured";
+	} else if (backward && nk) {
+		want[0] = "aot_backward";
 	}
 	for (int w = 0; w < 2 && want[w]; w++)
 		for (int i = 0; i < n; i++)

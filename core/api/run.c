@@ -57,6 +57,12 @@ static int apply_switches(const struct run_options *o, struct runtime_config *rc
 		free(err);
 		return 2;
 	}
+	/* tjit-minify's: the graphs not listed compile on eager (runtime.h) */
+	const char *only = getenv("TJIT_COMPILE_ONLY");
+	if (only && *only) {
+		rc->switches.compile_only = only;
+		rc->switches.others = &backend_eager;
+	}
 	rc->switches.fullgraph = o->fullgraph;
 	rc->switches.disabled = o->eager;
 	ind_set_kernel_cache(!o->no_kernel_cache);
@@ -204,8 +210,13 @@ int run_program(const struct run_options *o, struct run_result *res)
 		value r = vm_run_module(vm, code);
 		if (val_is_err(r)) {
 			fflush(stdout);
-			vm_print_traceback(vm, stderr);
-			status = 1;
+			if (vm_exit_status(vm) >= 0) { /* exit(n) */
+				status = vm_exit_status(vm);
+				vm_error_clear(vm);
+			} else {
+				vm_print_traceback(vm, stderr);
+				status = 1;
+			}
 		}
 		if (ex) {
 			struct strbuf sb = STRBUF_INIT;

@@ -1504,13 +1504,34 @@ value builtins_call_type(struct vm *vm, value_tag t, const value *args, int narg
 	}
 }
 
+/* exit(status=0): ends the program with that status (0 to 255), as
+ * Python's exit(n); what it printed stays printed, no traceback */
+static value b_exit(struct vm *vm, const value *args, int nargs, value kwnames)
+{
+	if (no_kw("exit", kwnames) < 0)
+		return val_err();
+	if (nargs > 1)
+		return vm_raise("exit() takes at most one argument (%d given)", nargs);
+	int64_t n = 0;
+	if (nargs == 1) {
+		if (args[0].tag != VAL_INT)
+			return vm_raise("exit() status must be an int, not '%s'", type_tag_name(args[0].tag));
+		n = args[0].i;
+		if (n < 0 || n > 255)
+			return vm_raise("exit() status must be 0 to 255, got %lld", (long long)n);
+	}
+	vm_request_exit(vm, (int)n);
+	return vm_raise("exit(%d)", (int)n);
+}
+
 /* ---- registration ---- */
 
 static const struct builtin_def python_builtins[] = {
 	{"print", b_print},     {"len", b_len},     {"repr", b_repr},
 	{"abs", b_abs},         {"min", b_min},     {"max", b_max},       {"sum", b_sum},
 	{"round", b_round},     {"enumerate", b_enumerate}, {"zip", b_zip}, {"isinstance", b_isinstance},
-	{"type", b_type},       {"time", b_time},   {"sorted", b_sorted}, {NULL, NULL},
+	{"type", b_type},       {"time", b_time},   {"sorted", b_sorted}, {"exit", b_exit},
+	{NULL, NULL},
 };
 
 void builtins_install(struct vm *vm)

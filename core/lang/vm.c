@@ -56,6 +56,7 @@ struct vm {
 	uint32_t err_pc;
 	struct tb_entry *tb;
 	int ntb, tb_cap;
+	int exit_status;       /* exit(n) was called: n, its error unwinding; else -1 */
 };
 
 static inline value unbound(void) { return val_err(); }
@@ -196,6 +197,7 @@ struct vm *vm_new(void)
 	vm->stack_end = vm->stack + bytes / sizeof(value);
 	vm->frames = xcalloc(VM_FRAMES_MAX, sizeof(struct frame));
 	vm->recursion_limit = VM_RECURSION_LIMIT;
+	vm->exit_status = -1;
 	value main = str_from_cstr("__main__");
 	vm_set_global(vm, "__name__", main);
 	val_decref(main);
@@ -208,6 +210,16 @@ static void tb_clear(struct vm *vm)
 	for (int i = 0; i < vm->ntb; i++)
 		val_decref(val_obj(VAL_CODE, vm->tb[i].code));
 	vm->ntb = 0;
+}
+
+void vm_request_exit(struct vm *vm, int status)
+{
+	vm->exit_status = status;
+}
+
+int vm_exit_status(const struct vm *vm)
+{
+	return vm->exit_status;
 }
 
 void vm_error_clear(struct vm *vm)

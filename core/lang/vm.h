@@ -136,6 +136,11 @@ bool vm_error_location(struct vm *vm, const struct source **src, struct src_loc 
 /* "Traceback (most recent call last):", the frames, then the diagnostic */
 void vm_print_traceback(struct vm *vm, FILE *out);
 void vm_error_clear(struct vm *vm);
+/* exit(n) (builtins.c): the error it raises unwinds the program like any
+ * other, and whoever ran the module ends with status n, printing no
+ * traceback (run.c). vm_exit_status is -1 until exit() is called. */
+void vm_request_exit(struct vm *vm, int status);
+int vm_exit_status(const struct vm *vm);
 /* For the frame evaluator, which finds errors in code that the VM did not
  * run (a fullgraph break inside an inlined call, a backend failure): makes
  * the pending library error (tj_error_set) the VM's error, raised at

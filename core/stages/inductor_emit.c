@@ -71,6 +71,99 @@ static bool keeps_last_dim(const struct graph *g, const struct gnode *n)
 	return true;
 }
 
+/* the dims that reduction n reduces, when its dim arg is constant (None:
+ * all of them): their count, or -1 */
+static int const_reduced_dims(const struct graph *g, const struct gnode *n, bool *red)
+{
+	const struct gnode *x = &g->nodes[n->args[0].node];
+	memset(red, 0, TENSOR_MAX_DIMS * sizeof *red);
+	const struct garg *a = &n->args[1];
+	if (n->nargs < 2 || (a->kind == GARG_CONST && a->constant.tag == VAL_NONE)) {
+		for (int d = 0; d < x->ndim; d++)
+			red[d] = true;
+		return x->ndim;
+	}
+	if (a->kind != GARG_CONST)
+		return -1;
+	value v = a->constant;
+	int cnt = v.tag == VAL_TUPLE ? (int)val_tuple(v)->len : v.tag == VAL_LIST ? (int)val_list(v)->len : 1;
+	for (int k = 0; k < cnt; k++) {
+		value d = v.tag == VAL_TUPLE ? val_tuple(v)->items[k] : v.tag == VAL_LIST ? val_list(v)->items[k] : v;
+		int64_t dim = d.tag == VAL_INT ? (d.i < 0 ? d.i + x->ndim : d.i) : -1;
+		if (dim < 0 || dim >= x->ndim)
+			return -1;
+		red[dim] = true;
+	}
+	return cnt;
+}
+
+/* A reduction over dims of size 1 only (sum(x, 1, keepdim=True) of an
+ * n x 1 tensor): one element a result, so the input's value (converted:
+ * a sum of bools is int64), and 0 for argmax / argmin. It is pointwise:
+ * its output's index, the reduced dims at 0, is the input's. */
+static bool unit_reduction(const struct graph *g, const struct gnode *n)
+{
+	if (n->kind == GN_GETITEM) /* an item of max / min with a dim */
+		n = &g->nodes[n->args[0].node];
+	if (n->kind != GN_OP || n->args[0].kind != GARG_NODE)
+		return false;
+	if (n->op != OPS_sum && n->op != OPS_prod && n->op != OPS_max && n->op != OPS_min && n->op != OPS_argmax &&
+	    n->op != OPS_argmin)
+		return false;
+	const struct gnode *x = &g->nodes[n->args[0].node];
+	bool red[TENSOR_MAX_DIMS];
+	if (x->ndim == 0 || const_reduced_dims(g, n, red) < 0)
+		return false;
+	for (int d = 0; d < x->ndim; d++)
+		if (red[d] && (x->shape[d].sym >= 0 || x->shape[d].value != 1))
+			return false;
+	return true;
+}
+
+static lref emit_unit_reduction(struct lower *L, const struct gnode *n, const lref *idx)
+{
+	struct lkernel *k = L->k;
+	dtype dt = n->dt;
+	bool index = n->kind == GN_GETITEM && n->index == 1; /* max / min's indices */
+	if (n->kind == GN_GETITEM)
+		n = &L->g->nodes[n->args[0].node];
+	if (index || n->op == OPS_argmax || n->op == OPS_argmin)
+		return loop_const_int(k, DT_INT64, 0);
+	const struct gnode *x = &L->g->nodes[n->args[0].node];
+	bool red[TENSOR_MAX_DIMS];
+	const_reduced_dims(L->g, n, red);
+	bool keep = n->ndim == x->ndim;
+	lref xi[TENSOR_MAX_DIMS];
+	for (int d = 0, o = 0; d < x->ndim; d++)
+		xi[d] = red[d] ? loop_const_int(k, DT_INT64, 0) : idx[keep ? d : o++];
+	return loop_cast(k, dt, ind_emit(L, n->args[0].node, xi));
+}
+
+/* the items of a getitem's constant index (one constant, or a tuple of
+ * constants as the tracer records x[:1, :]) into items (borrowed): their
+ * count, or -1 when an item is not a constant or there are too many */
+static int getitem_index(const struct garg *a, value *items)
+{
+	enum { MAX_ITEMS = TENSOR_MAX_DIMS * 2 };
+	if (a->kind == GARG_CONST) {
+		value v = a->constant;
+		int cnt = v.tag == VAL_TUPLE ? (int)val_tuple(v)->len : 1;
+		if (cnt > MAX_ITEMS)
+			return -1;
+		for (int k = 0; k < cnt; k++)
+			items[k] = v.tag == VAL_TUPLE ? val_tuple(v)->items[k] : v;
+		return cnt;
+	}
+	if (a->kind != GARG_TUPLE || a->n > MAX_ITEMS)
+		return -1;
+	for (int k = 0; k < a->n; k++) {
+		if (a->items[k].kind != GARG_CONST)
+			return -1;
+		items[k] = a->items[k].constant;
+	}
+	return a->n;
+}
+
 int ind_classify(const struct graph *g, int i)
 {
 	const struct gnode *n = &g->nodes[i];
@@ -80,6 +173,8 @@ int ind_classify(const struct graph *g, int i)
 		const struct gnode *t = n->kind == GN_GETITEM ? &g->nodes[n->args[0].node] : n;
 		bool maxmin = t->kind == GN_OP && (t->op == OPS_max || t->op == OPS_min) &&
 			      t->args[0].kind == GARG_NODE && g->nodes[t->args[0].node].ndim > 0;
+		if (maxmin && unit_reduction(g, t))
+			return n->kind == GN_GETITEM ? NC_POINTWISE : NC_TUPLE;
 		if (maxmin && keeps_last_dim(g, t))
 			maxmin = false;
 		return !maxmin ? NC_EXTERN : n->kind == GN_GETITEM ? NC_REDUCE : NC_TUPLE;
@@ -105,18 +200,15 @@ int ind_classify(const struct graph *g, int i)
 		return NC_VIEW;
 	if (op == OPS_getitem) {
 		/* constant ints, slices and Nones only; a tensor index is a gather */
-		const struct garg *ix = &n->args[1];
-		if (ix->kind != GARG_CONST)
-			return NC_EXTERN;
-		value v = ix->constant;
-		int cnt = v.tag == VAL_TUPLE ? (int)val_tuple(v)->len : 1;
-		for (int k = 0; k < cnt; k++) {
-			value it = v.tag == VAL_TUPLE ? val_tuple(v)->items[k] : v;
-			if (it.tag != VAL_INT && it.tag != VAL_SLICE && it.tag != VAL_NONE)
+		value items[TENSOR_MAX_DIMS * 2];
+		int cnt = getitem_index(&n->args[1], items);
+		for (int k = 0; k < cnt; k++)
+			if (items[k].tag != VAL_INT && items[k].tag != VAL_SLICE && items[k].tag != VAL_NONE)
 				return NC_EXTERN;
-		}
-		return NC_VIEW;
+		return cnt < 0 ? NC_EXTERN : NC_VIEW;
 	}
+	if (unit_reduction(g, n))
+		return NC_POINTWISE;
 	if ((op == OPS_sum || op == OPS_prod || op == OPS_max || op == OPS_min || op == OPS_argmax ||
 	     op == OPS_argmin) && n->args[0].kind == GARG_NODE && g->nodes[n->args[0].node].ndim > 0)
 		return keeps_last_dim(g, n) ? NC_EXTERN : NC_REDUCE;
@@ -313,6 +405,8 @@ static lref emit_binary(struct lower *L, const struct gnode *n, const lref *idx)
 static lref emit_pointwise(struct lower *L, const struct gnode *n, const lref *idx)
 {
 	struct lkernel *k = L->k;
+	if (unit_reduction(L->g, n))
+		return emit_unit_reduction(L, n, idx);
 	if (impl_is(n->op, "binary"))
 		return emit_binary(L, n, idx);
 	if (impl_is(n->op, "where")) {
@@ -367,12 +461,12 @@ static lref emit_getitem(struct lower *L, const struct gnode *n, const lref *idx
 {
 	struct lkernel *k = L->k;
 	const struct gnode *x = &L->g->nodes[n->args[0].node];
-	value v = n->args[1].constant;
-	int cnt = v.tag == VAL_TUPLE ? (int)val_tuple(v)->len : 1;
+	value items[TENSOR_MAX_DIMS * 2];
+	int cnt = getitem_index(&n->args[1], items);
 	lref xi[TENSOR_MAX_DIMS];
 	int din = 0, dout = 0;
 	for (int j = 0; j < cnt; j++) {
-		value it = v.tag == VAL_TUPLE ? val_tuple(v)->items[j] : v;
+		value it = items[j];
 		if (it.tag == VAL_NONE) {
 			dout++;
 			continue;

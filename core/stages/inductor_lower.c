@@ -266,6 +266,34 @@ static int new_group(struct lower *L)
  * softmax, log_softmax and var need two. */
 #define GROUP_MAX_REDUCTIONS 2
 
+/* A group takes no member that would make its kernel compute more
+ * transcendentals (exp, tanh, sigmoid...: inline polynomials of 10 to 30
+ * instructions) than this: each section of a reduction group recomputes
+ * the pointwise work it inlines, so a long chain before two reductions
+ * is emitted three times over, and LLVM's time grows with it (a row
+ * normalization after every ninth op of a 50-op chain took 77 ms in one
+ * kernel). Closing the group stores the value instead. */
+#define GROUP_MAX_TRANSCENDENTALS 24
+
+static int transcendentals(const struct lkernel *k)
+{
+	int n = 0;
+	for (int r = 0; r < k->nnodes; r++) {
+		const struct lnode *x = &k->nodes[r];
+		if (x->op != LOP_UNARY)
+			continue;
+		switch (x->sub) {
+		case UNOP_exp: case UNOP_log: case UNOP_tanh: case UNOP_sigmoid: case UNOP_silu:
+		case UNOP_gelu: case UNOP_sin: case UNOP_cos:
+			n++;
+			break;
+		default:
+			break;
+		}
+	}
+	return n;
+}
+
 static int group_reductions(const struct lower *L, const struct group *G)
 {
 	int n = 0;
@@ -373,15 +401,21 @@ static int place_member(struct lower *L, int *gi, int i)
 		if (shape_fits(L, *gi, i)) {
 			if (add_member(L, *gi, i) < 0)
 				return -1;
-			if (build_group(L, *gi, NULL, false) == 0) {
+			int costly = 0;
+			if (build_group(L, *gi, NULL, false) == 0 &&
+			    (costly = transcendentals(L->k)) <= GROUP_MAX_TRANSCENDENTALS) {
 				sb_printf(&L->p->log, "fused %s into group %d\n", n->name, *gi);
 				return 0;
 			}
 			drop_member(L, *gi);
-			if (!L->incompatible)
+			if (!L->incompatible && !costly)
 				return -1;
-			sb_printf(&L->p->log, "group %d closed before %s: %s\n", *gi, n->name,
-				  "it reads a reduction of the group at another index");
+			if (costly)
+				sb_printf(&L->p->log, "group %d closed before %s: its kernel would compute %d transcendentals "
+					  "(its sections each recompute what they inline)\n", *gi, n->name, costly);
+			else
+				sb_printf(&L->p->log, "group %d closed before %s: %s\n", *gi, n->name,
+					  "it reads a reduction of the group at another index");
 		} else {
 			bool full = L->cls[i] == NC_REDUCE && group_reductions(L, &L->groups[*gi]) >= GROUP_MAX_REDUCTIONS;
 			sb_printf(&L->p->log, "group %d closed before %s: %s\n", *gi, n->name,

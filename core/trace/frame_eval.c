@@ -509,8 +509,15 @@ static int verify(struct job *j, const struct graph *g, const char *after)
 static int pass_backend(struct job *j)
 {
 	j->rec.graph = j->tr->graph;
+	const struct backend *b = j->cfg->backend;
+	/* TJIT_COMPILE_ONLY: a graph not selected compiles on the other backend */
+	if (j->rt->sw.others && !runtime_compile_selected(j->rt, j->rec.compile_id)) {
+		b = j->rt->sw.others;
+		j->e->backend = b;
+		j->rec.backend = b->name;
+	}
 	int ph = compile_ctx_phase_begin(&j->cc, "backend");
-	j->e->compiled = j->cfg->backend->compile(&j->cc, j->tr->graph);
+	j->e->compiled = b->compile(&j->cc, j->tr->graph);
 	compile_ctx_phase_end(&j->cc, ph);
 	return j->e->compiled ? 0 : -1;
 }

@@ -3,6 +3,7 @@
 
 #include <malloc.h>
 #include <stdlib.h>
+#include <string.h>
 
 #include "frame_eval.h"
 #include "ops.h"
@@ -59,6 +60,23 @@ void runtime_apply_switches(const struct runtime *rt, struct compile_config *cfg
 		cfg->backend = rt->sw.backend;
 	if (rt->sw.fullgraph)
 		cfg->fullgraph = true;
+}
+
+bool runtime_compile_selected(const struct runtime *rt, const char *compile_id)
+{
+	const char *p = rt ? rt->sw.compile_only : NULL;
+	if (!p)
+		return true;
+	size_t n = strlen(compile_id);
+	for (;;) {
+		const char *comma = strchr(p, ',');
+		size_t len = comma ? (size_t)(comma - p) : strlen(p);
+		if (len == n && strncmp(p, compile_id, n) == 0)
+			return true;
+		if (!comma)
+			return false;
+		p = comma + 1;
+	}
 }
 
 void runtime_set_op_disallowed(struct runtime *rt, int op, bool on)

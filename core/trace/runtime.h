@@ -29,8 +29,14 @@ struct compile_switches {
 	int cache_size_limit;       /* --cache-size-limit N (at least 1) */
 	const struct backend *backend; /* --backend NAME: every compile() uses it; NULL: none */
 	bool fullgraph;             /* --fullgraph: every compile() behaves as fullgraph=True */
+	/* TJIT_COMPILE_ONLY=F/N,... (tjit-minify's search for the failing
+	 * graph, doc/minify.md): the compile ids whose graphs the backend
+	 * compiles (borrowed); every other graph compiles on `others` (eager),
+	 * with the same guards and ids. NULL (or others NULL): every graph */
+	const char *compile_only;
+	const struct backend *others;
 };
-#define COMPILE_SWITCHES_INIT {false, 8, NULL, false}
+#define COMPILE_SWITCHES_INIT {false, 8, NULL, false, NULL, NULL}
 
 struct runtime_config {
 	struct compile_switches switches;
@@ -54,6 +60,8 @@ struct runtime *runtime_new(const struct runtime_config *cfg);
 void runtime_free(struct runtime *rt);
 /* the config a compile(f, ...) call gets once the switches apply */
 void runtime_apply_switches(const struct runtime *rt, struct compile_config *cfg);
+/* compile_id ("1/0") is one of TJIT_COMPILE_ONLY's (true when unset) */
+bool runtime_compile_selected(const struct runtime *rt, const char *compile_id);
 /* disallow_in_graph(op) (on) / allow_in_graph(op) (off): op is taken out
  * of graphs, or goes back in. op an ops.def index. */
 void runtime_set_op_disallowed(struct runtime *rt, int op, bool on);

@@ -13,7 +13,8 @@
  *     recursion of the program's own made long by the mutation (range(30)
  *     turned into range(3000000000)), and it is only counted,
  *   - prints a sanitizer report on stderr,
- *   - exits with a status other than 0 or 1, or with 1 and no message.
+ *   - exits with a status other than 0 or 1, or with 1 and no message
+ *     (unless it calls exit(), which ends it with any status, silently).
  * Every failing mutant is kept in fuzz-failures/ (in the current folder) so
  * that it can be run again by hand. Mutant i depends only on the seed and i,
  * so a run is reproducible whatever the number of jobs.
@@ -554,6 +555,9 @@ static const char *judge(int status, const struct buf *program, const struct buf
 	int code = WEXITSTATUS(status);
 	if (code == 127 || code == 126)
 		die("cannot run tjit (exit status %d)", code);
+	/* exit(n) ends a program with any status, silently */
+	if (memmem(program->p, program->len, "exit(", 5))
+		return NULL;
 	if (code == 0 || code == 1) {
 		t->by_status[code]++;
 		if (code == 1 && err->len == 0) {

@@ -175,6 +175,49 @@ START_TEST(test_column_sum_and_reduction_cap)
 }
 END_TEST
 
+/* x[1:, :2] (a tuple of slices, recorded as a tuple of constants) and a
+ * reduction over dims of size 1 are index arithmetic and a pointwise
+ * value: one kernel, no extern call */
+START_TEST(test_slices_and_unit_reductions)
+{
+	struct ind_program p;
+	char *s = lower_text("    y = x[1:, :2] * 2\n    return y - y[:, :1].sum(1, keepdim=True), y[:1].max(0, keepdim=True)[0]\n",
+			     "randn(4, 3)", &p);
+	int kernels = 0, externs = 0;
+	for (int k = 0; k < p.nsteps; k++) {
+		kernels += p.steps[k].kind == ISTEP_KERNEL;
+		externs += p.steps[k].kind == ISTEP_EXTERN;
+	}
+	ck_assert_msg(externs == 0 && kernels >= 1, "%s\n%s", s, sb_str(&p.log));
+	free(s);
+	ind_program_release(&p);
+}
+END_TEST
+
+/* a long chain of transcendentals before row reductions: each section
+ * would recompute it, so the group closes before its kernel computes
+ * more than 24 of them */
+START_TEST(test_transcendental_cap)
+{
+	struct ind_program p;
+	char *s = lower_text("    for i in range(3):\n"
+			     "        x = tanh(exp(sigmoid(tanh(exp(sigmoid(x))))))\n"
+			     "        x = x / x.sum(-1, keepdim=True)\n"
+			     "    return x\n",
+			     "randn(4, 8)", &p);
+	ck_assert_msg(strstr(sb_str(&p.log), "transcendentals (its sections each recompute what they inline)"), "%s",
+		      sb_str(&p.log));
+	for (int k = 0; k < p.nsteps; k++) {
+		int n = 0;
+		for (int r = 0; p.steps[k].k && r < p.steps[k].k->nnodes; r++)
+			n += p.steps[k].k->nodes[r].op == LOP_UNARY;
+		ck_assert_int_le(n, 24 + 6); /* the cap, and the member that starts a group */
+	}
+	free(s);
+	ind_program_release(&p);
+}
+END_TEST
+
 /* a reshape of an input is the input's storage under another shape (an
  * alias step, no copy kernel); matmul reads a transposed operand (or
  * permutes that cancel) as the stored matrix, with BLAS's transpose flag,
@@ -286,6 +329,8 @@ static Suite *suite(void)
 	tcase_add_test(tc, test_registers_and_stores);
 	tcase_add_test(tc, test_dynamic_sizes);
 	tcase_add_test(tc, test_planted_bugs);
+	tcase_add_test(tc, test_slices_and_unit_reductions);
+	tcase_add_test(tc, test_transcendental_cap);
 	tcase_add_test(tc, test_views_alias_buffers);
 	tcase_add_test(tc, test_matmul_epilogue);
 	tcase_add_test(tc, test_column_sum_and_reduction_cap);

@@ -17,7 +17,9 @@
 #include "compile_log.h"
 #include "db.h"
 #include "graph.h"
+#include "backends.h"
 #include "run.h"
+#include "runtime.h"
 
 #define DB_TEST_NAME "check_runtime"
 #include "db_test_util.h"
@@ -221,6 +223,44 @@ START_TEST(test_inject_bug_checked)
 }
 END_TEST
 
+/* ---- TJIT_COMPILE_ONLY ---- */
+
+START_TEST(test_compile_only)
+{
+	struct runtime_config rc = {.switches = COMPILE_SWITCHES_INIT};
+	rc.switches.compile_only = "0/1,12/3";
+	rc.switches.others = &backend_eager;
+	struct runtime *rt = runtime_new(&rc);
+	ck_assert_ptr_nonnull(rt);
+	ck_assert(runtime_compile_selected(rt, "0/1"));
+	ck_assert(runtime_compile_selected(rt, "12/3"));
+	ck_assert(!runtime_compile_selected(rt, "0/0"));
+	ck_assert(!runtime_compile_selected(rt, "2/3"));
+	ck_assert(!runtime_compile_selected(rt, "0/"));
+	runtime_free(rt);
+	ck_assert(runtime_compile_selected(NULL, "0/0"));
+
+	/* two graphs with relu: only the selected one is on the failing backend */
+	char *path = write_program("p.tj", "def f(x):\n"
+					   "    return relu(x) + 1\n"
+					   "def g(x):\n"
+					   "    return relu(x) * 2\n"
+					   "print(compile(f)(ones(2)))\n"
+					   "print(compile(g)(ones(2)))\n");
+	struct run_options o = options(path);
+	o.backend = "relu_runtime_error_TESTING_ONLY";
+	setenv("TJIT_COMPILE_ONLY", "1/0", 1);
+	struct output a = run(&o);
+	unsetenv("TJIT_COMPILE_ONLY");
+	ck_assert_int_eq(a.status, 1);
+	ck_assert_str_eq(a.out, "tensor([2.0000, 2.0000])\n");
+	ck_assert_ptr_nonnull(strstr(a.err, "ReluRuntimeError"));
+	ck_rows("0/0|eager\n1/0|relu_runtime_error_TESTING_ONLY", "SELECT label, backend FROM compiles ORDER BY id");
+	output_release(&a);
+	free(path);
+}
+END_TEST
+
 /* ---- phases and kernels in the database ---- */
 
 START_TEST(test_phases_and_kernels_logged)
@@ -276,6 +316,7 @@ static Suite *runtime_suite(void)
 	tcase_add_test(tc, test_second_run_starts_clean);
 	tcase_add_test(tc, test_switches_do_not_leak);
 	tcase_add_test(tc, test_inject_bug_checked);
+	tcase_add_test(tc, test_compile_only);
 	tcase_add_test(tc, test_phases_and_kernels_logged);
 	suite_add_tcase(s, tc);
 	return s;

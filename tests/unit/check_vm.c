@@ -280,6 +280,24 @@ START_TEST(test_runtime_errors)
 }
 END_TEST
 
+/* exit(n): an error that unwinds the program, with its status kept */
+START_TEST(test_exit)
+{
+	ck_assert_int_eq(vm_exit_status(vm), -1);
+	ck_assert_int_eq(run("x = 1\n"), 0);
+	ck_assert_int_eq(vm_exit_status(vm), -1);
+	ck_assert_int_eq(run("def f(n):\n    exit(n)\n    return 1\nx = 2\nf(7)\nx = 3\n"), -1);
+	ck_assert_int_eq(vm_exit_status(vm), 7);
+	char *x = repr_of(vm_get_global(vm, "x"));
+	ck_assert_str_eq(x, "2");
+	free(x);
+	vm_error_clear(vm);
+	ck_assert_int_eq(run("exit()\n"), -1);
+	ck_assert_int_eq(vm_exit_status(vm), 0);
+	vm_error_clear(vm);
+}
+END_TEST
+
 START_TEST(test_calls)
 {
 	char *got = global_repr("def add(a, b=10):\n    return a + b\n"
@@ -698,6 +716,7 @@ static Suite *vm_suite(void)
 	tcase_add_test(tc, test_eval_frame_hook);
 	tcase_add_test(tc, test_run_frame_at_pc);
 	tcase_add_test(tc, test_step);
+	tcase_add_test(tc, test_exit);
 	tcase_add_test(tc, test_reentrant_builtin);
 	tcase_add_test(tc, test_layers_install_their_names);
 	suite_add_tcase(s, tc);

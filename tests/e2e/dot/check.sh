@@ -78,7 +78,7 @@ summary() {
 # (inductor's kernels from a fresh kernel cache: generated, not cached)
 TJIT_CACHE_DIR=$work/kcache
 export TJIT_CACHE_DIR
-for p in ops brk inline recompile big aot inductor; do
+for p in ops brk inline recompile big aot inductor inductor_grad; do
 	expect 0 "tjit run $p.tj" "$tjit" run --db "$p.db" "$here/$p.tj"
 	compare "tjit run $p.tj: output" "$top/$here/$p.out" "$work/out"
 done
@@ -100,6 +100,11 @@ expect 1 "aot: no inductor stage" "$dot" graph --db aot.db --compile 0/0 --stage
 same "aot: no inductor stage: message" \
 	"tjit-dot: compile 0/0 of run 1 has no inductor graph (it has: captured, aot_forward, aot_backward)" "$work/err"
 summary inductor.kernels graph --db inductor.db --compile 0/0 --stage inductor
+summary inductor_grad.backward graph --db inductor_grad.db --compile 0/0 --stage inductor_backward
+expect 1 "inductor without grad: no inductor_backward stage" "$dot" graph --db inductor.db --compile 0/0 \
+	--stage inductor_backward
+same "inductor without grad: no inductor_backward stage: message" \
+	"tjit-dot: compile 0/0 of run 1 has no inductor_backward graph (it has: captured, aot_forward)" "$work/err"
 expect 0 "inductor: graph --stage aot_forward" "$dot" graph --db inductor.db --compile 0/0 --stage aot_forward
 if grep -q cluster "$work/out"; then bad "inductor: --stage aot_forward has clusters"; else ok; fi
 expect 0 "tjit run inductor.tj again" "$tjit" run --db inductor.db "$here/inductor.tj"

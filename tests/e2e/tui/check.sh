@@ -92,8 +92,13 @@ fi
 
 # start [ENV] [OPTION] [DB]: tjit-tui DB (t.db) in a fresh 80x24 session;
 # its exit status goes to ./rc
+nstart=0
 start() {
 	tmux -L "$sock" kill-server >/dev/null 2>&1
+	# a server of its own: new-session on a server still shutting down
+	# fails ("server exited unexpectedly")
+	nstart=$((nstart + 1))
+	sock=tjtest-$$-$nstart
 	rm -f rc
 	tmux -L "$sock" -u new-session -d -x 80 -y 24 -c "$work" \
 		"env LC_ALL=C.UTF-8 TZ=UTC TERM=xterm-256color ${1-} '$tui' ${2-} ${3:-t.db}; echo \$? >'$work/rc'" || exit 99
