@@ -59,7 +59,7 @@ void breaks_doc(struct strbuf *out)
 		     "`fullgraph=True`), so that a break can be looked up here, counted\n"
 		     "across runs (`tjit-profile`), and searched for. A break ends the graph\n"
 		     "at the instruction that caused it; that instruction runs eagerly and\n"
-		     "tracing resumes at the next one (LANGUAGE.md section 5, doc/tracer.md).\n"
+		     "tracing resumes at the next one (doc/language.md, doc/tracer.md).\n"
 		     "A message's `<fn>` or `<what>` is replaced by the culprit in the logs.\n"
 		     "\n"
 		     "| code | category | message |\n"
