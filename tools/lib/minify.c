@@ -769,6 +769,22 @@ static void shrink_inputs(struct shrink *sh, const int *set, int n)
 	}
 }
 
+/* The original graph and the nodes set[0, n) kept, into the user's log
+ * (tjit-dot minify draws them) */
+static void log_graphs(struct shrink *sh, const int *set, int n)
+{
+	struct session *s = sh->s;
+	memset(sh->keep, 0, (size_t)sh->g->n * sizeof *sh->keep);
+	for (int i = 0; i < n; i++)
+		sh->keep[set[i]] = true;
+	char *sig = minify_sig_text(&s->sig), *err = NULL;
+	if (minify_graph_log(s->db, s->runs_db, s->graph_pid, sh->g, sh->keep, s->o->backend, sig, &err) < 0) {
+		fprintf(stderr, NAME ": the graphs not logged: %s\n", err);
+		free(err);
+	}
+	free(sig);
+}
+
 /* Shrinks the failing graph by delta debugging over its op nodes (doc/
  * minify.md): the graph alone first, then ddmin; the smallest program
  * that still fails becomes the repro. */
@@ -797,6 +813,7 @@ static void shrink(struct session *s, const char *stage)
 		ddmin(&sh, set, &n);
 		if (budget_left(s))
 			shrink_inputs(&sh, set, n);
+		log_graphs(&sh, set, n);
 	} else if (n > 0 && !s->stopped) {
 		fprintf(stderr, NAME ": not shrunk: graph %s alone does not fail\n", g.label);
 	}

@@ -102,6 +102,10 @@ repro: $name.d/repro.tj" "$work/out"
     return (v_relu,)" "$work/body"
 	grep '^v_' "$name.d/repro.tj" >"$work/inputs"
 	same "$name: the repro's input" "v_sub = zeros(1, 1)" "$work/inputs"
+	# the failing graph and its minimized form, a compile of the minifier's run
+	sql "$name: the graphs" "$db" "SELECT c.label, c.outcome, c.error = '$(sed -n 's/^signature: //p' "$work/out")',
+		group_concat(g.stage || ' ' || g.op_count, ', ') FROM compiles c JOIN graphs g ON g.compile_id = c.id" \
+		"1/0|error|1|captured 5, minified 1"
 	sql "$name: step times" "$db" "SELECT count(*), min(ms > 0), count(DISTINCT session_id) FROM minify_steps" \
 		"$nruns|1|1"
 	sql "$name: the first steps" "$db" "SELECT candidate FROM minify_steps WHERE id <= 2 ORDER BY id" \
@@ -298,6 +302,38 @@ tjit-minify: limits9.d/repro.tj: not checked: the limits ran out" "$work/err"
 grep -q '^    v_relu = relu(v_sub) ' limits9.d/repro.tj && ok || bad "--max-queries 9: the best repro is not on disk"
 sql "--max-queries 9: session" limits9.db "SELECT result, (SELECT count(*) FROM minify_steps) FROM minify_sessions" \
 	"not_reproduced|9"
+
+# ---- tjit-dot minify: the graph drawn with its culprit marked ----
+
+dot=${TJIT_DOT:-$(dirname "$tjit")/tjit-dot}
+dotcheck=${DOTCHECK:-$(dirname "$tjit")/tests/dot/dotcheck}
+# drawing NAME TJIT-DOT-ARGS...: the DOT read back by dotcheck, against NAME.expected
+drawing() {
+	d_name=$1
+	shift
+	expect 0 "tjit-dot minify $d_name" "$dot" minify "$@"
+	empty "tjit-dot minify $d_name: stderr" "$work/err"
+	if "$dotcheck" "$work/out" >"$work/$d_name.sum" 2>&1; then ok; else bad "$d_name: dotcheck cannot read the DOT"; fi
+	compare "tjit-dot minify $d_name" "$top/$here/$d_name.expected" "$work/$d_name.sum"
+}
+if [ -x "$dot" ] && [ -x "$dotcheck" ]; then
+	# the original: relu red, named in the title; then relu alone, its input the dropped sub
+	drawing chain.original --db aot_compile.db
+	drawing chain.minimized --db aot_compile.db --minimized 1
+	expect 0 "tjit-dot minify -T svg" "$dot" minify --db inductor_accuracy.db -T svg -o inductor_accuracy.svg
+	grep -q '<svg' inductor_accuracy.svg && grep -q 'culprit: relu' inductor_accuracy.svg && ok ||
+		bad "tjit-dot minify -T svg: no drawing of the culprit"
+	expect 1 "tjit-dot minify: no session 9" "$dot" minify --db aot_compile.db 9
+	same "tjit-dot minify: no session 9: stderr" "tjit-dot: no minifier session 9 in aot_compile.db" "$work/err"
+	expect 1 "tjit-dot minify: no graph" "$dot" minify --db nofail.db
+	same "tjit-dot minify: no graph: stderr" \
+		"tjit-dot: minifier session 1 has no minimized graph (its failure: none, result: not_reproduced)" "$work/err"
+	expect 1 "tjit-dot minify: bad session" "$dot" minify --db nofail.db x
+	same "tjit-dot minify: bad session: stderr" \
+		"tjit-dot: bad session 'x': expected a number (as tjit-tui's sessions show)" "$work/err"
+else
+	echo "note: no tjit-dot or dotcheck beside $tjit: tjit-dot minify not checked"
+fi
 
 # ---- bad usage: exit 2 ----
 
