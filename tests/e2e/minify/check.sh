@@ -77,12 +77,14 @@ minify() {
 	steps="$steps shrink:fails shrink:fails shrink:fails shrink:passes shrink:fails"
 	steps="$steps shrink:fails shrink:fails verify:fails"
 	nruns=$(echo $steps | wc -w)
+	# (an inductor kernel's name is a hash of its loop IR: masked)
+	sed 's/k_[0-9a-f]\{16\}/k_H/g' "$work/out" >"$work/out.masked"
 	same "$name: the report" "program: $prog
 backend: $backend
 $report
 shrunk: 1 of 5 ops: relu
 runs: $nruns
-repro: $name.d/repro.tj" "$work/out"
+repro: $name.d/repro.tj" "$work/out.masked"
 	sql "$name: session" "$db" "SELECT program, backend, failure, stage, result, repro_path,
 		ended_at >= started_at, repro_hash IS NOT NULL, source_hash IS NOT NULL FROM minify_sessions" \
 		"$prog|$backend|$failure|$stage|minified|$name.d/repro.tj|1|1|1"
@@ -192,16 +194,21 @@ $relu_line
 stage: inductor
 $graph"
 
+# inductor's own failures that are not compile errors: the kernel of the
+# graph that computes relu, in the report and the repro's header
+kernel='kernel: k_H reduction (sub, relu, neg, exp, add_1, div, add, sum_1)'
 minify inductor_crash inductor:runtime_error inductor crash inductor "passes fails" "failure: crash
 signature: crash SIGSEGV
 stage: inductor
-$graph"
+$graph
+$kernel"
 
 minify inductor_accuracy inductor:accuracy inductor accuracy inductor "fails passes fails" "failure: accuracy
 signature: accuracy
 detail: output line 2: got tensor([5.0274, 5.1332]), expected tensor([3.0274, 2.1332])
 stage: inductor
-$graph"
+$graph
+$kernel"
 
 minify relu_compile - relu_compile_error_TESTING_ONLY compile_error relu_compile_error_TESTING_ONLY "" "failure: compile_error
 signature: compile_error relu_compile_error_TESTING_ONLY: ReluCompileError: the graph uses relu
@@ -220,6 +227,12 @@ signature: accuracy
 detail: output line 2: got tensor([4.9399, 3.3590]), expected tensor([3.0274, 2.1332])
 stage: relu_accuracy_error_TESTING_ONLY
 $graph"
+
+for k in inductor_crash inductor_accuracy; do
+	grep '^# failing kernel: ' $k.d/repro.tj | sed 's/k_[0-9a-f]\{16\}/k_H/' >"$work/kh"
+	same "$k: the repro names the kernel" "# failing kernel: ${kernel#kernel: }" "$work/kh"
+done
+grep -q '^# failing kernel' inductor_compile.d/repro.tj && bad "inductor_compile: a kernel named (no kernel was logged)" || ok
 
 # ---- a large graph: 1000 ops in a chain, one relu ----
 
