@@ -58,6 +58,11 @@ enum stmt {
 	Q_TUI_COMPILE_FAILURES,
 	Q_TUI_COMPILE_BREAKS,
 	Q_TUI_RUNS_AFTER,
+	Q_TUI_SESSIONS_AFTER,
+	Q_TUI_SESSIONS_BEFORE,
+	Q_TUI_RUN_SESSIONS,
+	Q_TUI_STEPS_AFTER,
+	Q_TUI_STEPS_BEFORE,
 	Q_COUNT
 };
 
@@ -181,6 +186,18 @@ static const char *const stmt_sql[Q_COUNT] = {
 				 " FROM graph_breaks b JOIN compiles c ON c.id = b.compile_id"
 				 " WHERE b.compile_id = ?1 ORDER BY b.id",
 	[Q_TUI_RUNS_AFTER] = RUN_ROW_COLS " WHERE id > ?1 ORDER BY id LIMIT ?2",
+	/* minifier sessions by id, with their steps counted on
+	 * minify_steps_session (a session has tens of steps, not millions) */
+#define SESSION_COLS                                                                                     \
+	"SELECT s.id, s.run_id, s.program, s.backend, s.failure, s.started_at, s.ended_at, s.stage,"      \
+	" s.result, s.repro_path, (SELECT count(*) FROM minify_steps WHERE session_id = s.id)"             \
+	" FROM minify_sessions s"
+	[Q_TUI_SESSIONS_AFTER] = SESSION_COLS " WHERE s.id > ?1 ORDER BY s.id LIMIT ?2",
+	[Q_TUI_SESSIONS_BEFORE] = SESSION_COLS " WHERE s.id < ?1 ORDER BY s.id DESC LIMIT ?2",
+	[Q_TUI_RUN_SESSIONS] = SESSION_COLS " WHERE s.run_id = ?1 ORDER BY s.id",
+#define STEP_COLS "SELECT id, phase, candidate, nodes, outcome, ms FROM minify_steps"
+	[Q_TUI_STEPS_AFTER] = STEP_COLS " WHERE session_id = ?1 AND id > ?2 ORDER BY id LIMIT ?3",
+	[Q_TUI_STEPS_BEFORE] = STEP_COLS " WHERE session_id = ?1 AND id < ?2 ORDER BY id DESC LIMIT ?3",
 };
 
 struct dbq {
@@ -1211,6 +1228,59 @@ int dbq_failures_page(struct dbq *q, int64_t run_id, int64_t compile_id, int64_t
 void dbq_failure_rows_free(struct dbq_failure_row *r, int n)
 {
 	free_rows(&failure_row_type, r, n);
+}
+
+#define F(field, kind, col) {col, kind, offsetof(struct dbq_session, field)}
+static const struct col session_cols[] = {
+	F(id, COL_I64, 0), F(run_id, COL_I64, 1), F(program, COL_TEXT, 2), F(backend, COL_TEXT_NULL, 3),
+	F(failure, COL_TEXT, 4), F(started_at, COL_DOUBLE, 5), F(finished, COL_SET, 6), F(ended_at, COL_DOUBLE, 6),
+	F(stage, COL_TEXT_NULL, 7), F(result, COL_TEXT_NULL, 8), F(repro_path, COL_TEXT_NULL, 9),
+	F(steps, COL_I64, 10),
+};
+#undef F
+static const struct row_type session_type = ROW_TYPE(struct dbq_session, session_cols);
+
+int dbq_sessions_page(struct dbq *q, int64_t run_id, int64_t key, int dir, int limit, struct dbq_session **out,
+		      int *n, char **err)
+{
+	enum stmt which = run_id > 0 ? Q_TUI_RUN_SESSIONS : dir > 0 ? Q_TUI_SESSIONS_AFTER : Q_TUI_SESSIONS_BEFORE;
+	sqlite3_stmt *st = list_begin(q, which, out, n, err);
+	if (!st)
+		return -1;
+	if (run_id > 0)
+		sqlite3_bind_int64(st, 1, run_id);
+	else
+		bind_page(st, 1, key, limit);
+	return collect(q, st, (void **)out, n, &session_type, err);
+}
+
+void dbq_sessions_free(struct dbq_session *s, int n)
+{
+	free_rows(&session_type, s, n);
+}
+
+#define F(field, kind, col) {col, kind, offsetof(struct dbq_step, field)}
+static const struct col step_cols[] = {
+	F(id, COL_I64, 0), F(phase, COL_TEXT, 1), F(candidate, COL_TEXT, 2), F(nodes, COL_STATUS, 3),
+	F(outcome, COL_TEXT, 4), F(ms, COL_DOUBLE, 5),
+};
+#undef F
+static const struct row_type step_type = ROW_TYPE(struct dbq_step, step_cols);
+
+int dbq_steps_page(struct dbq *q, int64_t session_id, int64_t key, int dir, int limit, struct dbq_step **out,
+		   int *n, char **err)
+{
+	sqlite3_stmt *st = list_begin(q, dir > 0 ? Q_TUI_STEPS_AFTER : Q_TUI_STEPS_BEFORE, out, n, err);
+	if (!st)
+		return -1;
+	sqlite3_bind_int64(st, 1, session_id);
+	bind_page(st, 2, key, limit);
+	return collect(q, st, (void **)out, n, &step_type, err);
+}
+
+void dbq_steps_free(struct dbq_step *s, int n)
+{
+	free_rows(&step_type, s, n);
 }
 
 /* ---- tests ---- */

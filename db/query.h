@@ -300,6 +300,36 @@ int dbq_failures_page(struct dbq *q, int64_t run_id, int64_t compile_id, int64_t
 		      struct dbq_failure_row **out, int *n, char **err);
 void dbq_failure_rows_free(struct dbq_failure_row *r, int n);
 
+/* A tjit-minify session (minify_sessions) with its steps counted. */
+struct dbq_session {
+	int64_t id, run_id;
+	char *program;
+	char *backend;        /* NULL: not recorded */
+	char *failure;        /* 'compile_error', ..., 'none', 'flaky', 'syntax_error' */
+	double started_at;
+	double ended_at;      /* valid when finished */
+	bool finished;        /* ended_at is set */
+	char *stage, *result, *repro_path; /* NULL: not known (yet) */
+	int64_t steps;        /* its minify_steps rows */
+};
+/* Sessions by id (run_id 0), or all the sessions of one run (run_id > 0:
+ * key, dir and limit are ignored). */
+int dbq_sessions_page(struct dbq *q, int64_t run_id, int64_t key, int dir, int limit, struct dbq_session **out,
+		      int *n, char **err);
+void dbq_sessions_free(struct dbq_session *s, int n);
+
+/* A candidate the minifier tried (minify_steps). */
+struct dbq_step {
+	int64_t id;
+	char *phase, *candidate, *outcome;
+	int nodes;            /* op nodes of the candidate graph; -1: not a graph */
+	double ms;
+};
+/* A session's steps by id. */
+int dbq_steps_page(struct dbq *q, int64_t session_id, int64_t key, int dir, int limit, struct dbq_step **out,
+		   int *n, char **err);
+void dbq_steps_free(struct dbq_step *s, int n);
+
 /* ---- for tests/unit/check_query.c ---- */
 /* The SQL of statement i (NULL past the last), and whether it may scan the
  * runs table (only the run count of an error message does). */

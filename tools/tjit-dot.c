@@ -40,6 +40,8 @@ static const char *const usage_lines[] = {
 	"                      [--max-nodes N] --compile F/N [--run RUN] [--stage STAGE]",
 	"       tjit-dot run [--db PATH] [-o FILE] [--force] [-T FORMAT] [--max-nodes N]",
 	"                    [RUN]",
+	"       tjit-dot minify [--db PATH] [-o FILE] [--force] [-T FORMAT]",
+	"                       [--max-nodes N] [--minimized] [SESSION]",
 	"       tjit-dot help",
 	"       tjit-dot --help | --version",
 	NULL,
@@ -56,6 +58,7 @@ struct options {
 	int nargs;
 	const char *db, *output, *format, *max_nodes, *compile, *run, *stage;
 	bool force;                   /* -o may replace a file that is not a drawing */
+	bool minimized;               /* minify: the minimized graph, not the original */
 	int max;                      /* --max-nodes as a number */
 };
 
@@ -80,6 +83,17 @@ static const struct cli_option graph_options[] = {
 	{"--compile", "F/N", offsetof(struct options, compile), "the graph of compile F/N of a run (instead of ID)"},
 	{"--run", "RUN", offsetof(struct options, run), "the run of --compile (default: latest)"},
 	{"--stage", "STAGE", offsetof(struct options, stage), "the graph of --compile at STAGE (default: captured)"},
+	{NULL, NULL, 0, NULL},
+};
+
+static const struct cli_option minify_options[] = {
+	OPT_DB,
+	OPT_OUTPUT,
+	OPT_FORCE,
+	OPT_FORMAT,
+	OPT_MAX,
+	{"--minimized", NULL, offsetof(struct options, minimized),
+	 "the minimized graph (the culprit alone), not the original"},
 	{NULL, NULL, 0, NULL},
 };
 
@@ -257,9 +271,31 @@ static int cmd_run(int argc, char **argv)
 	return util_finish_stdout(NAME, status);
 }
 
+static int cmd_minify(int argc, char **argv)
+{
+	struct options o;
+	if (parse_args("minify", argc, argv, minify_options, 1, &o) < 0)
+		return 2;
+	int64_t id = 0;
+	if (o.nargs && !parse_id(o.args[0], &id)) {
+		fprintf(stderr, NAME ": bad session '%s': expected a number (as tjit-tui's sessions show)\n", o.args[0]);
+		return 1;
+	}
+	struct dbq *q = open_db(&o);
+	if (!q)
+		return 1;
+	char *err = NULL;
+	int status = 0;
+	if (viz_export_minify(q, id, o.minimized, o.format, o.output, o.force, o.max, &err) < 0)
+		status = fail(err);
+	dbq_close(q);
+	return util_finish_stdout(NAME, status);
+}
+
 static const struct cli_command commands[] = {
 	{"graph", cmd_graph, graph_options, "a graph: its ops, their types, sources and edges"},
 	{"run", cmd_run, run_options, "a run: frames, compiles, graphs, breaks and recompiles"},
+	{"minify", cmd_minify, minify_options, "a tjit-minify session: the failing graph, its culprit marked"},
 	{"help", NULL, NULL, "print this help"},
 	{NULL, NULL, NULL, NULL},
 };
@@ -271,7 +307,8 @@ static const struct cli_tool tool = {
 	"Graphviz drawings of the compile log: a graph, or the chain of a run.\n",
 	"An ID is a graph's id in the database (tjit-dot run shows them). A RUN\n"
 	"is a run id (1, 2, ...), latest, or latest~N (the Nth run before the\n"
-	"latest). TJIT_DB names the default database.\n"
+	"latest). A SESSION is a tjit-minify session's id (default: the latest).\n"
+	"TJIT_DB names the default database.\n"
 	"-o replaces a drawing (DOT, Graphviz's SVG, PNG, PDF) or an empty file;\n"
 	"any other file only with --force.\n"
 	"\nExit status: 0 success; 1 no database, graph, run or compile, or an\n"

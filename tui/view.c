@@ -94,6 +94,8 @@ enum target {
 	T_GUARDS,     /* s1: the compile's label */
 	T_SOURCE,     /* line, s2: the file */
 	T_KERNEL,     /* ref: the graph id, kernel: its launch order there */
+	T_SESSIONS,   /* tjit-minify's sessions: of run ref, or all (ref 0) */
+	T_SESSION,    /* ref: a minifier session's id */
 };
 
 struct row {
@@ -197,6 +199,7 @@ struct view {
 	char *file;               /* ... in this file */
 	int current_line;         /* the source line shown as current (0: none) */
 	int kernel;               /* an inductor kernel's idx in graph graph_id */
+	int64_t session_id;       /* a minifier session */
 	int npanes, focus;
 	struct pane pane[2];
 };
@@ -692,9 +695,12 @@ static int build_run(struct tui *t, struct view *v, int i, char **err)
 	add_text_row(p, T_RECOMPILES, "recompiles      %8lld  their guard failures and the values seen",
 		     (long long)r->recompiles);
 	add_text_row(p, T_FAILURES, "guard failures            every one, in order");
-	if (run->source_text)
+	if (strcmp(run->tool, "tjit-minify") == 0)
+		add_text_row(p, T_SESSIONS, "minifier sessions         failure, stage, result, the candidates tried")->ref =
+			v->run_id;
+	if (run->source_text) /* from its first line */
 		add_text_row(p, T_SOURCE, "source                    %s, with break and recompile markers",
-			     run->program);
+			     run->program)->line = 1;
 	else
 		add_text_row(p, T_NONE, "source                    %s: its text was not stored", run->program);
 	dbq_run_rows_free(rr, n);
@@ -1507,6 +1513,117 @@ static int open_kernel(struct tui *t, struct view *v, char **err)
 static const struct view_class kernel_class = {
 	.name = "kernel", .open = open_kernel, .rebuild = build_kernel, .graph_of = graph_graph_of, .moved = graph_moved};
 
+/* -- tjit-minify's sessions (doc/minify.md), newest first, and the
+ * candidates a session tried -- */
+
+static void session_row(struct rows *out, const struct dbq_session *s)
+{
+	char *prog = tail(s->program, 16);
+	struct row *r = rows_add(out);
+	r->text = xasprintf("%5lld %-16s %-9s %-13s %-9s %-14s %5lld  %s", (long long)s->id, prog,
+			    s->backend ? s->backend : "-", s->failure, s->stage ? s->stage : "-",
+			    s->result ? s->result : s->finished ? "-" : "running", (long long)s->steps,
+			    s->repro_path ? s->repro_path : "-");
+	free(prog);
+	r->id = r->ref = s->id;
+	r->target = T_SESSION;
+}
+
+/* all sessions newest first by id (dir > 0: downward), or those of run
+ * v->run_id, read at once, oldest first */
+static int fetch_sessions(struct tui *t, struct view *v, struct pane *p, const struct row *anchor, int dir,
+			  int limit, struct rows *out, char **err)
+{
+	(void)p;
+	struct dbq_session *s = NULL;
+	int n = 0;
+	if (v->run_id && anchor)
+		return 0;
+	int64_t key = anchor ? anchor->id : dir > 0 ? INT64_MAX : 0;
+	if (dbq_sessions_page(t->q, v->run_id, key, -dir, limit, &s, &n, err) < 0)
+		return -1;
+	for (int k = 0; k < n; k++)
+		session_row(out, &s[v->run_id && dir < 0 ? n - 1 - k : k]);
+	dbq_sessions_free(s, n);
+	return 0;
+}
+
+static int open_sessions(struct tui *t, struct view *v, char **err)
+{
+	(void)t;
+	(void)err;
+	v->crumb = v->run_id ? xasprintf("sessions of run %lld", (long long)v->run_id) : xstrdup("minifier sessions");
+	return 0;
+}
+
+static const struct view_class sessions_class = {
+	.name = "sessions",
+	.header = "   ID PROGRAM          BACKEND   FAILURE       STAGE     RESULT         STEPS  REPRO",
+	.fetch = fetch_sessions,
+	.open = open_sessions,
+};
+
+/* a session: what it found, then each candidate in order (a session
+ * tries tens of them: read at once, as a compile's guards) */
+static int build_session(struct tui *t, struct view *v, int i, char **err)
+{
+	(void)i;
+	struct pane *p = &v->pane[0];
+	rows_release(&p->all);
+	struct dbq_session *s = NULL;
+	int n = 0;
+	/* the session's row: one search of the primary key, from just above it */
+	if (dbq_sessions_page(t->q, 0, v->session_id + 1, -1, 1, &s, &n, err) < 0)
+		return -1;
+	if (n == 0 || s[0].id != v->session_id) {
+		dbq_sessions_free(s, n);
+		*err = xasprintf("no minifier session %lld in %s", (long long)v->session_id, dbq_path(t->q));
+		return -1;
+	}
+	char when[32], ms[32];
+	fmt_time(when, sizeof when, s->started_at, "%Y-%m-%d %H:%M:%S");
+	if (s->finished)
+		fmt_ms(ms, sizeof ms, (s->ended_at - s->started_at) * 1e3);
+	else
+		snprintf(ms, sizeof ms, "no end");
+	v->run_id = s->run_id;
+	free(v->header);
+	v->header = xasprintf("tjit-minify run %lld · %s · %s · %lld %s", (long long)s->run_id, when, ms,
+			      (long long)s->steps, plural(s->steps, "candidate run", "candidate runs"));
+	add_text_row(p, T_NONE, "program  %s, backend %s", s->program, s->backend ? s->backend : "-");
+	add_text_row(p, T_NONE, "failure  %s, first failing stage %s", s->failure, s->stage ? s->stage : "unknown");
+	add_text_row(p, T_NONE, "result   %s", s->result ? s->result : s->finished ? "-" : "none yet (running, or killed)");
+	add_text_row(p, T_NONE, "repro    %s", s->repro_path ? s->repro_path : "none written");
+	add_text_row(p, T_NONE, "PHASE    OUTCOME          NODES         MS  CANDIDATE");
+	dbq_sessions_free(s, n);
+	struct dbq_step *st = NULL;
+	if (dbq_steps_page(t->q, v->session_id, 0, 1, 0, &st, &n, err) < 0)
+		return -1;
+	for (int k = 0; k < n; k++) {
+		char nodes[16];
+		if (st[k].nodes >= 0)
+			snprintf(nodes, sizeof nodes, "%d %s", st[k].nodes, plural(st[k].nodes, "op", "ops"));
+		else
+			snprintf(nodes, sizeof nodes, "-");
+		fmt_ms(ms, sizeof ms, st[k].ms);
+		add_text_row(p, T_NONE, "%-8s %-14s %7s %10s  %s", st[k].phase, st[k].outcome, nodes, ms,
+			     st[k].candidate);
+	}
+	if (n == 0)
+		add_text_row(p, T_NONE, "no candidate ran");
+	dbq_steps_free(st, n);
+	return 0;
+}
+
+static int open_session(struct tui *t, struct view *v, char **err)
+{
+	v->crumb = xasprintf("session %lld", (long long)v->session_id);
+	static_pane(&v->pane[0]);
+	return build_session(t, v, 0, err);
+}
+
+static const struct view_class session_class = {.name = "session", .open = open_session, .rebuild = build_session};
+
 /* -- help -- */
 
 static int open_help(struct tui *t, struct view *v, char **err)
@@ -1657,6 +1774,12 @@ static int enter(struct tui *t)
 		n.graph_id = r->ref;
 		n.kernel = r->kernel;
 		return push(t, &kernel_class, &n);
+	case T_SESSIONS:
+		n.run_id = r->ref;
+		return push(t, &sessions_class, &n);
+	case T_SESSION:
+		n.session_id = r->ref;
+		return push(t, &session_class, &n);
 	case T_SOURCE:
 		if (!r->line) {
 			set_status(t, false, "no source line");
@@ -1700,6 +1823,7 @@ enum cmd {
 	C_EXPORT,
 	C_RELOAD,
 	C_HELP,
+	C_SESSIONS,
 };
 
 /* One row per command: its keys, its word in the footer (NULL: not
@@ -1725,6 +1849,7 @@ static const struct binding {
 	{C_PANE, {TUI_KEY_TAB}, "pane", "switch between the graph and its source"},
 	{C_EXPORT, {'d'}, "dot", "export the graph: graph-ID.dot and .svg here"},
 	{C_RELOAD, {'r'}, "reload", "read the screen again (a run still writing)"},
+	{C_SESSIONS, {'m'}, NULL, "the minifier's sessions (tjit-minify), newest first"},
 	{C_HELP, {'?'}, "help", "this help"},
 	{C_QUIT, {'Q'}, "quit", "quit"},
 };
@@ -2013,6 +2138,10 @@ int tui_key(struct tui *t, int key)
 		if (v->cls == &help_class)
 			return TUI_HANDLED;
 		return push(t, &help_class, &(struct view){.run_id = v->run_id});
+	case C_SESSIONS:
+		if (v->cls == &sessions_class && !v->run_id)
+			return TUI_HANDLED;
+		return push(t, &sessions_class, &(struct view){0});
 	}
 	moved(t, v);
 	return TUI_HANDLED | TUI_REDRAW;

@@ -31,8 +31,26 @@ static int kernels_of(struct dbq *q, const struct dbq_graph *gr, struct dbq_kern
 	return m;
 }
 
+/* per node of nodes[0, n), whether graph marks (what the minifier kept)
+ * has an op of that name (malloc'd), or NULL with *err */
+static bool *culprit_of(struct dbq *q, int64_t marks, const struct dbq_node *nodes, int n, char **err)
+{
+	struct dbq_node *m = NULL;
+	int nm = 0;
+	if (dbq_nodes(q, marks, &m, &nm, err) < 0)
+		return NULL;
+	bool *c = xcalloc((size_t)n + 1, sizeof *c);
+	for (int i = 0; i < n; i++)
+		for (int k = 0; k < nm && !c[i]; k++)
+			c[i] = strcmp(m[k].kind, "op") == 0 && strcmp(m[k].name, nodes[i].name) == 0;
+	dbq_nodes_free(m, nm);
+	return c;
+}
+
+/* graph graph_id out in format; with_kernels, a cluster per kernel;
+ * marks > 0, the ops of that graph's names marked as the culprit */
 static int export_graph(struct dbq *q, int64_t graph_id, const char *format, const char *path, bool force,
-			int max_nodes, bool with_kernels, char **err)
+			int max_nodes, bool with_kernels, int64_t marks, char **err)
 {
 	if (bad_format(format, err) < 0)
 		return -1;
@@ -43,8 +61,10 @@ static int export_graph(struct dbq *q, int64_t graph_id, const char *format, con
 	int n = 0;
 	struct dbq_kernel *kernels = NULL;
 	int nk = 0, mine = 0;
+	bool *culprit = NULL;
 	if (dbq_nodes(q, graph_id, &nodes, &n, err) < 0 ||
-	    (with_kernels && (mine = kernels_of(q, &gr, &kernels, &nk, err)) < 0)) {
+	    (with_kernels && (mine = kernels_of(q, &gr, &kernels, &nk, err)) < 0) ||
+	    (marks > 0 && !(culprit = culprit_of(q, marks, nodes, n, err)))) {
 		dbq_kernels_free(kernels, nk);
 		dbq_nodes_free(nodes, n);
 		dbq_graph_release(&gr);
@@ -65,10 +85,12 @@ static int export_graph(struct dbq *q, int64_t graph_id, const char *format, con
 		.source_text = have_run ? run.source_text : NULL,
 		.kernels = kernels,
 		.nkernels = mine,
+		.culprit = culprit,
 	};
 	Agraph_t *g = viz_graph_view(&rows, max_nodes);
 	int rc = viz_output(g, format, path, force, err);
 	agclose(g);
+	free(culprit);
 	if (have_run)
 		dbq_run_release(&run);
 	if (have_compile)
@@ -82,13 +104,65 @@ static int export_graph(struct dbq *q, int64_t graph_id, const char *format, con
 int viz_export_graph(struct dbq *q, int64_t graph_id, const char *format, const char *path, bool force,
 		     int max_nodes, char **err)
 {
-	return export_graph(q, graph_id, format, path, force, max_nodes, false, err);
+	return export_graph(q, graph_id, format, path, force, max_nodes, false, 0, err);
 }
 
 int viz_export_kernels(struct dbq *q, int64_t graph_id, const char *format, const char *path, bool force,
 		       int max_nodes, char **err)
 {
-	return export_graph(q, graph_id, format, path, force, max_nodes, true, err);
+	return export_graph(q, graph_id, format, path, force, max_nodes, true, 0, err);
+}
+
+/* ---- a minifier session ---- */
+
+int viz_minify_graphs(struct dbq *q, int64_t session_id, int64_t *session, int64_t *original, int64_t *minified,
+		      char **err)
+{
+	struct dbq_session *s = NULL;
+	struct dbq_compile *c = NULL;
+	struct dbq_graph *g = NULL;
+	int ns = 0, nc = 0, ng = 0, rc = -1;
+	*original = *minified = 0;
+	if (dbq_sessions_page(q, 0, session_id > 0 ? session_id + 1 : INT64_MAX, -1, 1, &s, &ns, err) < 0)
+		return -1;
+	if (ns == 0 || (session_id > 0 && s[0].id != session_id)) {
+		if (err && session_id > 0)
+			*err = viz_err("no minifier session %lld in %s", (long long)session_id, dbq_path(q));
+		else if (err)
+			*err = viz_err("no minifier session in %s (tjit-minify logs them)", dbq_path(q));
+		goto cleanup;
+	}
+	*session = s[0].id;
+	/* the minifier's run logs one compile: the failing graph and its minimized form */
+	if (dbq_compiles(q, s[0].run_id, 0, 1, &c, &nc, err) < 0 || (nc && dbq_graphs_of(q, c[0].id, &g, &ng, err) < 0))
+		goto cleanup;
+	for (int i = 0; i < ng; i++) {
+		if (strcmp(g[i].stage, "captured") == 0)
+			*original = g[i].id;
+		else if (strcmp(g[i].stage, "minified") == 0)
+			*minified = g[i].id;
+	}
+	if (!*original || !*minified) {
+		if (err)
+			*err = viz_err("minifier session %lld has no minimized graph (its failure: %s, result: %s)",
+				       (long long)s[0].id, s[0].failure, s[0].result ? s[0].result : "none yet");
+		goto cleanup;
+	}
+	rc = 0;
+cleanup:
+	dbq_graphs_free(g, ng);
+	dbq_compiles_free(c, nc);
+	dbq_sessions_free(s, ns);
+	return rc;
+}
+
+int viz_export_minify(struct dbq *q, int64_t session_id, bool minimized, const char *format, const char *path,
+		      bool force, int max_nodes, char **err)
+{
+	int64_t session, original, minified;
+	if (bad_format(format, err) < 0 || viz_minify_graphs(q, session_id, &session, &original, &minified, err) < 0)
+		return -1;
+	return export_graph(q, minimized ? minified : original, format, path, force, max_nodes, false, minified, err);
 }
 
 /* ---- the run view's rows ---- */

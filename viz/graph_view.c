@@ -192,6 +192,11 @@ Agraph_t *viz_graph_view(const struct viz_graph_rows *r, int max_nodes)
 	sb_printf(&b, " \xc2\xb7 %lld op%s", (long long)gr->op_count, gr->op_count == 1 ? "" : "s");
 	if (r->nkernels)
 		sb_printf(&b, " \xc2\xb7 %d kernel%s", r->nkernels, r->nkernels == 1 ? "" : "s");
+	for (int i = 0, k = 0; r->culprit && i < r->nnodes; i++)
+		if (r->culprit[i] && is_op(&r->nodes[i])) {
+			sb_puts(&b, k++ ? ", " : " \xc2\xb7 culprit: ");
+			viz_label_text(&b, r->nodes[i].name, 80);
+		}
 	viz_set(g, "label", b.buf);
 
 	int n = r->nnodes;
@@ -239,6 +244,10 @@ Agraph_t *viz_graph_view(const struct viz_graph_rows *r, int max_nodes)
 				viz_set(v, "shape", "invhouse");
 				viz_set(v, "style", "filled");
 				viz_set(v, "fillcolor", "#dde8f8");
+			} else if (r->culprit && r->culprit[i]) {
+				viz_set(v, "style", "filled,bold");
+				viz_set(v, "color", "red");
+				viz_set(v, "fillcolor", "#fde0dc");
 			}
 		}
 		viz_set(v, "label", b.buf);

@@ -55,6 +55,19 @@ int viz_export_kernels(struct dbq *q, int64_t graph_id, const char *format, cons
 int viz_export_run(struct dbq *q, int64_t run_id, const char *format, const char *path, bool force, int max_nodes,
 		   char **err);
 
+/* A tjit-minify session (session_id; 0: the latest): the graph that
+ * failed, as captured, with the ops the minifier kept (the culprit)
+ * marked red and named in its title; or, minimized, the graph of those
+ * ops alone (each dropped node they read an input). The minifier logs
+ * both as the graphs (stages captured and minified) of one compile of its
+ * run (doc/minify.md). -1 with *err ("no minifier session 4 in x.db",
+ * "minifier session 2 has no minimized graph (...)"). */
+int viz_export_minify(struct dbq *q, int64_t session_id, bool minimized, const char *format, const char *path,
+		      bool force, int max_nodes, char **err);
+/* The ids of session_id's (0: the latest) session and its two graphs. */
+int viz_minify_graphs(struct dbq *q, int64_t session_id, int64_t *session, int64_t *original, int64_t *minified,
+		      char **err);
+
 /* The graph at stage (NULL: "captured") of the compile labelled label
  * ("0/1") in run run_id: 0 with *graph_id, or -1 with *err ("no compile
  * 0/9 in run 3", "compile 0/1 of run 3 has no aot_forward graph (it has:

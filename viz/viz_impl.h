@@ -73,6 +73,7 @@ struct viz_graph_rows {
 	const char *source_text;    /* NULL: not stored */
 	const struct dbq_kernel *kernels; /* inductor's kernels of this graph: a cluster each */
 	int nkernels;
+	const bool *culprit;        /* per node: what the minifier kept (marked red); NULL: none */
 };
 /* The graph; agclose it. max_nodes as viz_export_graph's. With kernels,
  * the nodes a kernel computes (its fused_nodes) are in its cluster,

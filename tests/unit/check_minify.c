@@ -2,7 +2,7 @@
  * line of a run's stderr, messages normalized and split by stage, outputs
  * compared within the tolerance, runs classified, and the child runner on
  * real programs (exit, error, output, TJIT_COMPILE_ONLY, time limit,
- * memory cap, the candidates' log). */
+ * memory cap, the candidates' log), the graphs logged for tjit-dot. */
 #define _GNU_SOURCE
 #include <check.h>
 #include <math.h>
@@ -11,7 +11,9 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "db.h"
 #include "minify.h"
+#include "query.h"
 
 #define DB_TEST_NAME "check_minify"
 #include "db_test_util.h"
@@ -418,6 +420,78 @@ START_TEST(test_run_child)
 }
 END_TEST
 
+/* the failing graph and its minimized form into the user's log: relu(x)
+ * + 1 with add kept, relu dropped (an input of the minimized graph) */
+START_TEST(test_graph_log)
+{
+	char *prog = write_prog("relu.tj", "def f(x):\n    return relu(x) + 1\n\nprint(compile(f)(ones(2)))\n");
+	struct minify_limits lim = {30, 0};
+	struct minify_result r;
+	char *err = NULL;
+	ck_assert_int_eq(minify_run(&(struct minify_cand){prog, "aot_eager", dbpath, NULL}, &lim, &r, &err), 0);
+	struct minify_graph g;
+	ck_assert_msg(minify_graph_load(dbpath, r.pid, "0/0", &g, &err) == 0, "%s", err);
+	ck_assert_int_eq(g.n, 3);
+	bool keep[3] = {false, false, true};
+	char user[400];
+	snprintf(user, sizeof user, "%s/user.db", tmpdir);
+	struct db_writer *w = db_open_writer(user, &err);
+	ck_assert_ptr_nonnull(w);
+	db_begin_run(w, &(struct db_run){"tjit-minify", "tjit-minify relu.tj", prog, NULL, "aot_eager", "", 0});
+	ck_assert_msg(minify_graph_log(w, dbpath, r.pid, &g, keep, "aot_eager", "accuracy", &err) == 0, "%s", err);
+	db_end_run(w, 0);
+	db_close(w);
+	struct dbq *q = dbq_open(user, &err);
+	ck_assert_ptr_nonnull(q);
+	struct dbq_compile c;
+	ck_assert_int_eq(dbq_compile_get(q, 1, "0/0", &c, &err), 0);
+	ck_assert_str_eq(c.outcome, "error");
+	ck_assert_str_eq(c.error, "accuracy");
+	ck_assert_str_eq(c.backend, "aot_eager");
+	ck_assert_str_eq(c.function, "f");
+	struct dbq_graph *gs = NULL;
+	int ng = 0;
+	ck_assert_int_eq(dbq_graphs_of(q, c.id, &gs, &ng, &err), 0);
+	ck_assert_int_eq(ng, 2);
+	ck_assert_str_eq(gs[0].stage, "captured");
+	ck_assert_int_eq(gs[0].op_count, 2);
+	ck_assert_str_eq(gs[1].stage, "minified");
+	ck_assert_int_eq(gs[1].op_count, 1);
+	/* the original's lines: the dropped relu an input, add as it was */
+	ck_assert_msg(strncmp(gs[1].listing, "graph 0/0 f (", 13) == 0, "%s", gs[1].listing);
+	ck_assert_ptr_nonnull(strstr(gs[1].listing, "relu.tj:1) [minified] \xc2\xb7 1 op\n"
+						     "  relu: f32[2] = input was relu(x)\n"
+						     "  add: f32[2] = add(relu, 1) "));
+	ck_assert_ptr_nonnull(strstr(gs[1].listing, "\n  return (add,)\n"));
+	struct dbq_node *nd = NULL;
+	int nn = 0;
+	ck_assert_int_eq(dbq_nodes(q, gs[1].id, &nd, &nn, &err), 0);
+	ck_assert_int_eq(nn, 3);
+	ck_assert_str_eq(nd[0].name, "relu");
+	ck_assert_str_eq(nd[0].kind, "input");
+	ck_assert_str_eq(nd[0].args, "was relu(x)");
+	ck_assert_str_eq(nd[1].name, "add");
+	ck_assert_str_eq(nd[1].op, "add");
+	ck_assert_str_eq(nd[2].kind, "output");
+	ck_assert_str_eq(nd[2].args, "add");
+	dbq_nodes_free(nd, nn);
+	dbq_graphs_free(gs, ng);
+	dbq_compile_release(&c);
+	dbq_close(q);
+	/* a graph the candidates' log does not have */
+	free(g.label);
+	g.label = strdup("0/9");
+	w = db_null_writer();
+	ck_assert_int_eq(minify_graph_log(w, dbpath, r.pid, &g, keep, "aot_eager", "accuracy", &err), -1);
+	ck_assert_ptr_nonnull(err);
+	free(err);
+	db_close(w);
+	minify_graph_release(&g);
+	minify_result_release(&r);
+	free(prog);
+}
+END_TEST
+
 #if !defined(__SANITIZE_ADDRESS__)
 /* a program that allocates past the memory cap fails, the caller does not */
 START_TEST(test_run_memory_cap)
@@ -454,6 +528,7 @@ static Suite *minify_suite(void)
 	tcase_add_checked_fixture(tc, setup, teardown);
 	tcase_set_timeout(tc, 60);
 	tcase_add_test(tc, test_run_child);
+	tcase_add_test(tc, test_graph_log);
 #if !defined(__SANITIZE_ADDRESS__)
 	tcase_add_test(tc, test_run_memory_cap);
 #endif

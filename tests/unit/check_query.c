@@ -919,6 +919,74 @@ START_TEST(test_tui_failure_pages)
 }
 END_TEST
 
+/* tjit-minify's sessions by id both ways, a run's, and a session's steps */
+START_TEST(test_minify_pages)
+{
+	struct db_writer *w = must_open(dbpath);
+	int64_t sid[3];
+	for (int i = 0; i < 3; i++) {
+		begin(w, "tjit-minify", NULL);
+		sid[i] = db_begin_minify(w, &(struct db_minify){"prog.tj", NULL, i == 1 ? NULL : "inductor",
+								 i ? "accuracy" : "none", 0});
+		for (int k = 0; k < i * 2; k++)
+			db_log_minify_step(w, sid[i], &(struct db_minify_step){"shrink", "keep 1: relu", k ? 1 : -1,
+										 k ? "fails" : "passes", 2.5 * k});
+		if (i < 2)
+			db_end_minify(w, sid[i], &(struct db_minify_end){i ? "inductor" : NULL, i ? "minified" : "not_reproduced",
+									  i ? "p.minify/repro.tj" : NULL, NULL});
+		db_end_run(w, 0);
+	}
+	db_close(w);
+	struct dbq *q = must_query(dbpath);
+	struct dbq_session *s = NULL;
+	int n = 0;
+	char *err = NULL;
+	ck_assert_int_eq(dbq_sessions_page(q, 0, INT64_MAX, -1, 2, &s, &n, &err), 0);
+	ck_assert_int_eq(n, 2);
+	ck_assert_int_eq(s[0].id, 3);
+	ck_assert(!s[0].finished);
+	ck_assert_ptr_null(s[0].result);
+	ck_assert_int_eq(s[0].steps, 4);
+	ck_assert_int_eq(s[1].id, 2);
+	ck_assert(s[1].finished);
+	ck_assert_ptr_null(s[1].backend);
+	ck_assert_str_eq(s[1].failure, "accuracy");
+	ck_assert_str_eq(s[1].stage, "inductor");
+	ck_assert_str_eq(s[1].result, "minified");
+	ck_assert_str_eq(s[1].repro_path, "p.minify/repro.tj");
+	ck_assert_int_eq(s[1].steps, 2);
+	ck_assert_int_eq(s[1].run_id, 2);
+	dbq_sessions_free(s, n);
+	ck_assert_int_eq(dbq_sessions_page(q, 0, 1, 1, 10, &s, &n, &err), 0);
+	ck_assert_int_eq(n, 2);
+	ck_assert_int_eq(s[0].id, 2);
+	ck_assert_int_eq(s[1].id, 3);
+	dbq_sessions_free(s, n);
+	ck_assert_int_eq(dbq_sessions_page(q, 1, 0, 0, 0, &s, &n, &err), 0);
+	ck_assert_int_eq(n, 1);
+	ck_assert_str_eq(s[0].failure, "none");
+	ck_assert_ptr_null(s[0].stage);
+	ck_assert_int_eq(s[0].steps, 0);
+	dbq_sessions_free(s, n);
+	struct dbq_step *st = NULL;
+	ck_assert_int_eq(dbq_steps_page(q, 3, 0, 1, 3, &st, &n, &err), 0);
+	ck_assert_int_eq(n, 3);
+	ck_assert_str_eq(st[0].phase, "shrink");
+	ck_assert_str_eq(st[0].candidate, "keep 1: relu");
+	ck_assert_int_eq(st[0].nodes, -1);
+	ck_assert_str_eq(st[0].outcome, "passes");
+	ck_assert_int_eq(st[1].nodes, 1);
+	ck_assert(st[2].ms == 5.0);
+	int64_t key = st[2].id;
+	dbq_steps_free(st, n);
+	ck_assert_int_eq(dbq_steps_page(q, 3, key, -1, 10, &st, &n, &err), 0);
+	ck_assert_int_eq(n, 2);
+	ck_assert(st[0].ms == 2.5);
+	dbq_steps_free(st, n);
+	dbq_close(q);
+}
+END_TEST
+
 START_TEST(test_find_run)
 {
 	three_runs();
@@ -1039,6 +1107,7 @@ static Suite *query_suite(void)
 	tcase_add_test(tc, test_tui_compile_pages);
 	tcase_add_test(tc, test_tui_break_places);
 	tcase_add_test(tc, test_tui_failure_pages);
+	tcase_add_test(tc, test_minify_pages);
 	tcase_add_test(tc, test_find_run);
 	tcase_add_test(tc, test_odd_path_read_only);
 	tcase_add_test(tc, test_read_while_writing);

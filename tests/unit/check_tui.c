@@ -706,6 +706,7 @@ START_TEST(test_help_and_footer)
 			      "  /                  filter rows as you type (Enter keeps, Esc clears)\n",
 			      "  n                  next row that matches the filter (reads on)\n",
 			      "  Tab                switch between the graph and its source\n",
+			      "  m                  the minifier's sessions (tjit-minify), newest first\n",
 			      "  ?                  this help\n",
 			      "  Q                  quit\n"};
 	for (size_t i = 0; i < sizeof want / sizeof want[0]; i++)
@@ -714,7 +715,7 @@ START_TEST(test_help_and_footer)
 	int lines = 0;
 	for (char *p = help, *nl; (nl = strchr(p, '\n')); p = nl + 1, lines++)
 		ck_assert_int_le(nl - p, 80);
-	ck_assert_int_eq(lines, 16);
+	ck_assert_int_eq(lines, 17);
 	free(help);
 	char *f = tui_footer_text(t);
 	ck_assert_str_eq(f, "Enter:open  Esc/q:back  /:filter  r:reload  ?:help  Q:quit");
@@ -908,6 +909,112 @@ START_TEST(test_empty_and_bad)
 }
 END_TEST
 
+/* tjit-minify's sessions: m lists them newest first from anywhere; the
+ * run view of a tjit-minify run leads to its own; a session shows what it
+ * found and each candidate it tried. Text from the program (its path, a
+ * candidate's message) reaches the screen escaped. */
+START_TEST(test_minify_sessions)
+{
+	struct db_writer *w = must_open(dbpath);
+	begin(w, "tjit run");
+	db_end_run(w, 0);
+	struct db_run run = {.tool = "tjit-minify", .command = "tjit-minify e\x1b[31mx.tj",
+			     .program = "e\x1b[31mx.tj", .source_text = prog_text, .backend = "inductor", .config = ""};
+	db_begin_run(w, &run);
+	int64_t s1 = db_begin_minify(w, &(struct db_minify){"e\x1b[31mx.tj", prog_text, "inductor", "compile_error", 0});
+	struct db_minify_step steps[] = {
+		{"classify", "eager reference: pass", -1, "passes", 16},
+		{"classify", "inductor run 1: compile_error aot_eager: bad \x1b[2J relu", -1, "fails", 32.5},
+		{"shrink", "keep 2: sub, relu: pass", 2, "passes", 3},
+		{"shrink", "keep 1: relu: compile_error aot_eager: bad \x1b[2J relu", 1, "fails", 1250},
+	};
+	for (int i = 0; i < 4; i++)
+		db_log_minify_step(w, s1, &steps[i]);
+	db_end_minify(w, s1, &(struct db_minify_end){"aot_eager", "minified", "x.minify/repro.tj", "print(1)\n"});
+	db_end_run(w, 0);
+	run.program = "quiet.tj";
+	db_begin_run(w, &run);
+	int64_t s2 = db_begin_minify(w, &(struct db_minify){"quiet.tj", NULL, "aot_eager", "none", 0});
+	db_end_minify(w, s2, &(struct db_minify_end){NULL, "not_reproduced", NULL, NULL});
+	db_end_run(w, 1);
+	db_close(w);
+
+	open_tui(NULL, 24, 120);
+	keys("m");
+	ck_assert_str_eq(tui_view_name(t), "sessions");
+	char *l0 = screen_line(0), *l1 = screen_line(1);
+	ck_assert_str_eq(l0, "tjit-tui: runs > minifier sessions");
+	ck_assert_str_eq(l1, "   ID PROGRAM          BACKEND   FAILURE       STAGE     RESULT         STEPS  REPRO");
+	free(l0);
+	free(l1);
+	ck_selected("    2 quiet.tj         aot_eager none          -         not_reproduced     0  -");
+	keys("j");
+	ck_selected("    1 e\x1b[31mx.tj       inductor  compile_error aot_eager minified           4  x.minify/repro.tj");
+	ck_screen_has("    1 e\\x1b[31mx.tj       inductor  compile_error aot_eager minified           4  x.minify/repro.tj");
+	ck_screen_clean();
+	ck_assert_int_eq(keys("m"), TUI_HANDLED); /* already there */
+	ck_assert_int_eq(tui_depth(t), 2);
+	key(TUI_KEY_ENTER);
+	ck_assert_str_eq(tui_view_name(t), "session");
+	ck_screen_has("tjit-tui: runs > minifier sessions > session 1\n");
+	ck_screen_has("tjit-minify run 2 · ");
+	ck_screen_has(" · 4 candidate runs\n");
+	ck_screen_has("program  e\\x1b[31mx.tj, backend inductor\n"
+		      "failure  compile_error, first failing stage aot_eager\n"
+		      "result   minified\n"
+		      "repro    x.minify/repro.tj\n"
+		      "PHASE    OUTCOME          NODES         MS  CANDIDATE\n"
+		      "classify passes               -   16.00 ms  eager reference: pass\n"
+		      "classify fails                -   32.50 ms  inductor run 1: compile_error aot_eager: bad "
+		      "\\x1b[2J relu\n"
+		      "shrink   passes           2 ops    3.00 ms  keep 2: sub, relu: pass\n"
+		      "shrink   fails             1 op     1.25 s  keep 1: relu: compile_error aot_eager: bad \\x1b[2J "
+		      "relu\n");
+	ck_screen_clean();
+	keys("G");
+	ck_selected("shrink   fails             1 op");
+	keys("r");
+	ck_assert_str_eq(tui_status(t), "reloaded");
+	ck_selected("shrink   fails             1 op");
+	/* a session that did not fail: no stage, no repro, no step */
+	keys("qk");
+	key(TUI_KEY_ENTER);
+	ck_screen_has("failure  none, first failing stage unknown\n"
+		      "result   not_reproduced\n"
+		      "repro    none written\n"
+		      "PHASE    OUTCOME          NODES         MS  CANDIDATE\n"
+		      "no candidate ran\n");
+	/* from the runs: a tjit-minify run leads to its sessions, another run not */
+	keys("qq");
+	ck_assert_str_eq(tui_view_name(t), "runs");
+	keys("j");
+	key(TUI_KEY_ENTER);
+	ck_assert_str_eq(tui_view_name(t), "run");
+	keys("jjjjj");
+	ck_selected("minifier sessions         failure, stage, result, the candidates tried");
+	key(TUI_KEY_ENTER);
+	ck_assert_str_eq(tui_view_name(t), "sessions");
+	ck_screen_has("tjit-tui: runs > run 2 > sessions of run 2\n");
+	ck_selected("    1 ");
+	keys("G");
+	ck_selected("    1 ");
+	key(TUI_KEY_ENTER);
+	ck_assert_str_eq(tui_view_name(t), "session");
+	/* the run's source opens at its first line */
+	keys("qqG");
+	key(TUI_KEY_ENTER);
+	ck_assert_str_eq(tui_view_name(t), "source");
+	ck_selected("      1  def f(x, n):");
+	keys("qqqG");
+	key(TUI_KEY_ENTER);
+	ck_assert_str_eq(tui_view_name(t), "run");
+	char *scr = tui_screen_text(t);
+	ck_assert_msg(!strstr(scr, "minifier sessions"), "a run of tjit run with sessions:\n%s", scr);
+	free(scr);
+	close_tui();
+}
+END_TEST
+
 static Suite *tui_suite(void)
 {
 	Suite *s = suite_create("tui");
@@ -927,6 +1034,7 @@ static Suite *tui_suite(void)
 	tcase_add_test(tc, test_reload);
 	tcase_add_test(tc, test_resize);
 	tcase_add_test(tc, test_empty_and_bad);
+	tcase_add_test(tc, test_minify_sessions);
 	suite_add_tcase(s, tc);
 	return s;
 }

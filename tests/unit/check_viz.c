@@ -131,7 +131,7 @@ static Agraph_t *graph_of(int nops, int max_nodes, bool brk)
 		gr.break_file = "prog.tj";
 		gr.break_line = 3;
 	}
-	struct viz_graph_rows r = {&gr, nodes, n, "prog.tj", 1, "prog.tj", prog, NULL, 0};
+	struct viz_graph_rows r = {&gr, nodes, n, "prog.tj", 1, "prog.tj", prog, NULL, 0, NULL};
 	Agraph_t *g = viz_graph_view(&r, max_nodes);
 	free(nodes);
 	return g;
@@ -196,7 +196,7 @@ START_TEST(test_graph_kernels)
 		{.name = "k_1", .kind = "pointwise", .fused_nodes = "mul, add_2", .cache_hit = 0},
 		{.name = "k_2", .kind = "reduction", .fused_nodes = "add_4, nothere", .cache_hit = 1},
 	};
-	struct viz_graph_rows r = {&gr, nodes, n, "prog.tj", 1, "prog.tj", prog, ks, 2};
+	struct viz_graph_rows r = {&gr, nodes, n, "prog.tj", 1, "prog.tj", prog, ks, 2, NULL};
 	Agraph_t *g = viz_graph_view(&r, 0);
 	free(nodes);
 	ck_assert_str_eq(agget(g, "label"), "graph 0/0 f (prog.tj:1) [aot_forward] \xc2\xb7 4 ops \xc2\xb7 2 kernels");
@@ -216,6 +216,30 @@ START_TEST(test_graph_kernels)
 	ck_assert_int_eq(agnnodes(g), 6);
 	/* x -> mul -> add_2 -> add_3 -> add_4 -> return */
 	ck_assert_int_eq(edges_of(g), 5);
+	agclose(g);
+}
+END_TEST
+
+/* the ops the minifier kept: filled red, named in the title; an input
+ * marked stays an input */
+START_TEST(test_graph_culprit)
+{
+	int n;
+	struct dbq_node *nodes = chain(3, &n);
+	struct dbq_graph gr = {.id = 7, .label = "0/0", .stage = "minified", .name = "f", .op_count = 3};
+	bool culprit[5] = {true, false, true, true, false};
+	struct viz_graph_rows r = {&gr, nodes, n, "prog.tj", 1, "prog.tj", prog, NULL, 0, NULL};
+	r.culprit = culprit;
+	Agraph_t *g = viz_graph_view(&r, 0);
+	free(nodes);
+	ck_assert_str_eq(agget(g, "label"),
+			 "graph 0/0 f (prog.tj:1) [minified] \xc2\xb7 3 ops \xc2\xb7 culprit: add_2, add_3");
+	ck_assert_str_eq(agget(agnode(g, "add_2", 0), "color"), "red");
+	ck_assert_str_eq(agget(agnode(g, "add_2", 0), "style"), "filled,bold");
+	ck_assert_str_eq(agget(agnode(g, "add_3", 0), "color"), "red");
+	ck_assert_str_eq(agget(agnode(g, "mul", 0), "color"), "");
+	ck_assert_str_eq(agget(agnode(g, "x", 0), "color"), "");
+	ck_assert_str_eq(agget(agnode(g, "x", 0), "shape"), "invhouse");
 	agclose(g);
 }
 END_TEST
@@ -253,7 +277,7 @@ START_TEST(test_label_escapes)
 		{.idx = 1, .name = "output", .kind = "output", .args = "s"},
 	};
 	struct dbq_graph gr = {.id = 1, .label = "0/0", .stage = "aot_forward", .name = "f", .op_count = 0};
-	struct viz_graph_rows r = {&gr, nodes, 2, NULL, 0, NULL, NULL, NULL, 0};
+	struct viz_graph_rows r = {&gr, nodes, 2, NULL, 0, NULL, NULL, NULL, 0, NULL};
 	Agraph_t *g = viz_graph_view(&r, 0);
 	/* a backslash is doubled: Graphviz reads \\ as one */
 	ck_assert_str_eq(label_of(g, "s"), "s: b8[]\\ninput L['a\\\\\\\\b']");
@@ -410,6 +434,7 @@ static Suite *viz_suite(void)
 	tcase_add_test(tc, test_graph_view);
 	tcase_add_test(tc, test_graph_cut);
 	tcase_add_test(tc, test_graph_kernels);
+	tcase_add_test(tc, test_graph_culprit);
 	tcase_add_test(tc, test_label_escapes);
 	suite_add_tcase(s, tc);
 	tc = tcase_create("run");

@@ -59,6 +59,7 @@ struct session {
 	char *graph_label;        /* its compile id */
 	long graph_pid;           /* the run whose log has it */
 	char *shrunk;             /* "1 of 5 ops: relu", once shrunk */
+	char *kernel;             /* inductor: the kernel(s) of the failing graph that compute the nodes left */
 	char *repro_text;         /* what DIR/repro.tj holds */
 };
 
@@ -533,6 +534,8 @@ static void repro_header(struct session *s, const char *stage, const char *what,
 		sb_puts(sb, "# exits 1 when an output differs from the float64 eager run\n");
 	else if (s->sig.cls == MZ_ACCURACY)
 		sb_puts(sb, "# wrong output: compare with tjit run --eager repro.tj\n");
+	if (s->kernel && graph)
+		sb_printf(sb, "# failing kernel: %s\n", s->kernel);
 	free(sig);
 }
 
@@ -769,6 +772,73 @@ static void shrink_inputs(struct shrink *sh, const int *set, int n)
 	}
 }
 
+/* name is one of list's "a, b, c" (a kernel's fused nodes) */
+static bool in_names(const char *list, const char *name)
+{
+	size_t len = strlen(name);
+	for (const char *p = list; *p;) {
+		size_t w = strcspn(p, ", ");
+		if (w == len && strncmp(p, name, len) == 0)
+			return true;
+		p += w;
+		p += strspn(p, ", ");
+	}
+	return false;
+}
+
+/* Inductor: which kernels of the failing graph (its compile in the run
+ * that showed the failure) compute the nodes set[0, n) left, by the
+ * nodes each fused: s->kernel, "k_... reduction (sub, relu, add)". None
+ * for a compile error, whose compile logged no kernel. */
+static void find_kernel(struct shrink *sh, const int *set, int n)
+{
+	struct session *s = sh->s;
+	char *err = NULL;
+	struct dbq *q = dbq_open(s->runs_db, &err);
+	free(err);
+	err = NULL;
+	if (!q)
+		return;
+	struct dbq_compile c = {0};
+	struct dbq_kernel *k = NULL;
+	int nk = 0;
+	int64_t run = dbq_find_run(q, 0, s->graph_pid, "tjit-minify child");
+	if (run && dbq_compile_get(q, run, s->graph_label, &c, &err) == 0 && dbq_kernels(q, c.id, &k, &nk, &err) == 0) {
+		struct strbuf sb = STRBUF_INIT;
+		for (int i = 0; i < nk; i++) {
+			bool has = false;
+			for (int j = 0; j < n && !has; j++)
+				has = in_names(k[i].fused_nodes, sh->g->nodes[set[j]].name);
+			if (has)
+				sb_printf(&sb, "%s%s %s (%s)", sb.len ? ", " : "", k[i].name, k[i].kind, k[i].fused_nodes);
+		}
+		if (sb.len)
+			s->kernel = sb_detach(&sb);
+		sb_release(&sb);
+	}
+	free(err);
+	dbq_kernels_free(k, nk);
+	if (c.label)
+		dbq_compile_release(&c);
+	dbq_close(q);
+}
+
+/* The original graph and the nodes set[0, n) kept, into the user's log
+ * (tjit-dot minify draws them) */
+static void log_graphs(struct shrink *sh, const int *set, int n)
+{
+	struct session *s = sh->s;
+	memset(sh->keep, 0, (size_t)sh->g->n * sizeof *sh->keep);
+	for (int i = 0; i < n; i++)
+		sh->keep[set[i]] = true;
+	char *sig = minify_sig_text(&s->sig), *err = NULL;
+	if (minify_graph_log(s->db, s->runs_db, s->graph_pid, sh->g, sh->keep, s->o->backend, sig, &err) < 0) {
+		fprintf(stderr, NAME ": the graphs not logged: %s\n", err);
+		free(err);
+	}
+	free(sig);
+}
+
 /* Shrinks the failing graph by delta debugging over its op nodes (doc/
  * minify.md): the graph alone first, then ddmin; the smallest program
  * that still fails becomes the repro. */
@@ -797,6 +867,12 @@ static void shrink(struct session *s, const char *stage)
 		ddmin(&sh, set, &n);
 		if (budget_left(s))
 			shrink_inputs(&sh, set, n);
+		log_graphs(&sh, set, n);
+		if (stage && strcmp(stage, "inductor") == 0) {
+			find_kernel(&sh, set, n);
+			if (s->kernel)
+				save_best(&sh, set, n); /* the repro's header names it */
+		}
 	} else if (n > 0 && !s->stopped) {
 		fprintf(stderr, NAME ": not shrunk: graph %s alone does not fail\n", g.label);
 	}
@@ -818,6 +894,8 @@ static void report_failure(struct session *s, const char *stage)
 	fprintf(s->out, "stage: %s\n", stage ? stage : "unknown");
 	if (s->graph)
 		fprintf(s->out, "graph: %s\n", s->graph);
+	if (s->kernel)
+		fprintf(s->out, "kernel: %s\n", s->kernel);
 	if (s->shrunk)
 		fprintf(s->out, "shrunk: %s\n", s->shrunk);
 	free(sig);
@@ -880,6 +958,7 @@ static void session_release(struct session *s)
 	free(s->graph);
 	free(s->graph_label);
 	free(s->shrunk);
+	free(s->kernel);
 	free(s->repro_text);
 	minify_sig_release(&s->sig);
 }

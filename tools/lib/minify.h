@@ -148,6 +148,16 @@ char *minify_graph_program(const struct minify_graph *g, const bool *keep, const
  * a symbolic size is given 3), to bound the halvings of the sizes */
 int minify_graph_max_size(const struct minify_graph *g, const bool *keep);
 
+/* Logs into w (the user's log, under the minifier's run) the failing
+ * graph of compile g->label of child pid in the candidates' log db and
+ * its minimized form, as a compile with that label, outcome error, the
+ * signature as its error, and two graphs: stage captured (as the log has
+ * it) and stage minified (the op nodes keep[] keeps, with their names,
+ * each dropped node they read an input). 0, or -1 with *err (malloc'd). */
+struct db_writer;
+int minify_graph_log(struct db_writer *w, const char *db, long pid, const struct minify_graph *g, const bool *keep,
+		     const char *backend, const char *signature, char **err);
+
 /* ---- a session (minify.c) ---- */
 
 struct minify_options {

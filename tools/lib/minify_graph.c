@@ -8,6 +8,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "db.h"
 #include "ops.h"
 #include "query.h"
 #include "strbuf.h"
@@ -427,24 +428,54 @@ static void put_check(const struct minify_graph *g, const bool *param, const cha
 	sb_puts(sb, "        exit(1)\n");
 }
 
+/* What each node is in the graph of the nodes keep[] keeps (arrays of
+ * g->n + 1, malloc'd): kept, an op written; read, by a kept one; param,
+ * a dropped node a kept one reads (an input there); out, an output (what
+ * nothing kept reads, and the graph's own outputs kept). */
+struct roles {
+	bool *kept, *read, *param, *out;
+};
+
+static void roles_of(const struct minify_graph *g, const bool *keep, struct roles *r)
+{
+	int n = g->n;
+	r->kept = xcalloc((size_t)n + 1, sizeof *r->kept);
+	r->param = xcalloc((size_t)n + 1, sizeof *r->param);
+	r->read = xcalloc((size_t)n + 1, sizeof *r->read);
+	r->out = xcalloc((size_t)n + 1, sizeof *r->out);
+	for (int i = 0; i < n; i++)
+		r->kept[i] = keep[i] && g->nodes[i].kind == MZN_OP && g->nodes[i].emit;
+	for (int i = 0; i < n; i++)
+		for (int k = 0; r->kept[i] && k < g->nodes[i].nreads; k++) {
+			int x = g->nodes[i].reads[k];
+			r->read[x] = true;
+			if (!r->kept[x])
+				r->param[x] = true;
+		}
+	for (int i = 0; i < n; i++) {
+		r->out[i] = r->kept[i] && !r->read[i];
+		for (int k = 0; !r->out[i] && r->kept[i] && k < g->noutputs; k++)
+			r->out[i] = g->outputs[k] == i;
+	}
+}
+
+static void roles_release(struct roles *r)
+{
+	free(r->kept);
+	free(r->read);
+	free(r->param);
+	free(r->out);
+}
+
 char *minify_graph_program(const struct minify_graph *g, const bool *keep, const char *backend, uint64_t seed,
 			   double check_rel, const struct minify_inputs *in, const char *header)
 {
 	if (minify_graph_kept(g, keep) == 0)
 		return NULL;
 	int n = g->n;
-	bool *kept = xcalloc((size_t)n + 1, sizeof *kept);
-	bool *param = xcalloc((size_t)n + 1, sizeof *param);
-	bool *read = xcalloc((size_t)n + 1, sizeof *read);
-	for (int i = 0; i < n; i++)
-		kept[i] = keep[i] && g->nodes[i].kind == MZN_OP && g->nodes[i].emit;
-	for (int i = 0; i < n; i++)
-		for (int k = 0; kept[i] && k < g->nodes[i].nreads; k++) {
-			int r = g->nodes[i].reads[k];
-			read[r] = true;
-			if (!kept[r])
-				param[r] = true;
-		}
+	struct roles ro;
+	roles_of(g, keep, &ro);
+	const bool *kept = ro.kept, *param = ro.param;
 	struct strbuf sb = STRBUF_INIT;
 	sb_puts(&sb, header);
 	sb_puts(&sb, "def repro(");
@@ -468,13 +499,9 @@ char *minify_graph_program(const struct minify_graph *g, const bool *keep, const
 	/* the outputs: what nothing kept reads, and the graph's own */
 	sb_puts(&sb, "    return (");
 	int no = 0;
-	for (int i = 0; i < n; i++) {
-		bool out = kept[i] && !read[i];
-		for (int k = 0; !out && kept[i] && k < g->noutputs; k++)
-			out = g->outputs[k] == i;
-		if (out)
+	for (int i = 0; i < n; i++)
+		if (ro.out[i])
 			sb_printf(&sb, "%sv_%s", no++ ? ", " : "", g->nodes[i].name);
-	}
 	sb_puts(&sb, no == 1 ? ",)\n\n" : ")\n\n");
 	sb_printf(&sb, "manual_seed(%llu)\n", (unsigned long long)seed);
 	for (int i = 0; i < n; i++) {
@@ -491,8 +518,115 @@ char *minify_graph_program(const struct minify_graph *g, const bool *keep, const
 	} else {
 		put_check(g, param, backend, check_rel, &sb);
 	}
-	free(kept);
-	free(param);
-	free(read);
+	roles_release(&ro);
 	return sb_detach(&sb);
+}
+
+/* ---- the graphs in the user's log ---- */
+
+/* the minimized graph's rows: the kept ops as the log has them, each
+ * dropped node they read an input ("was OP(ARGS)"), the output; its
+ * listing from the original's lines (line i + 1 is node i) */
+static void minimized_rows(const struct minify_graph *g, const struct roles *ro, const struct dbq_graph *orig,
+			   const struct dbq_node *nd, struct db_node *out, int *nout, char **was, struct strbuf *listing,
+			   struct strbuf *ret)
+{
+	int ops = 0, m = 0;
+	for (int i = 0; i < g->n; i++)
+		ops += ro->kept[i];
+	const char *s = orig->listing, *nl = strchr(s, '\n');
+	/* the header: "graph 1/0 f (prog.tj:9) · 5 ops" as "... [minified] · 1 op" */
+	const char *dot = strstr(s, " \xc2\xb7 ");
+	int hlen = dot && (!nl || dot < nl) ? (int)(dot - s) : nl ? (int)(nl - s) : (int)strlen(s);
+	sb_printf(listing, "%.*s [minified] \xc2\xb7 %d %s\n", hlen, s, ops, ops == 1 ? "op" : "ops");
+	for (int i = 0; i < g->n; i++) {
+		s = nl ? nl + 1 : s + strlen(s);
+		nl = strchr(s, '\n');
+		int len = nl ? (int)(nl - s) : (int)strlen(s);
+		if (!ro->kept[i] && !ro->param[i])
+			continue;
+		out[m] = (struct db_node){nd[i].name, nd[i].kind, nd[i].op, nd[i].args, nd[i].dtype, nd[i].shape,
+					  nd[i].file, nd[i].line, nd[i].col, nd[i].user_stack};
+		if (ro->param[i] && g->nodes[i].kind != MZN_INPUT) {
+			was[i] = xasprintf("was %s(%s)", nd[i].op ? nd[i].op : "?", nd[i].args ? nd[i].args : "");
+			out[m] = (struct db_node){nd[i].name, "input", NULL, was[i], nd[i].dtype, nd[i].shape, NULL, 0, 0, NULL};
+			const char *eq = strstr(s, " = ");
+			int pre = eq && eq < s + len ? (int)(eq - s) : len;
+			sb_printf(listing, "%.*s = input %s\n", pre, s, was[i]);
+		} else {
+			sb_printf(listing, "%.*s\n", len, s);
+		}
+		m++;
+	}
+	for (int i = 0, k = 0; i < g->n; i++)
+		if (ro->out[i])
+			sb_printf(ret, "%s%s", k++ ? ", " : "", g->nodes[i].name);
+	sb_printf(listing, "  return (%s%s)\n", sb_str(ret), strchr(sb_str(ret), ',') ? "" : ",");
+	out[m++] = (struct db_node){"output", "output", NULL, sb_str(ret), NULL, NULL, NULL, 0, 0, NULL};
+	*nout = m;
+}
+
+int minify_graph_log(struct db_writer *w, const char *db, long pid, const struct minify_graph *g, const bool *keep,
+		     const char *backend, const char *signature, char **err)
+{
+	*err = NULL;
+	struct dbq *q = dbq_open(db, err);
+	if (!q)
+		return -1;
+	int rc = -1, ngs = 0, nnd = 0, captured = -1;
+	struct dbq_compile c = {0};
+	struct dbq_graph *gs = NULL;
+	struct dbq_node *nd = NULL;
+	struct roles ro = {0};
+	int64_t run = dbq_find_run(q, 0, pid, "tjit-minify child");
+	if (!run || dbq_compile_get(q, run, g->label, &c, err) < 0 || dbq_graphs_of(q, c.id, &gs, &ngs, err) < 0)
+		goto cleanup;
+	for (int i = 0; i < ngs; i++)
+		if (strcmp(gs[i].stage, "captured") == 0)
+			captured = i;
+	if (captured < 0 || dbq_nodes(q, gs[captured].id, &nd, &nnd, err) < 0)
+		goto cleanup;
+	if (nnd != g->n + 1) { /* the graph's nodes and its output, as loaded */
+		*err = xasprintf("graph %s changed in the candidates' log", g->label);
+		goto cleanup;
+	}
+	struct db_node *orig = xcalloc((size_t)nnd, sizeof *orig), *mini = xcalloc((size_t)nnd, sizeof *mini);
+	for (int i = 0; i < nnd; i++)
+		orig[i] = (struct db_node){nd[i].name, nd[i].kind, nd[i].op, nd[i].args, nd[i].dtype, nd[i].shape,
+					   nd[i].file, nd[i].line, nd[i].col, nd[i].user_stack};
+	char **was = xcalloc((size_t)nnd, sizeof *was);
+	struct strbuf listing = STRBUF_INIT, ret = STRBUF_INIT;
+	int nmini = 0;
+	roles_of(g, keep, &ro);
+	minimized_rows(g, &ro, &gs[captured], nd, mini, &nmini, was, &listing, &ret);
+	struct db_graph graphs[2] = {
+		{"captured", gs[captured].name, (int)gs[captured].op_count, gs[captured].listing, nnd, orig, 0, NULL},
+		{"minified", gs[captured].name, minify_graph_kept(g, keep), sb_str(&listing), nmini, mini, 0, NULL},
+	};
+	int64_t frame = db_log_frame(w, &(struct db_frame){c.frame_index, c.function, c.file, c.line, c.resume_pc,
+							  c.resume_line});
+	db_log_compile(w,
+		       &(struct db_compile){.frame_id = frame, .compile_id = c.label, .compile_index = c.compile_index,
+					    .reason = c.reason, .backend = backend, .dynamic = c.dynamic,
+					    .outcome = "error", .op_count = (int)c.op_count, .error = signature,
+					    .ngraphs = 2, .graphs = graphs},
+		       NULL);
+	for (int i = 0; i < nnd; i++)
+		free(was[i]);
+	free(was);
+	free(orig);
+	free(mini);
+	sb_release(&listing);
+	sb_release(&ret);
+	rc = 0;
+cleanup:
+	if (rc < 0 && !*err)
+		*err = xasprintf("no graph %s in the candidates' log", g->label);
+	roles_release(&ro);
+	dbq_nodes_free(nd, nnd);
+	dbq_graphs_free(gs, ngs);
+	if (c.label)
+		dbq_compile_release(&c);
+	dbq_close(q);
+	return rc;
 }

@@ -77,12 +77,14 @@ minify() {
 	steps="$steps shrink:fails shrink:fails shrink:fails shrink:passes shrink:fails"
 	steps="$steps shrink:fails shrink:fails verify:fails"
 	nruns=$(echo $steps | wc -w)
+	# (an inductor kernel's name is a hash of its loop IR: masked)
+	sed 's/k_[0-9a-f]\{16\}/k_H/g' "$work/out" >"$work/out.masked"
 	same "$name: the report" "program: $prog
 backend: $backend
 $report
 shrunk: 1 of 5 ops: relu
 runs: $nruns
-repro: $name.d/repro.tj" "$work/out"
+repro: $name.d/repro.tj" "$work/out.masked"
 	sql "$name: session" "$db" "SELECT program, backend, failure, stage, result, repro_path,
 		ended_at >= started_at, repro_hash IS NOT NULL, source_hash IS NOT NULL FROM minify_sessions" \
 		"$prog|$backend|$failure|$stage|minified|$name.d/repro.tj|1|1|1"
@@ -102,6 +104,10 @@ repro: $name.d/repro.tj" "$work/out"
     return (v_relu,)" "$work/body"
 	grep '^v_' "$name.d/repro.tj" >"$work/inputs"
 	same "$name: the repro's input" "v_sub = zeros(1, 1)" "$work/inputs"
+	# the failing graph and its minimized form, a compile of the minifier's run
+	sql "$name: the graphs" "$db" "SELECT c.label, c.outcome, c.error = '$(sed -n 's/^signature: //p' "$work/out")',
+		group_concat(g.stage || ' ' || g.op_count, ', ') FROM compiles c JOIN graphs g ON g.compile_id = c.id" \
+		"1/0|error|1|captured 5, minified 1"
 	sql "$name: step times" "$db" "SELECT count(*), min(ms > 0), count(DISTINCT session_id) FROM minify_steps" \
 		"$nruns|1|1"
 	sql "$name: the first steps" "$db" "SELECT candidate FROM minify_steps WHERE id <= 2 ORDER BY id" \
@@ -188,16 +194,21 @@ $relu_line
 stage: inductor
 $graph"
 
+# inductor's own failures that are not compile errors: the kernel of the
+# graph that computes relu, in the report and the repro's header
+kernel='kernel: k_H reduction (sub, relu, neg, exp, add_1, div, add, sum_1)'
 minify inductor_crash inductor:runtime_error inductor crash inductor "passes fails" "failure: crash
 signature: crash SIGSEGV
 stage: inductor
-$graph"
+$graph
+$kernel"
 
 minify inductor_accuracy inductor:accuracy inductor accuracy inductor "fails passes fails" "failure: accuracy
 signature: accuracy
 detail: output line 2: got tensor([5.0274, 5.1332]), expected tensor([3.0274, 2.1332])
 stage: inductor
-$graph"
+$graph
+$kernel"
 
 minify relu_compile - relu_compile_error_TESTING_ONLY compile_error relu_compile_error_TESTING_ONLY "" "failure: compile_error
 signature: compile_error relu_compile_error_TESTING_ONLY: ReluCompileError: the graph uses relu
@@ -216,6 +227,12 @@ signature: accuracy
 detail: output line 2: got tensor([4.9399, 3.3590]), expected tensor([3.0274, 2.1332])
 stage: relu_accuracy_error_TESTING_ONLY
 $graph"
+
+for k in inductor_crash inductor_accuracy; do
+	grep '^# failing kernel: ' $k.d/repro.tj | sed 's/k_[0-9a-f]\{16\}/k_H/' >"$work/kh"
+	same "$k: the repro names the kernel" "# failing kernel: ${kernel#kernel: }" "$work/kh"
+done
+grep -q '^# failing kernel' inductor_compile.d/repro.tj && bad "inductor_compile: a kernel named (no kernel was logged)" || ok
 
 # ---- a large graph: 1000 ops in a chain, one relu ----
 
@@ -298,6 +315,38 @@ tjit-minify: limits9.d/repro.tj: not checked: the limits ran out" "$work/err"
 grep -q '^    v_relu = relu(v_sub) ' limits9.d/repro.tj && ok || bad "--max-queries 9: the best repro is not on disk"
 sql "--max-queries 9: session" limits9.db "SELECT result, (SELECT count(*) FROM minify_steps) FROM minify_sessions" \
 	"not_reproduced|9"
+
+# ---- tjit-dot minify: the graph drawn with its culprit marked ----
+
+dot=${TJIT_DOT:-$(dirname "$tjit")/tjit-dot}
+dotcheck=${DOTCHECK:-$(dirname "$tjit")/tests/dot/dotcheck}
+# drawing NAME TJIT-DOT-ARGS...: the DOT read back by dotcheck, against NAME.expected
+drawing() {
+	d_name=$1
+	shift
+	expect 0 "tjit-dot minify $d_name" "$dot" minify "$@"
+	empty "tjit-dot minify $d_name: stderr" "$work/err"
+	if "$dotcheck" "$work/out" >"$work/$d_name.sum" 2>&1; then ok; else bad "$d_name: dotcheck cannot read the DOT"; fi
+	compare "tjit-dot minify $d_name" "$top/$here/$d_name.expected" "$work/$d_name.sum"
+}
+if [ -x "$dot" ] && [ -x "$dotcheck" ]; then
+	# the original: relu red, named in the title; then relu alone, its input the dropped sub
+	drawing chain.original --db aot_compile.db
+	drawing chain.minimized --db aot_compile.db --minimized 1
+	expect 0 "tjit-dot minify -T svg" "$dot" minify --db inductor_accuracy.db -T svg -o inductor_accuracy.svg
+	grep -q '<svg' inductor_accuracy.svg && grep -q 'culprit: relu' inductor_accuracy.svg && ok ||
+		bad "tjit-dot minify -T svg: no drawing of the culprit"
+	expect 1 "tjit-dot minify: no session 9" "$dot" minify --db aot_compile.db 9
+	same "tjit-dot minify: no session 9: stderr" "tjit-dot: no minifier session 9 in aot_compile.db" "$work/err"
+	expect 1 "tjit-dot minify: no graph" "$dot" minify --db nofail.db
+	same "tjit-dot minify: no graph: stderr" \
+		"tjit-dot: minifier session 1 has no minimized graph (its failure: none, result: not_reproduced)" "$work/err"
+	expect 1 "tjit-dot minify: bad session" "$dot" minify --db nofail.db x
+	same "tjit-dot minify: bad session: stderr" \
+		"tjit-dot: bad session 'x': expected a number (as tjit-tui's sessions show)" "$work/err"
+else
+	echo "note: no tjit-dot or dotcheck beside $tjit: tjit-dot minify not checked"
+fi
 
 # ---- bad usage: exit 2 ----
 

@@ -10,14 +10,16 @@
 # compiles, a graph with its source line highlighted (the > column and,
 # with colors, the highlight's escape sequence), d's export, the breaks,
 # the guards, the help, a filter, a resize to 100x30, NO_COLOR and -C (no
-# color sequences), q and Q. The errors before the terminal is touched
-# (no database, not a terminal, bad usage) are checked without tmux.
+# color sequences), q and Q, and a tjit-minify session. The errors before
+# the terminal is touched (no database, not a terminal, bad usage) are
+# checked without tmux.
 #
 # Usage: tests/e2e/tui/check.sh [--update]
 #   --update rewrites the NAME.screen files from what tjit-tui shows now
 #   (for a human who has read the differences, never for CI).
 # Environment: TJIT (default ./tjit), TJIT_TUI (default: tjit-tui beside
-# TJIT), TJ_SRCDIR (the top source folder). Exit 77 (skipped) without tmux.
+# TJIT), TJIT_MINIFY (default: tjit-minify beside TJIT), TJ_SRCDIR (the
+# top source folder). Exit 77 (skipped) without tmux.
 set -u
 
 update=0
@@ -280,6 +282,27 @@ has "second run: from the cache" "pointwise cached"
 has "second run: from the cache" "reduction cached"
 keys j j j Enter G
 has "second run: no LLVM IR" "LLVM IR: none generated"
+keys Q
+wait_exit 0
+
+# tjit-minify's sessions: m lists them, Enter shows one with each
+# candidate it tried (their times masked); the minifier's run leads to
+# its session too
+minify=${TJIT_MINIFY:-$(dirname "$tjit")/tjit-minify}
+cp "$top/tests/e2e/minify/chain.tj" . || exit 99
+TJIT_INJECT_BUG=aot:compile_error "$minify" --db m.db --backend aot_eager chain.tj >/dev/null 2>&1 ||
+	bad "tjit-minify chain.tj failed"
+start "" "" m.db
+keys m
+screen minify-sessions
+keys Enter
+screen minify-session
+keys q q Enter
+has "the minifier's run" "minifier sessions         failure, stage, result, the candidates tried"
+keys G Enter
+has "the run's source" "runs > run 1 > chain.tj:1"
+keys q k Enter
+has "the run's sessions" "runs > run 1 > sessions of run 1"
 keys Q
 wait_exit 0
 
