@@ -77,11 +77,7 @@ static const struct cli_option options[] = {
 	{NULL, NULL, 0, NULL},
 };
 
-static void print_usage(FILE *out)
-{
-	for (int i = 0; usage_lines[i]; i++)
-		fprintf(out, "%s\n", usage_lines[i]);
-}
+static void print_usage(FILE *out) { cli_print_lines(out, usage_lines); }
 
 static void print_help(void)
 {

@@ -43,11 +43,7 @@ struct command {
 	const char *summary;
 };
 
-static void print_usage(FILE *out)
-{
-	for (int i = 0; usage_lines[i]; i++)
-		fprintf(out, "%s\n", usage_lines[i]);
-}
+static void print_usage(FILE *out) { cli_print_lines(out, usage_lines); }
 
 static int usage_error(const char *fmt, const char *arg)
 {

@@ -1405,20 +1405,6 @@ static const struct view_class graph_class = {
 /* -- an inductor kernel: the graph nodes it fused, its loop IR and LLVM
  * IR, with the source pane of the graph view -- */
 
-/* name is one of list's "a, b, c" */
-static bool in_list(const char *list, const char *name)
-{
-	size_t len = strlen(name);
-	for (const char *p = list; *p;) {
-		size_t w = strcspn(p, ", ");
-		if (w == len && strncmp(p, name, len) == 0)
-			return true;
-		p += w;
-		p += strspn(p, ", ");
-	}
-	return false;
-}
-
 /* a row per line of text, indented */
 static void add_text_lines(struct pane *p, const char *text)
 {
@@ -1440,7 +1426,7 @@ static void add_fused_rows(struct pane *p, const struct dbq_graph *g, const stru
 		const char *nl = strchr(s, '\n');
 		int len = nl ? (int)(nl - s) : (int)strlen(s);
 		int j = line - 1;
-		if (j >= 0 && j < n && in_list(k->fused_nodes, nd[j].name)) {
+		if (j >= 0 && j < n && util_in_names(k->fused_nodes, nd[j].name)) {
 			struct row *r = add_text_row(p, T_SOURCE, "%.*s", len, s);
 			if (nd[j].file) {
 				r->line = nd[j].line;

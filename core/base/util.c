@@ -65,3 +65,16 @@ int util_finish_stdout(const char *name, int status)
 	}
 	return status;
 }
+
+bool util_in_names(const char *list, const char *name)
+{
+	size_t len = strlen(name);
+	for (const char *p = list; *p;) {
+		size_t w = strcspn(p, ", ");
+		if (w == len && strncmp(p, name, len) == 0)
+			return true;
+		p += w;
+		p += strspn(p, ", ");
+	}
+	return false;
+}

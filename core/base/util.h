@@ -149,6 +149,10 @@ char *xvasprintf(const char *fmt, va_list ap);
 /* Milliseconds on the monotonic clock: for durations only. */
 double util_now_ms(void);
 
+/* whether name is one of list's names, separated by commas and spaces
+ * ("mul, add, tanh": a kernel's fused nodes) */
+bool util_in_names(const char *list, const char *name);
+
 /* Flushes stdout; a write error is reported ("NAME: error writing to
  * stdout: ...") and turns status 0 into 1. Returns the status. */
 int util_finish_stdout(const char *name, int status);

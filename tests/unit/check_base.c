@@ -73,6 +73,19 @@ START_TEST(test_shown)
 }
 END_TEST
 
+/* a name among "a, b, c": whole names only */
+START_TEST(test_in_names)
+{
+	ck_assert(util_in_names("mul, add_1, tanh", "add_1"));
+	ck_assert(util_in_names("mul, add_1, tanh", "mul"));
+	ck_assert(util_in_names("mul, add_1, tanh", "tanh"));
+	ck_assert(!util_in_names("mul, add_1, tanh", "add"));
+	ck_assert(!util_in_names("mul, add_1, tanh", "tan"));
+	ck_assert(!util_in_names("", "mul"));
+	ck_assert(util_in_names("relu", "relu"));
+}
+END_TEST
+
 START_TEST(test_now_ms)
 {
 	double t0 = util_now_ms();
@@ -147,6 +160,7 @@ static Suite *base_suite(void)
 	Suite *s = suite_create("base");
 	TCase *tc = tcase_create("core");
 	tcase_add_test(tc, test_fnv1a_vectors);
+	tcase_add_test(tc, test_in_names);
 	tcase_add_test(tc, test_dup_or_empty);
 	tcase_add_test(tc, test_shown);
 	tcase_add_test(tc, test_now_ms);

@@ -53,10 +53,15 @@ void cli_print_options(const struct cli_option *defs)
 	}
 }
 
+void cli_print_lines(FILE *out, const char *const *lines)
+{
+	for (int i = 0; lines[i]; i++)
+		fprintf(out, "%s\n", lines[i]);
+}
+
 void cli_tool_usage(const struct cli_tool *t, FILE *out)
 {
-	for (int i = 0; t->usage[i]; i++)
-		fprintf(out, "%s\n", t->usage[i]);
+	cli_print_lines(out, t->usage);
 }
 
 static int tool_help(const struct cli_tool *t)

@@ -27,6 +27,9 @@ struct cli_option {
 int cli_parse_option(const char *name, const char *cmd, const struct cli_option *defs, int argc, char **argv,
 		     int *i, void *opts);
 
+/* lines (ended by NULL) to out, a line each: a tool's usage */
+void cli_print_lines(FILE *out, const char *const *lines);
+
 /* The help's lines of defs, to stdout ("  --db PATH        the database");
  * an option without help text is not listed (another spelling). */
 void cli_print_options(const struct cli_option *defs);

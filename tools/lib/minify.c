@@ -772,20 +772,6 @@ static void shrink_inputs(struct shrink *sh, const int *set, int n)
 	}
 }
 
-/* name is one of list's "a, b, c" (a kernel's fused nodes) */
-static bool in_names(const char *list, const char *name)
-{
-	size_t len = strlen(name);
-	for (const char *p = list; *p;) {
-		size_t w = strcspn(p, ", ");
-		if (w == len && strncmp(p, name, len) == 0)
-			return true;
-		p += w;
-		p += strspn(p, ", ");
-	}
-	return false;
-}
-
 /* Inductor: which kernels of the failing graph (its compile in the run
  * that showed the failure) compute the nodes set[0, n) left, by the
  * nodes each fused: s->kernel, "k_... reduction (sub, relu, add)". None
@@ -808,7 +794,7 @@ static void find_kernel(struct shrink *sh, const int *set, int n)
 		for (int i = 0; i < nk; i++) {
 			bool has = false;
 			for (int j = 0; j < n && !has; j++)
-				has = in_names(k[i].fused_nodes, sh->g->nodes[set[j]].name);
+				has = util_in_names(k[i].fused_nodes, sh->g->nodes[set[j]].name);
 			if (has)
 				sb_printf(&sb, "%s%s %s (%s)", sb.len ? ", " : "", k[i].name, k[i].kind, k[i].fused_nodes);
 		}
