@@ -62,7 +62,10 @@ minify() {
 	name=$1 bug=$2 backend=$3 failure=$4 stage=$5 locate=$6 report=$7
 	[ "$bug" = - ] && bug=
 	db=$work/$name.db
-	expect 0 "$name" env ${bug:+TJIT_INJECT_BUG=$bug} "$minify" --db "$db" --backend "$backend" -o "$name.d" "$prog"
+	# (a generous time limit: under a sanitizer on a busy machine a run
+	# may take more than the default, and a step's outcome is compared)
+	expect 0 "$name" env ${bug:+TJIT_INJECT_BUG=$bug} "$minify" --db "$db" --backend "$backend" --timeout 120 \
+		-o "$name.d" "$prog"
 	empty "$name: stderr" "$work/err"
 	# the stages before the failing one pass, the failing one fails
 	steps="classify:passes classify:fails classify:fails classify:fails"
@@ -246,7 +249,7 @@ awk 'BEGIN {
 	print "    return y\n\nprint(compile(chain)(randn(16) - 3))"
 }' >big.tj
 for bug in aot:compile_error inductor:runtime_error inductor:accuracy; do
-	expect 0 "big $bug" env TJIT_INJECT_BUG=$bug "$minify" --db big.db -o big.d big.tj
+	expect 0 "big $bug" env TJIT_INJECT_BUG=$bug "$minify" --db big.db --timeout 120 -o big.d big.tj
 	grep -q '^shrunk: 1 of 1000 ops: relu$' "$work/out" && ok || bad "big $bug: $(grep '^shrunk' "$work/out")"
 	sed -n '/^def repro/,/^    return/p' big.d/repro.tj | grep '^    ' | sed 's/  *#.*//' >"$work/body"
 	same "big $bug: the repro's graph" "    v_relu = relu(v_add_306)
