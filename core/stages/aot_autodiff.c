@@ -556,15 +556,39 @@ static int pad(struct ad *a, int g, int d, int64_t before, int64_t after)
 	return emit(a, OPS_cat, 2, list, aot_gint(d));
 }
 
-/* x[index] for ints, Nones and slices of step 1 on constant sizes: g put
- * back in place (a None's dim of 1 goes in the reshape), zeros around it
- * (tensor_index_backward) */
+/* g's count elements along dim d put step apart, in a length of len:
+ * each followed by step - 1 zeros (g as (count, 1) padded to (count,
+ * step), then one dim), then cut or padded to len */
+static int spread(struct ad *a, int g, int d, int64_t step, int64_t len)
+{
+	struct gnode gn = a->b.g->nodes[g];
+	int64_t count = gn.shape[d].value;
+	struct sym_size sh[TENSOR_MAX_DIMS + 1];
+	for (int i = 0, j = 0; i <= gn.ndim; i++)
+		sh[i] = i == d + 1 ? (struct sym_size){1, -1} : gn.shape[j++];
+	int r = emit(a, OPS_reshape, 2, aot_gnode(g), gsizes(a, gn.ndim + 1, sh));
+	r = pad(a, r, d + 1, 0, step - 1);
+	memcpy(sh, gn.shape, sizeof(struct sym_size) * (size_t)gn.ndim);
+	sh[d] = (struct sym_size){count * step, -1};
+	r = emit(a, OPS_reshape, 2, aot_gnode(r), gsizes(a, gn.ndim, sh));
+	if (count * step <= len)
+		return pad(a, r, d, 0, len - count * step);
+	value ix = tuple_new((size_t)d + 1);
+	for (int i = 0; i <= d; i++)
+		val_tuple(ix)->items[i] = i < d ? slice_new(val_none(), val_none(), val_none())
+						: slice_new(val_int(0), val_int(len), val_none());
+	return emit(a, OPS_getitem, 2, aot_gnode(r), aot_gconst(ix));
+}
+
+/* x[index] for ints, Nones and slices of a positive step on constant
+ * sizes: g put back in place (a None's dim of 1 goes in the reshape; a
+ * step's gaps filled with zeros), zeros around it (tensor_index_backward) */
 static void r_getitem(struct ad *a, const struct garg *x, int g)
 {
 	struct gnode in = a->b.g->nodes[x[0].node];
 	value items[TENSOR_MAX_DIMS];
 	int n = index_items(&x[1], items, TENSOR_MAX_DIMS), d = 0;
-	int64_t lo[TENSOR_MAX_DIMS] = {0}, hi[TENSOR_MAX_DIMS] = {0};
+	int64_t lo[TENSOR_MAX_DIMS] = {0}, hi[TENSOR_MAX_DIMS] = {0}, steps[TENSOR_MAX_DIMS] = {0};
 	struct sym_size k[TENSOR_MAX_DIMS];
 	memcpy(k, in.shape, sizeof k);
 	bool ok = n >= 0;
@@ -580,22 +604,29 @@ static void r_getitem(struct ad *a, const struct garg *x, int g)
 			start = items[i].i < 0 ? items[i].i + size : items[i].i;
 			count = 1;
 		} else {
-			ok = sl && slice_indices(sl, size, &start, &stop, &step, &count) == 0 && step == 1;
+			ok = sl && slice_indices(sl, size, &start, &stop, &step, &count) == 0 && step >= 1;
 		}
 		if (ok && !full) {
 			k[d] = (struct sym_size){count, -1};
 			lo[d] = start;
 			hi[d] = size - start - count;
+			steps[d] = count > 0 ? step : 1;
 		}
 		d++;
 	}
 	if (!ok) {
-		aot_build_fail(&a->b, "autodiff: getitem: an index other than ints, Nones and slices of step 1 on constant sizes");
+		aot_build_fail(&a->b, "autodiff: getitem: an index other than ints, Nones and slices of a positive step on constant sizes");
 		return;
 	}
 	int r = emit(a, OPS_reshape, 2, aot_gnode(g), gsizes(a, in.ndim, k));
-	for (int e = 0; e < d; e++)
+	for (int e = 0; e < d; e++) {
+		if (steps[e] > 1) { /* the elements step apart, then what is before them */
+			r = spread(a, r, e, steps[e], in.shape[e].value - lo[e]);
+			r = pad(a, r, e, lo[e], 0);
+			continue;
+		}
 		r = pad(a, r, e, lo[e], hi[e]);
+	}
 	acc(a, &x[0], r);
 }
 
