@@ -865,6 +865,19 @@ static bool row_local(struct lower *L, int i)
 	       (dims[0] == 1 || dims[0] == -1);
 }
 
+/* whether arg a (a node, or a list or tuple of them: cat's) reads a node
+ * of dep, and whether it reads m */
+static void arg_reads(const struct garg *a, const bool *dep, int m, bool *reads, bool *reads_m)
+{
+	if (a->kind == GARG_NODE) {
+		*reads |= dep[a->node];
+		*reads_m |= a->node == m;
+	} else if (a->kind == GARG_LIST || a->kind == GARG_TUPLE) {
+		for (int k = 0; k < a->n; k++)
+			arg_reads(&a->items[k], dep, m, reads, reads_m);
+	}
+}
+
 /* Step s, a matmul into m (n x m), and step s + 1, the kernel of group
  * gi: the kernel is m's epilogue when its loops are m's rows (S is m's
  * shape, R at most the last dim) and everything in it that depends on m
@@ -886,9 +899,9 @@ static bool is_epilogue(struct lower *L, int m, int gi, bool *scratch)
 	dep[m] = true;
 	for (int i = m + 1; i < g->nnodes && ok; i++) {
 		const struct gnode *n = &g->nodes[i];
-		bool reads = false;
+		bool reads = false, reads_m = false;
 		for (int a = 0; a < n->nargs; a++)
-			reads |= n->args[a].kind == GARG_NODE && dep[n->args[a].node];
+			arg_reads(&n->args[a], dep, m, &reads, &reads_m);
 		if (!reads)
 			continue;
 		/* what K may compute: its members, and what is inlined in it
@@ -902,9 +915,8 @@ static bool is_epilogue(struct lower *L, int m, int gi, bool *scratch)
 			continue;
 		}
 		/* another step reads what K stores, or m itself */
-		for (int a = 0; a < n->nargs; a++)
-			if (n->args[a].kind == GARG_NODE && n->args[a].node == m)
-				*scratch = false;
+		if (reads_m)
+			*scratch = false;
 	}
 	free(dep);
 	return ok && used;

@@ -20,10 +20,11 @@
  *
  * Usage: tjdiff [-n COUNT] [-s SEED] [-t SECONDS] [--print I] [TJIT]
  * Defaults from the environment (`make check` runs a short seeded slice,
- * `make fuzz FUZZ_SECONDS=N` a long one): TJIT (./tjit), TJ_DIFF_COUNT
- * (40), TJ_DIFF_SEED (1), TJ_DIFF_SECONDS (0: no time budget; with one,
- * programs run until it is spent or COUNT is reached, COUNT 0 meaning no
- * limit). --print I writes program I to stdout and runs nothing.
+ * `make fuzz FUZZ_SECONDS=N` a long one from a new seed): TJIT (./tjit),
+ * TJ_DIFF_COUNT (40), TJ_DIFF_SEED (1), TJ_DIFF_SECONDS (0: no time
+ * budget; with one, programs run until it is spent or COUNT is reached,
+ * COUNT 0 meaning no limit). --print I writes program I to stdout and runs
+ * nothing: `tjdiff -s SEED --print I` gives back a failing program.
  */
 #define _GNU_SOURCE
 #include <errno.h>
@@ -454,6 +455,10 @@ int main(int argc, char **argv)
 		fputs(text, stdout);
 		free(text);
 		return 0;
+	}
+	if (access(tjit, X_OK) != 0) {
+		fprintf(stderr, "tjdiff: no tjit at %s (set TJIT)\n", tjit);
+		return 99;
 	}
 	char dir[] = "/tmp/tjdiff.XXXXXX";
 	if (!mkdtemp(dir)) {

@@ -264,6 +264,13 @@ START_TEST(test_matmul_epilogue)
 	free(s);
 	ind_program_release(&p);
 	drop_graphs();
+	/* read by cat, in a list: kept whole (a generated program found it
+	 * taken for a block's buffer) */
+	s = lower_text("    m = x @ x.permute(1, 0)\n    return m.var(-1), cat([m, m], 0)\n", "randn(4, 3)", &p);
+	ck_assert_msg(p.steps[0].epilogue && !p.steps[0].scratch, "%s", s);
+	free(s);
+	ind_program_release(&p);
+	drop_graphs();
 	s = lower_text("    m = x @ x.permute(1, 0)\n    return relu(m).permute(1, 0) + m\n", "randn(4, 3)", &p);
 	ck_assert_msg(!strstr(s, "by blocks") && !p.steps[0].epilogue, "%s", s);
 	free(s);
