@@ -124,6 +124,7 @@ static lref emit_unit_reduction(struct lower *L, const struct gnode *n, const lr
 {
 	struct lkernel *k = L->k;
 	dtype dt = n->dt;
+	int ndim = n->ndim; /* the result's (a tuple node has none) */
 	bool index = n->kind == GN_GETITEM && n->index == 1; /* max / min's indices */
 	if (n->kind == GN_GETITEM)
 		n = &L->g->nodes[n->args[0].node];
@@ -132,7 +133,7 @@ static lref emit_unit_reduction(struct lower *L, const struct gnode *n, const lr
 	const struct gnode *x = &L->g->nodes[n->args[0].node];
 	bool red[TENSOR_MAX_DIMS];
 	const_reduced_dims(L->g, n, red);
-	bool keep = n->ndim == x->ndim;
+	bool keep = ndim == x->ndim;
 	lref xi[TENSOR_MAX_DIMS];
 	for (int d = 0, o = 0; d < x->ndim; d++)
 		xi[d] = red[d] ? loop_const_int(k, DT_INT64, 0) : idx[keep ? d : o++];

@@ -795,7 +795,17 @@ static int form_groups(struct lower *L, int *order, int *norder)
 			L->p->bufs[b].alias_of = src;
 			sb_printf(&L->p->log, "%s is %s under another shape: no copy\n", g->nodes[i].name,
 				  g->nodes[L->p->bufs[src].node].name);
-			order[(*norder)++] = i;
+			/* its source is stored already (an input, or what a step
+			 * before makes): the alias goes before the open group,
+			 * which may read it (a generated program found the group
+			 * run first, reading a buffer not made yet) */
+			int at = *norder;
+			while (gi >= 0 && at > 0 && order[at - 1] != -1 - gi)
+				at--;
+			at = gi >= 0 && at > 0 ? at - 1 : *norder;
+			memmove(order + at + 1, order + at, (size_t)(*norder - at) * sizeof *order);
+			order[at] = i;
+			(*norder)++;
 			continue;
 		}
 		int before = gi;
