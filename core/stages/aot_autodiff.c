@@ -507,32 +507,6 @@ static void r_permute(struct ad *a, const struct garg *x, int g)
 	acc(a, &x[0], emit(a, OPS_permute, 2, aot_gnode(g), gdims(a, nd, inv)));
 }
 
-/* item k of a constant index (an int, a slice, or a tuple of them), as
- * a borrowed value; how many items, or -1 when not constant */
-static int index_items(const struct garg *ix, value *items, int max)
-{
-	if (ix->kind == GARG_CONST && ix->constant.tag == VAL_TUPLE) {
-		struct tuple *t = val_tuple(ix->constant);
-		if ((int)t->len > max)
-			return -1;
-		for (size_t k = 0; k < t->len; k++)
-			items[k] = t->items[k];
-		return (int)t->len;
-	}
-	if (ix->kind == GARG_CONST) {
-		items[0] = ix->constant;
-		return 1;
-	}
-	if (ix->kind != GARG_TUPLE || ix->n > max)
-		return -1;
-	for (int k = 0; k < ix->n; k++) {
-		if (ix->items[k].kind != GARG_CONST)
-			return -1;
-		items[k] = ix->items[k].constant;
-	}
-	return ix->n;
-}
-
 /* g with count zeros before and after along dim d: cat([zeros, g, zeros]) */
 static int pad(struct ad *a, int g, int d, int64_t before, int64_t after)
 {
@@ -587,7 +561,7 @@ static void r_getitem(struct ad *a, const struct garg *x, int g)
 {
 	struct gnode in = a->b.g->nodes[x[0].node];
 	value items[TENSOR_MAX_DIMS];
-	int n = index_items(&x[1], items, TENSOR_MAX_DIMS), d = 0;
+	int n = graph_const_items(&x[1], items, TENSOR_MAX_DIMS), d = 0;
 	int64_t lo[TENSOR_MAX_DIMS] = {0}, hi[TENSOR_MAX_DIMS] = {0}, steps[TENSOR_MAX_DIMS] = {0};
 	struct sym_size k[TENSOR_MAX_DIMS];
 	memcpy(k, in.shape, sizeof k);

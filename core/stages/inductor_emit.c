@@ -140,31 +140,6 @@ static lref emit_unit_reduction(struct lower *L, const struct gnode *n, const lr
 	return loop_cast(k, dt, ind_emit(L, n->args[0].node, xi));
 }
 
-/* the items of a getitem's constant index (one constant, or a tuple of
- * constants as the tracer records x[:1, :]) into items (borrowed): their
- * count, or -1 when an item is not a constant or there are too many */
-static int getitem_index(const struct garg *a, value *items)
-{
-	enum { MAX_ITEMS = TENSOR_MAX_DIMS * 2 };
-	if (a->kind == GARG_CONST) {
-		value v = a->constant;
-		int cnt = v.tag == VAL_TUPLE ? (int)val_tuple(v)->len : 1;
-		if (cnt > MAX_ITEMS)
-			return -1;
-		for (int k = 0; k < cnt; k++)
-			items[k] = v.tag == VAL_TUPLE ? val_tuple(v)->items[k] : v;
-		return cnt;
-	}
-	if (a->kind != GARG_TUPLE || a->n > MAX_ITEMS)
-		return -1;
-	for (int k = 0; k < a->n; k++) {
-		if (a->items[k].kind != GARG_CONST)
-			return -1;
-		items[k] = a->items[k].constant;
-	}
-	return a->n;
-}
-
 int ind_classify(const struct graph *g, int i)
 {
 	const struct gnode *n = &g->nodes[i];
@@ -202,7 +177,7 @@ int ind_classify(const struct graph *g, int i)
 	if (op == OPS_getitem) {
 		/* constant ints, slices and Nones only; a tensor index is a gather */
 		value items[TENSOR_MAX_DIMS * 2];
-		int cnt = getitem_index(&n->args[1], items);
+		int cnt = graph_const_items(&n->args[1], items, TENSOR_MAX_DIMS * 2);
 		for (int k = 0; k < cnt; k++)
 			if (items[k].tag != VAL_INT && items[k].tag != VAL_SLICE && items[k].tag != VAL_NONE)
 				return NC_EXTERN;
@@ -463,7 +438,7 @@ static lref emit_getitem(struct lower *L, const struct gnode *n, const lref *idx
 	struct lkernel *k = L->k;
 	const struct gnode *x = &L->g->nodes[n->args[0].node];
 	value items[TENSOR_MAX_DIMS * 2];
-	int cnt = getitem_index(&n->args[1], items);
+	int cnt = graph_const_items(&n->args[1], items, TENSOR_MAX_DIMS * 2);
 	lref xi[TENSOR_MAX_DIMS];
 	int din = 0, dout = 0;
 	for (int j = 0; j < cnt; j++) {

@@ -593,6 +593,27 @@ int graph_op_count(const struct graph *g)
 	return k;
 }
 
+int graph_const_items(const struct garg *a, value *items, int max)
+{
+	if (a->kind == GARG_CONST) {
+		value v = a->constant;
+		int cnt = v.tag == VAL_TUPLE ? (int)val_tuple(v)->len : 1;
+		if (cnt > max)
+			return -1;
+		for (int k = 0; k < cnt; k++)
+			items[k] = v.tag == VAL_TUPLE ? val_tuple(v)->items[k] : v;
+		return cnt;
+	}
+	if (a->kind != GARG_TUPLE || a->n > max)
+		return -1;
+	for (int k = 0; k < a->n; k++) {
+		if (a->items[k].kind != GARG_CONST)
+			return -1;
+		items[k] = a->items[k].constant;
+	}
+	return a->n;
+}
+
 int64_t graph_node_bytes(const struct gnode *n)
 {
 	int64_t b = (int64_t)dtype_size(n->dt);

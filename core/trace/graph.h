@@ -144,6 +144,11 @@ int graph_hoist_inputs(struct graph *g);
 /* Drops nodes from index n on (a failed inlined call rolls back). */
 void graph_truncate(struct graph *g, int n);
 int graph_op_count(const struct graph *g);  /* GN_OP and GN_CALL nodes */
+/* The items of a constant index arg (getitem's: one constant, a constant
+ * tuple, or a tuple of constants as the tracer records x[:1, :]) into
+ * items (borrowed): their count, or -1 when an item is not a constant or
+ * there are more than max. */
+int graph_const_items(const struct garg *a, value *items, int max);
 /* A tensor node's bytes, elements times the dtype's size, at the example
  * sizes of its symbols (those it was traced with); 0 when not a tensor. */
 int64_t graph_node_bytes(const struct gnode *n);

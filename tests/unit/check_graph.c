@@ -841,6 +841,33 @@ START_TEST(test_copy_independent)
 }
 END_TEST
 
+/* a getitem's constant index: one constant, a constant tuple, or a tuple
+ * of constant args; -1 for a node among them or too many */
+START_TEST(test_const_items)
+{
+	value items[4];
+	struct garg one = {.kind = GARG_CONST, .constant = val_int(3)};
+	ck_assert_int_eq(graph_const_items(&one, items, 4), 1);
+	ck_assert(items[0].tag == VAL_INT && items[0].i == 3);
+	value t = tuple_new(2);
+	val_tuple(t)->items[0] = val_int(1);
+	val_tuple(t)->items[1] = val_none();
+	struct garg tup = {.kind = GARG_CONST, .constant = t};
+	ck_assert_int_eq(graph_const_items(&tup, items, 4), 2);
+	ck_assert(items[0].i == 1 && items[1].tag == VAL_NONE);
+	ck_assert_int_eq(graph_const_items(&tup, items, 1), -1);
+	struct garg parts[2] = {{.kind = GARG_CONST, .constant = val_int(5)}, {.kind = GARG_CONST, .constant = val_none()}};
+	struct garg args = {.kind = GARG_TUPLE, .n = 2, .items = parts};
+	ck_assert_int_eq(graph_const_items(&args, items, 4), 2);
+	ck_assert(items[0].i == 5 && items[1].tag == VAL_NONE);
+	parts[1] = (struct garg){.kind = GARG_NODE, .node = 0};
+	ck_assert_int_eq(graph_const_items(&args, items, 4), -1);
+	struct garg node = {.kind = GARG_NODE, .node = 0};
+	ck_assert_int_eq(graph_const_items(&node, items, 4), -1);
+	val_decref(t);
+}
+END_TEST
+
 static Suite *graph_suite(void)
 {
 	Suite *s = suite_create("graph");
@@ -848,6 +875,7 @@ static Suite *graph_suite(void)
 	tcase_add_checked_fixture(tc, setup, teardown);
 	tcase_add_test(tc, test_print_language_section_7);
 	tcase_add_test(tc, test_fresh_names);
+	tcase_add_test(tc, test_const_items);
 	tcase_add_test(tc, test_fresh_names_many);
 	tcase_add_test(tc, test_types_and_args);
 	tcase_add_test(tc, test_copy_and_truncate);
