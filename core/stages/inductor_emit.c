@@ -71,30 +71,26 @@ static bool keeps_last_dim(const struct graph *g, const struct gnode *n)
 	return true;
 }
 
-/* the dims that reduction n reduces, when its dim arg is constant (None:
- * all of them): their count, or -1 */
-static int const_reduced_dims(const struct graph *g, const struct gnode *n, bool *red)
+int ind_reduced_dims(const struct graph *g, const struct gnode *n, bool *red)
 {
 	const struct gnode *x = &g->nodes[n->args[0].node];
+	int64_t dims[TENSOR_MAX_DIMS];
 	memset(red, 0, TENSOR_MAX_DIMS * sizeof *red);
-	const struct garg *a = &n->args[1];
-	if (n->nargs < 2 || (a->kind == GARG_CONST && a->constant.tag == VAL_NONE)) {
-		for (int d = 0; d < x->ndim; d++)
-			red[d] = true;
-		return x->ndim;
-	}
-	if (a->kind != GARG_CONST)
+	int nd = n->nargs > 1 ? ind_garg_ints(NULL, n, &n->args[1], dims) : 0;
+	if (nd < 0)
 		return -1;
-	value v = a->constant;
-	int cnt = v.tag == VAL_TUPLE ? (int)val_tuple(v)->len : v.tag == VAL_LIST ? (int)val_list(v)->len : 1;
-	for (int k = 0; k < cnt; k++) {
-		value d = v.tag == VAL_TUPLE ? val_tuple(v)->items[k] : v.tag == VAL_LIST ? val_list(v)->items[k] : v;
-		int64_t dim = d.tag == VAL_INT ? (d.i < 0 ? d.i + x->ndim : d.i) : -1;
-		if (dim < 0 || dim >= x->ndim)
+	if (nd == 0) /* None: all of them */
+		for (int d = 0; d < x->ndim; d++)
+			dims[nd++] = d;
+	for (int j = 0; j < nd; j++) {
+		int64_t d = dims[j] < 0 ? dims[j] + x->ndim : dims[j];
+		if (d < 0 || d >= x->ndim) {
+			tj_error_set("inductor: cannot lower %s: dim %lld out of range", n->name, (long long)dims[j]);
 			return -1;
-		red[dim] = true;
+		}
+		red[d] = true;
 	}
-	return cnt;
+	return nd;
 }
 
 /* A reduction over dims of size 1 only (sum(x, 1, keepdim=True) of an
@@ -112,8 +108,12 @@ static bool unit_reduction(const struct graph *g, const struct gnode *n)
 		return false;
 	const struct gnode *x = &g->nodes[n->args[0].node];
 	bool red[TENSOR_MAX_DIMS];
-	if (x->ndim == 0 || const_reduced_dims(g, n, red) < 0)
+	if (x->ndim == 0)
 		return false;
+	if (ind_reduced_dims(g, n, red) < 0) {
+		tj_error_clear(); /* not this kind: the classification goes on */
+		return false;
+	}
 	for (int d = 0; d < x->ndim; d++)
 		if (red[d] && (x->shape[d].sym >= 0 || x->shape[d].value != 1))
 			return false;
@@ -132,7 +132,7 @@ static lref emit_unit_reduction(struct lower *L, const struct gnode *n, const lr
 		return loop_const_int(k, DT_INT64, 0);
 	const struct gnode *x = &L->g->nodes[n->args[0].node];
 	bool red[TENSOR_MAX_DIMS];
-	const_reduced_dims(L->g, n, red);
+	ind_reduced_dims(L->g, n, red); /* unit_reduction parsed it */
 	bool keep = ndim == x->ndim;
 	lref xi[TENSOR_MAX_DIMS];
 	for (int d = 0, o = 0; d < x->ndim; d++)

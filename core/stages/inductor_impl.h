@@ -80,6 +80,10 @@ bool ind_same_size(struct sym_size a, struct sym_size b);
 bool ind_same_shape(int na, const struct sym_size *a, int nb, const struct sym_size *b);
 /* the ints of an arg (an int, a tuple or list of them); -1 after tj_error_set */
 int ind_garg_ints(const struct lower *L, const struct gnode *n, const struct garg *a, int64_t *out);
+/* red[d]: whether reduction op node n (sum, max with a dim, ...) reduces
+ * dim d of its input (a None or absent dim: all); how many, or -1 after
+ * tj_error_set (a dim not constant, or out of range) */
+int ind_reduced_dims(const struct graph *g, const struct gnode *n, bool *red);
 /* a contiguous tensor's flat index of idx, and back */
 lref ind_linear_index(struct lkernel *k, int ndim, const struct sym_size *shape, const lref *idx);
 void ind_split_index(struct lkernel *k, lref flat, int ndim, const struct sym_size *shape, lref *idx);

@@ -43,25 +43,7 @@ static const struct gnode *reduce_src(const struct lower *L, int i, redop *op)
 static int reduce_dims(struct lower *L, int i, bool *red)
 {
 	redop rop;
-	const struct gnode *n = reduce_src(L, i, &rop);
-	const struct gnode *x = &L->g->nodes[n->args[0].node];
-	int64_t dims[TENSOR_MAX_DIMS];
-	memset(red, 0, TENSOR_MAX_DIMS * sizeof *red);
-	int nd = ind_garg_ints(L, n, &n->args[1], dims);
-	if (nd < 0)
-		return -1;
-	if (nd == 0)
-		for (int d = 0; d < x->ndim; d++)
-			dims[nd++] = d;
-	for (int j = 0; j < nd; j++) {
-		int64_t d = dims[j] < 0 ? dims[j] + x->ndim : dims[j];
-		if (d < 0 || d >= x->ndim) {
-			tj_error_set("inductor: cannot lower %s: dim %lld out of range", n->name, (long long)dims[j]);
-			return -1;
-		}
-		red[d] = true;
-	}
-	return nd;
+	return ind_reduced_dims(L->g, reduce_src(L, i, &rop), red);
 }
 
 /* a fresh kernel in no group (a view that may be an alias) or group gi */
@@ -867,12 +849,11 @@ static bool row_local(struct lower *L, int i)
 		return false;
 	redop op;
 	const struct gnode *n = L->cls[i] == NC_TUPLE ? &L->g->nodes[i] : reduce_src(L, i, &op);
-	int64_t dims[TENSOR_MAX_DIMS];
-	int nd = n->nargs > 1 ? ind_garg_ints(L, n, &n->args[1], dims) : -1;
+	bool red[TENSOR_MAX_DIMS];
+	int nd = ind_reduced_dims(L->g, n, red);
 	if (nd < 0)
 		tj_error_clear();
-	return nd == 1 && n->args[0].kind == GARG_NODE && L->g->nodes[n->args[0].node].ndim == 2 &&
-	       (dims[0] == 1 || dims[0] == -1);
+	return nd == 1 && L->g->nodes[n->args[0].node].ndim == 2 && red[1];
 }
 
 /* whether arg a (a node, or a list or tuple of them: cat's) reads a node
