@@ -52,6 +52,8 @@ struct lower {
 	bool *member;                   /* a node that a group computes, or an extern */
 	int *group_of;                  /* [nnodes]: the member's group, -1 */
 	int *owner;                     /* [nnodes]: the one group that reads an inlined node, -1 several, -2 none */
+	bool *is_mm;                    /* [nnodes]: an extern step that is one BLAS call (choose_members) */
+	struct ind_mm *mm;              /* [nnodes]: its operands, where is_mm */
 	int ngroups;
 	struct group *groups;
 	/* the kernel being emitted */

@@ -499,10 +499,7 @@ static void mark_mm_covered(const struct lower *L, int i, bool *mark)
 /* whether extern node u reads v other than through a matmul's transposes */
 static bool extern_reads(const struct lower *L, int u, int v)
 {
-	struct ind_mm mm;
-	if (!plan_mm(L, u, &mm))
-		return true;
-	return v == mm.arg[0] || v == mm.arg[1];
+	return !L->is_mm[u] || v == L->mm[u].arg[0] || v == L->mm[u].arg[1];
 }
 
 /* ---- pass 2: what each group stores, the kernels ---- */
@@ -572,17 +569,17 @@ static int add_step(struct ind_program *p, struct ind_step *st)
 static int step_nodes(struct lower *L, struct ind_step *st, int gi, int extern_node)
 {
 	st->nodes = malloc(L->g->nnodes * sizeof *st->nodes);
-	bool *covered = calloc((size_t)L->g->nnodes + 1, sizeof *covered);
-	if (!st->nodes || !covered) {
+	bool *covered = st->mm ? calloc((size_t)L->g->nnodes + 1, sizeof *covered) : NULL;
+	if (!st->nodes || (st->mm && !covered)) {
 		free(covered);
 		tj_error_set("out of memory");
 		return -1;
 	}
-	if (st->mm)
+	if (covered)
 		mark_mm_covered(L, extern_node, covered);
 	for (int i = 0; i < L->g->nnodes; i++)
 		if (gi >= 0 ? (L->group_of[i] == gi || (!L->member[i] && L->owner[i] == gi && L->cls[i] != NC_INPUT))
-			    : i == extern_node || (covered[i] && !L->member[i]))
+			    : i == extern_node || (covered && covered[i] && !L->member[i]))
 			st->nodes[st->nnodes++] = i;
 	free(covered);
 	return 0;
@@ -680,14 +677,14 @@ static int choose_members(struct lower *L)
 	for (int i = 0; i < g->nnodes; i++)
 		L->cls[i] = (unsigned char)ind_classify(g, i);
 	for (int i = 0; i < g->nnodes; i++) {
-		struct ind_mm mm;
-		if ((L->cls[i] != NC_EXTERN && L->cls[i] != NC_VIEW) || !plan_mm(L, i, &mm))
+		L->is_mm[i] = (L->cls[i] == NC_EXTERN || L->cls[i] == NC_VIEW) && plan_mm(L, i, &L->mm[i]);
+		if (!L->is_mm[i])
 			continue;
 		if (L->cls[i] == NC_VIEW) { /* the transpose of a matmul: one call, the matmul is in it */
 			L->cls[i] = NC_EXTERN;
 			L->cls[g->nodes[i].args[0].node] = NC_ABSORBED;
 		}
-		mm_operand[mm.arg[0]] = mm_operand[mm.arg[1]] = true;
+		mm_operand[L->mm[i].arg[0]] = mm_operand[L->mm[i].arg[1]] = true;
 	}
 	for (int i = 0; i < g->nnodes; i++) {
 		int c = L->cls[i];
@@ -737,7 +734,7 @@ static int alias_source(struct lower *L, int i)
 static int form_groups(struct lower *L, int *order, int *norder)
 {
 	const struct graph *g = L->g;
-	int gi = -1;
+	int gi = -1, group_at = 0; /* the open group, its place in order[] */
 	for (int i = 0; i < g->nnodes; i++) {
 		if (L->cls[i] == NC_INPUT) {
 			if (add_buf(L, i, IBUF_INPUT) < 0)
@@ -750,8 +747,8 @@ static int form_groups(struct lower *L, int *order, int *norder)
 			if (gi >= 0 && close_group(L, gi) < 0)
 				return -1;
 			gi = -1;
-			struct ind_mm mm;
-			if (plan_mm(L, i, &mm))
+			const struct ind_mm mm = L->mm[i];
+			if (L->is_mm[i])
 				sb_printf(&L->p->log, "extern %s: matmul(%s%s, %s%s), one BLAS call%s\n", g->nodes[i].name,
 					  g->nodes[mm.arg[0]].name, mm.t[0] ? ".T" : "", g->nodes[mm.arg[1]].name,
 					  mm.t[1] ? ".T" : "", mm.t[0] || mm.t[1] ? " that reads the transposes in place" : "");
@@ -781,10 +778,7 @@ static int form_groups(struct lower *L, int *order, int *norder)
 			 * before makes): the alias goes before the open group,
 			 * which may read it (a generated program found the group
 			 * run first, reading a buffer not made yet) */
-			int at = *norder;
-			while (gi >= 0 && at > 0 && order[at - 1] != -1 - gi)
-				at--;
-			at = gi >= 0 && at > 0 ? at - 1 : *norder;
+			int at = gi >= 0 ? group_at++ : *norder;
 			memmove(order + at + 1, order + at, (size_t)(*norder - at) * sizeof *order);
 			order[at] = i;
 			(*norder)++;
@@ -793,8 +787,10 @@ static int form_groups(struct lower *L, int *order, int *norder)
 		int before = gi;
 		if (place_member(L, &gi, i) < 0)
 			return -1;
-		if (gi != before)
+		if (gi != before) {
+			group_at = *norder;
 			order[(*norder)++] = -1 - gi;
+		}
 	}
 	return gi >= 0 ? close_group(L, gi) : 0;
 }
@@ -825,8 +821,10 @@ static int lower_steps(struct lower *L, const int *order, int norder)
 		}
 		bool alias = L->p->bufs[L->p->node_buf[order[s]]].kind == IBUF_ALIAS;
 		struct ind_step st = {.kind = alias ? ISTEP_ALIAS : ISTEP_EXTERN, .node = order[s]};
-		if (!alias)
-			st.mm = plan_mm(L, order[s], &st.mm_plan);
+		if (!alias && L->is_mm[order[s]]) {
+			st.mm = true;
+			st.mm_plan = L->mm[order[s]];
+		}
 		rc = step_nodes(L, &st, -1, order[s]);
 		if (rc == 0 && (rc = add_step(L->p, &st)) < 0)
 			free(st.nodes);
@@ -942,11 +940,13 @@ int ind_lower(const struct graph *g, struct ind_program *p, struct compile_ctx *
 	L.member = calloc(n + 1, sizeof *L.member);
 	L.group_of = malloc((n + 1) * sizeof *L.group_of);
 	L.owner = malloc((n + 1) * sizeof *L.owner);
+	L.is_mm = calloc(n + 1, sizeof *L.is_mm);
+	L.mm = calloc(n + 1, sizeof *L.mm);
 	L.reduce_ref = malloc((n + 1) * sizeof *L.reduce_ref);
 	L.memo = calloc(n + 1, sizeof *L.memo);
 	order = malloc((n + 1) * sizeof *order);
-	if (!p->node_buf || !L.cls || !L.member || !L.group_of || !L.owner || !L.reduce_ref || !L.memo || !order ||
-	    graph_users_build(g, &L.users) < 0) {
+	if (!p->node_buf || !L.cls || !L.member || !L.group_of || !L.owner || !L.is_mm || !L.mm || !L.reduce_ref ||
+	    !L.memo || !order || graph_users_build(g, &L.users) < 0) {
 		tj_error_set("out of memory");
 		goto cleanup;
 	}
@@ -983,6 +983,8 @@ cleanup:
 	free(L.member);
 	free(L.group_of);
 	free(L.owner);
+	free(L.is_mm);
+	free(L.mm);
 	free(L.reduce_ref);
 	free(L.memo);
 	free(order);
