@@ -41,6 +41,8 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "fuzz_util.h"
+
 #define RUN_TIMEOUT_S 60
 #define MAX_VALS 40
 
@@ -48,13 +50,7 @@
 
 static uint64_t rng;
 
-static uint64_t next64(void)
-{
-	uint64_t z = (rng += 0x9e3779b97f4a7c15ull);
-	z = (z ^ (z >> 30)) * 0xbf58476d1ce4e5b9ull;
-	z = (z ^ (z >> 27)) * 0x94d049bb133111ebull;
-	return z ^ (z >> 31);
-}
+static uint64_t next64(void) { return rng_next(&rng); }
 
 static int below(int n) { return (int)(next64() % (uint64_t)n); }
 static bool chance(int percent) { return below(100) < percent; }
@@ -423,11 +419,6 @@ static void keep_failure(const char *text, long i, const char *backend, const ch
 	       r->output);
 }
 
-static long env_long(const char *name, long def)
-{
-	const char *v = getenv(name);
-	return v && *v ? strtol(v, NULL, 10) : def;
-}
 
 int main(int argc, char **argv)
 {

@@ -47,6 +47,8 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "fuzz_util.h"
+
 #if defined(__SANITIZE_ADDRESS__)
 #define UNDER_ASAN 1
 #elif defined(__has_feature)
@@ -137,15 +139,7 @@ static void write_file(const char *path, const char *p, size_t len)
 		die("cannot write %s: %s", path, strerror(errno));
 }
 
-/* ---- the random generator: splitmix64, one stream per mutant ---- */
-
-static uint64_t rng_next(uint64_t *s)
-{
-	uint64_t z = (*s += 0x9e3779b97f4a7c15u);
-	z = (z ^ (z >> 30)) * 0xbf58476d1ce4e5b9u;
-	z = (z ^ (z >> 27)) * 0x94d049bb133111ebu;
-	return z ^ (z >> 31);
-}
+/* ---- the random generator: splitmix64 (fuzz_util.h), one stream per mutant ---- */
 
 static size_t rnd(uint64_t *s, size_t n) { return n ? (size_t)(rng_next(s) % n) : 0; }
 
@@ -592,11 +586,6 @@ static int remove_entry(const char *path, const struct stat *st, int type, struc
 	return remove(path);
 }
 
-static long env_long(const char *name, long dflt)
-{
-	const char *v = getenv(name);
-	return v && *v ? strtol(v, NULL, 10) : dflt;
-}
 
 static void usage(void)
 {
