@@ -81,6 +81,7 @@ struct kjob {
 	const void *obj;            /* the object: the cache's, or made */
 	size_t len;
 	void *made;                 /* compiled in this run (malloc'd) */
+	const struct kjob *twin;    /* an earlier miss of the same kernel: its object is this one's */
 	char *err;                  /* a failure of the code generator */
 	const char *what;           /* its stage */
 	double ms[3];               /* codegen, llvm_optimize, object code */
@@ -154,6 +155,13 @@ static int lookup_or_compile(struct compile_ctx *cc, struct kjob *jobs, int n)
 			hint(cc, "inductor: kernel %s recompiled: %s\n", j->k->name, why ? why : "bad cache entry");
 		free(why);
 		j->rec.cache_hit = got == KC_MEMORY || got == KC_DISK;
+		for (int m = 0; m < nmiss && !j->rec.cache_hit; m++)
+			if (miss[m]->key.hi == j->key.hi && miss[m]->key.lo == j->key.lo) {
+				/* the same kernel twice in a graph (two layers alike):
+				 * compiled once; the second finds it, as from the cache */
+				j->twin = miss[m];
+				j->rec.cache_hit = true;
+			}
 		if (!j->rec.cache_hit)
 			miss[nmiss++] = j;
 	}
@@ -184,6 +192,10 @@ static int load_kernel(struct compile_ctx *cc, struct kjob *j, loop_kernel_fn *f
 		char *msg = tj_error_take();
 		hint(cc, "inductor: kernel %s not cached: %s\n", j->k->name, msg ? msg : "");
 		free(msg);
+	}
+	if (j->twin) {
+		j->obj = j->twin->obj;
+		j->len = j->twin->len;
 	}
 	double t0 = util_now_ms();
 	char *err = NULL;
