@@ -336,6 +336,19 @@ run 0 run --backend inductor --db "$db" ind.tj
 check "inductor, after the rebuild: from the cache again" "$db" \
 	"SELECT count(*), sum(k.cache_hit) FROM kernels k JOIN graphs g ON g.id = k.graph_id JOIN compiles c ON c.id = g.compile_id WHERE c.run_id = 4" \
 	"2|2"
+# the same kernel twice in one graph (two layers alike, the kernels
+# compiled at once): generated once, the second as from the cache
+cat >"$work/twice.tj" <<'TJ'
+def f(x, w):
+    return (((x * 2.0).tanh() @ w) * 2.0).tanh()
+
+print(compile(f)(ones(2, 2), ones(2, 2)))
+TJ
+db=$work/twice.db
+run 0 run --backend inductor --db "$db" twice.tj
+check "inductor: one kernel twice in a graph, generated once" "$db" \
+	"SELECT count(*), count(DISTINCT name), sum(cache_hit), count(llvm_ir) FROM kernels" \
+	"2|1|1|1"
 TJIT_CACHE_DIR=$saved_cache_dir
 [ -n "$TJIT_CACHE_DIR" ] || unset TJIT_CACHE_DIR
 
