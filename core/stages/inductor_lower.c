@@ -492,7 +492,7 @@ static void mark_mm_covered(const struct lower *L, int i, bool *mark)
 		n = &L->g->nodes[i];
 	}
 	for (int a = 0; a < 2; a++)
-		for (int v = n->args[a].node; transposed_matrix(L, v) >= 0; v = transposed_matrix(L, v))
+		for (int v = n->args[a].node, x; (x = transposed_matrix(L, v)) >= 0; v = x)
 			mark[v] = true;
 }
 
