@@ -207,6 +207,10 @@ static int run_cand(struct session *s, const char *file, const char *backend, co
 		if (lim.timeout_s <= 0 || left < lim.timeout_s)
 			lim.timeout_s = left > 0.1 ? left : 0.1;
 	}
+	/* the log's writer thread idle before the fork: a child forked while
+	 * it held a lock (the allocator's, SQLite's) would wait on it forever
+	 * (seen under ASan as a candidate that timed out) */
+	db_flush(s->db);
 	if (minify_run(&cand, &lim, &c->res, &err) < 0) {
 		fprintf(stderr, NAME ": %s\n", err);
 		free(err);
