@@ -129,8 +129,9 @@ static LLVMValueRef exp_f32(struct mb *m, LLVMValueRef x)
 	return exp_flt(m, x, false);
 }
 
-/* exp(t) for float32 t in [-87, 88], which the caller clamps to: the
- * result is normal and finite, so 2^n is one multiplication */
+/* exp(t) for float32 t in [-87, 89], which the caller clamps to: 2^n
+ * is one multiplication, normal up to t = 88.38 and inf (n = 128, the
+ * exponent's bits all ones) above */
 static LLVMValueRef exp_narrow_f32(struct mb *m, LLVMValueRef t)
 {
 	LLVMValueRef n = call1(m, "llvm.roundeven", mul(m, t, k(m, 1.44269504088896341)));
@@ -139,18 +140,17 @@ static LLVMValueRef exp_narrow_f32(struct mb *m, LLVMValueRef t)
 	return mul(m, horner(m, r, exp_c, 7), pow2i(m, LLVMBuildFPToSI(m->b, n, m->ti, ""), false));
 }
 
-/* sigmoid(x) = 1 / (1 + exp(-x)) with -x clamped to [-87, 88], so that
- * exp is the one-scaling kind: x > 87 gives 1, as eager; below -88, where
- * eager's result is a denormal or 0, 0 (within 2^-126 of eager from -87
- * on); NaN stays NaN */
+/* sigmoid(x) = 1 / (1 + exp(-x)) with -x clamped to [-87, 89], so that
+ * exp is the one-scaling kind: x > 87 gives 1, as eager; from -x = 88.38
+ * on, 2^n is 2^128, whose bits are inf's, so the result is 0 (eager's is
+ * a denormal there, or 0: within 2^-126) with no select; NaN stays NaN */
 static LLVMValueRef sigmoid_f32(struct mb *m, LLVMValueRef x)
 {
 	/* the clamps let NaN through, and exp_narrow_f32 keeps it */
 	LLVMValueRef t = LLVMBuildFNeg(m->b, x, "");
-	t = sel(m, cmp(m, LLVMRealOGT, t, k(m, 88.0)), k(m, 88.0), t);
+	t = sel(m, cmp(m, LLVMRealOGT, t, k(m, 89.0)), k(m, 89.0), t);
 	t = sel(m, cmp(m, LLVMRealOLT, t, k(m, -87.0)), k(m, -87.0), t);
-	LLVMValueRef y = dvd(m, k(m, 1.0), add(m, exp_narrow_f32(m, t), k(m, 1.0)));
-	return sel(m, cmp(m, LLVMRealOLT, x, k(m, -88.0)), k(m, 0.0), y);
+	return dvd(m, k(m, 1.0), add(m, exp_narrow_f32(m, t), k(m, 1.0)));
 }
 
 /* (log1p(f) - f + f^2/2) / f^3, f in [sqrt(1/2) - 1, sqrt(2) - 1]: degree 7, fit error 1.8e-7 */
@@ -191,19 +191,20 @@ static const double tanh_p[] = {1.0, 0.1307976394891739, 0.0030991993844509125, 
 				-2.0018998014847966e-08, 5.177221845675817e-11, -8.226572363861234e-14};
 static const double tanh_q[] = {1.0, 0.4641309082508087, 0.024476274847984314, 0.00025391936651431024};
 
-/* tanh: x clamped to [-9, 9] (NaN passes; at 9 x P / Q is 1 exactly in
- * float), then x P / Q, clamped to [-1, 1] (it rounds to 1 + 2^-23 at a
- * few points just below 9): about half the work of the exp-based form.
+/* tanh: x clamped to [-TANH_ONE, TANH_ONE] (NaN passes), then x P / Q.
+ * TANH_ONE is the largest float below 8.1233 at which x P / Q is exactly
+ * 1, evaluated with FMA and without: below 8.1233 x P / Q never exceeds 1
+ * either way (above it, it rounds to 1 + 2^-23 at some points), so the
+ * result needs no clamp; from TANH_ONE on, tanh is within 1.8e-7 of 1.
  * Odd, so the sign and -0 come out of the product. The float evaluation
  * of P and Q costs up to 4.4 ulp near 1 */
+#define TANH_ONE 0x1.03db34p+3 /* 8.12050819 */
 static LLVMValueRef tanh_f32(struct mb *m, LLVMValueRef x)
 {
-	LLVMValueRef xc = sel(m, cmp(m, LLVMRealOGT, x, k(m, 9.0)), k(m, 9.0), x);
-	xc = sel(m, cmp(m, LLVMRealOLT, xc, k(m, -9.0)), k(m, -9.0), xc);
+	LLVMValueRef xc = sel(m, cmp(m, LLVMRealOGT, x, k(m, TANH_ONE)), k(m, TANH_ONE), x);
+	xc = sel(m, cmp(m, LLVMRealOLT, xc, k(m, -TANH_ONE)), k(m, -TANH_ONE), xc);
 	LLVMValueRef s = mul(m, xc, xc);
-	LLVMValueRef y = dvd(m, mul(m, xc, horner(m, s, tanh_p, 7)), horner(m, s, tanh_q, 4));
-	y = sel(m, cmp(m, LLVMRealOGT, y, k(m, 1.0)), k(m, 1.0), y);
-	return sel(m, cmp(m, LLVMRealOLT, y, k(m, -1.0)), k(m, -1.0), y);
+	return dvd(m, mul(m, xc, horner(m, s, tanh_p, 7)), horner(m, s, tanh_q, 4));
 }
 
 /* erf(x) / x as a polynomial in x^2, |x| < 1: degree 6, fit error 1.2e-9 */
