@@ -6,6 +6,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 
 #include "error.h"
 #include "util.h"
@@ -123,14 +124,15 @@ static int read_all(const char *path, uint8_t **buf, size_t *len)
 		tj_error_set("cannot read '%s': %s", path, strerror(errno));
 		return -1;
 	}
-	long size = -1;
-	if (fseek(f, 0, SEEK_END) == 0)
-		size = ftell(f);
-	if (size < 0 || fseek(f, 0, SEEK_SET) != 0) {
-		tj_error_set("cannot read '%s': %s", path, strerror(errno));
+	struct stat st;
+	int fs = fstat(fileno(f), &st);
+	if (fs < 0 || !S_ISREG(st.st_mode)) {
+		tj_error_set("cannot read '%s': %s", path,
+			     fs < 0 ? strerror(errno) : S_ISDIR(st.st_mode) ? strerror(EISDIR) : "not a regular file");
 		fclose(f);
 		return -1;
 	}
+	long size = (long)st.st_size;
 	uint8_t *b = util_malloc((size_t)size + 1);
 	if (!b) {
 		tj_error_set("'%s': out of memory for its %ld bytes", path, size);
@@ -215,6 +217,15 @@ static tensor *read_tensor(struct reader *r)
 	if (!t)
 		return NULL;
 	take(r, bytes, &p);
+	if (dt == DT_BOOL) {
+		for (size_t i = 0; i < bytes; i++) {
+			if (p[i] > 1) {
+				tj_error_set("'%s': tensor %d has a bool element %u (0 or 1)", r->path, r->index, p[i]);
+				tensor_decref(t);
+				return NULL;
+			}
+		}
+	}
 	get_data(t, p);
 	return t;
 }

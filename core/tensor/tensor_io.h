@@ -7,7 +7,8 @@
  * and its elements in row-major order; every number little-endian. A
  * file is read whole and checked before any tensor is made: a short
  * file, another header, a bad dtype or rank, sizes that overflow or do
- * not match the file's length are errors, never a crash.
+ * not match the file's length, a bool element other than 0 or 1 are
+ * errors, never a crash.
  */
 #ifndef TJ_TENSOR_IO_H
 #define TJ_TENSOR_IO_H

@@ -133,6 +133,10 @@ START_TEST(test_bad_files)
 						   3, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0x80, 0x3f};
 	write_bytes(short_data, sizeof short_data);
 	expect_load_error("'%s' is truncated in tensor 0: 4 bytes of data where its sizes need 12");
+	static const unsigned char bad_bool[] = {'t', 'j', 't', '1', 1, 0, 0, 0, 0, 0, 0, 0, 1, 0, 0, 0,
+						 2, 0, 0, 0, 0, 0, 0, 0, 1, 7};
+	write_bytes(bad_bool, sizeof bad_bool);
+	expect_load_error("'%s': tensor 0 has a bool element 7 (0 or 1)");
 	/* a file cut in the middle of the sizes, and one with bytes after */
 	write_bytes(short_data, 18);
 	expect_load_error("'%s' is truncated in tensor 0");
@@ -144,7 +148,14 @@ START_TEST(test_bad_files)
 	fclose(f);
 	expect_load_error("'%s' has 2 bytes after its 1 tensors");
 	drop();
-	/* a folder that does not exist */
+	/* a folder, and a folder that does not exist */
+	tensor **none = NULL;
+	int nnone = 0;
+	ck_assert_int_eq(tensor_io_load(".", &none, &nnone), -1);
+	char *ed = tj_error_take();
+	ck_assert_ptr_nonnull(ed);
+	ck_assert_msg(strncmp(ed, "cannot read '.'", 15) == 0, "%s", ed);
+	free(ed);
 	t = T1(DT_FLOAT32, 1);
 	ck_assert_int_eq(tensor_io_save("no/such/dir/x.tjt", &t, 1), -1);
 	char *e = tj_error_take();
