@@ -63,6 +63,19 @@ static int apply_switches(const struct run_options *o, struct runtime_config *rc
 		rc->switches.compile_only = only;
 		rc->switches.others = &backend_eager;
 	}
+	/* tjit-minify's: the inputs of one graph saved (runtime.h) */
+	const char *record = getenv("TJIT_RECORD");
+	if (record && *record) {
+		const char *colon = strchr(record, ':');
+		int f, n, len = 0;
+		if (!colon || !colon[1] || sscanf(record, "%d/%d%n", &f, &n, &len) != 2 || record + len != colon ||
+		    f < 0 || n < 0) {
+			fprintf(stderr, "%s %s: TJIT_RECORD: expected F/N:PATH (a compile id, a file), got '%s'\n",
+				o->name, o->cmd, record);
+			return 2;
+		}
+		rc->switches.record = record;
+	}
 	rc->switches.fullgraph = o->fullgraph;
 	rc->switches.disabled = o->eager;
 	ind_set_kernel_cache(!o->no_kernel_cache);

@@ -3,6 +3,7 @@
  * (vm_tensor_hooks, vm.h), and the tensor functions of ops_functions[]
  * defined as builtins of a VM. */
 #include "ops.h"
+#include "tensor_io.h"
 #include "vm.h"
 
 /* iter(t): one step per index of the first dimension (vm_iter_next then
@@ -76,4 +77,5 @@ void ops_install(struct vm *vm)
 		vm_set_builtin(vm, d->name, b);
 		val_decref(b);
 	}
+	tensor_io_install(vm);
 }

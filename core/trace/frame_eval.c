@@ -32,6 +32,7 @@
 #include "guards.h"
 #include "runtime.h"
 #include "tensor.h"
+#include "tensor_io.h"
 #include "tracer.h"
 #include "util.h"
 #include "vm.h"
@@ -84,6 +85,7 @@ struct frame_eval {
 	int running;                /* compiled calls running now */
 	int next_frame_index;
 	struct code *skip_next;     /* disable(f, recursive=False): the next frame of this code runs in the VM */
+	bool recorded;              /* TJIT_RECORD's inputs are saved (or failed to be) */
 };
 
 struct eval_ctx {
@@ -724,6 +726,26 @@ static void log_miss(struct vm *vm, struct frame *f, struct eval_ctx *ctx, struc
 #define MAX_INPUTS_ON_STACK 16
 #define MAX_OUTPUTS_ON_STACK 16
 
+/* TJIT_RECORD=F/N:PATH (runtime.h): the inputs of the first call of
+ * compile F/N to PATH, once; a file that cannot be written is a warning */
+static void record_inputs(struct vm *vm, const struct entry *e, tensor *const *in, int n)
+{
+	struct runtime *rt = vm_runtime(vm);
+	const char *spec = rt ? rt->sw.record : NULL;
+	if (!spec || rt->fe->recorded)
+		return;
+	const char *colon = strchr(spec, ':');
+	size_t len = strlen(e->compile_id);
+	if (!colon || (size_t)(colon - spec) != len || strncmp(spec, e->compile_id, len) != 0)
+		return;
+	rt->fe->recorded = true;
+	if (tensor_io_save(colon + 1, in, n) < 0) {
+		char *msg = tj_error_take();
+		compile_log_warning(rt->log, "TJIT_RECORD: %s", msg ? msg : "cannot save the inputs");
+		free(msg);
+	}
+}
+
 /* Runs entry e on frame f. Returns 1 with *result when the frame returned
  * (popped), 0 when it goes on at f->pc, -1 after an error (popped), 2 when
  * the frame must run in the VM from where it is (untouched). */
@@ -748,6 +770,7 @@ static int run_entry(struct vm *vm, struct frame *f, struct entry *e, value *res
 			in[i] = val_as_tensor(gs->scratch[tr->input_sources[i]]);
 			tensor_incref(in[i]);
 		}
+		record_inputs(vm, e, in, tr->ninputs);
 		rc = e->backend->run(e->compiled, vm, in, out);
 		for (int i = 0; i < tr->ninputs; i++)
 			tensor_decref(in[i]);

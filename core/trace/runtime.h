@@ -35,8 +35,12 @@ struct compile_switches {
 	 * with the same guards and ids. NULL (or others NULL): every graph */
 	const char *compile_only;
 	const struct backend *others;
+	/* TJIT_RECORD=F/N:PATH (tjit-minify's recorded values, doc/minify.md):
+	 * the inputs of the first call of compile F/N are saved to PATH
+	 * (tensor_io.h) before its artifact runs (borrowed; NULL: none) */
+	const char *record;
 };
-#define COMPILE_SWITCHES_INIT {false, 8, NULL, false, NULL, NULL}
+#define COMPILE_SWITCHES_INIT {false, 8, NULL, false, NULL, NULL, NULL}
 
 struct runtime_config {
 	struct compile_switches switches;

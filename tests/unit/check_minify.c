@@ -14,6 +14,7 @@
 #include "db.h"
 #include "minify.h"
 #include "query.h"
+#include "tensor_io.h"
 
 #define DB_TEST_NAME "check_minify"
 #include "db_test_util.h"
@@ -232,7 +233,7 @@ START_TEST(test_graph_program)
 		node(MZN_OP, "reshape", "reshape", "matmul, (s0, -1)", "float32", "[s0, 2]"),
 	};
 	int n = sizeof nodes / sizeof *nodes;
-	struct minify_graph g = {n, nodes, NULL, 0, (char *)"0/0"};
+	struct minify_graph g = {n, nodes, NULL, 0, (char *)"0/0", NULL, 0};
 	/* what the loader does: the reads and what can be written */
 	int reads[][2] = {{0}, {0}, {0, 1}, {2}, {3}, {4}, {0}, {0}, {0}, {-1}, {7}, {5}, {2}};
 	int nreads[] = {0, 0, 2, 1, 1, 1, 1, 1, 1, 0, 1, 1, 1};
@@ -301,18 +302,18 @@ START_TEST(test_graph_program)
 	for (int i = 0; i < n; i++)
 		keep[i] = i == 2;
 	ck_assert_int_eq(minify_graph_max_size(&g, keep), 3);
-	struct minify_inputs in = {1, MZ_FILL_ONES};
+	struct minify_inputs in = {1, MZ_FILL_ONES, NULL, NULL};
 	p = minify_graph_program(&g, keep, "inductor", 0, -1, &in, "");
 	ck_assert_ptr_nonnull(strstr(p, "\nv_x = ones(1, 1)\nv_w = ones(1, 1)\n"));
 	free(p);
 	nodes[0].shape = (char *)"[8, 6]";
 	keep[0] = true;
 	ck_assert_int_eq(minify_graph_max_size(&g, keep), 8);
-	in = (struct minify_inputs){2, MZ_FILL_ZEROS};
+	in = (struct minify_inputs){2, MZ_FILL_ZEROS, NULL, NULL};
 	p = minify_graph_program(&g, keep, "inductor", 0, -1, &in, "");
 	ck_assert_ptr_nonnull(strstr(p, "\nv_x = zeros(2, 1)\nv_w = zeros(1, 1)\n"));
 	free(p);
-	in = (struct minify_inputs){-1, MZ_FILL_RANDN};
+	in = (struct minify_inputs){-1, MZ_FILL_RANDN, NULL, NULL};
 	p = minify_graph_program(&g, keep, "inductor", 0, -1, &in, "");
 	ck_assert_ptr_nonnull(strstr(p, "\nv_x = randn(1, 1)\nv_w = randn(1, 1)\n"));
 	free(p);
@@ -345,7 +346,7 @@ START_TEST(test_run_child)
 	struct minify_result r;
 	char *err = NULL;
 	/* the eager reference, then a stage, logged into the candidates' db */
-	ck_assert_int_eq(minify_run(&(struct minify_cand){ok, NULL, dbpath, NULL}, &lim, &r, &err), 0);
+	ck_assert_int_eq(minify_run(&(struct minify_cand){ok, NULL, dbpath, NULL, NULL, NULL}, &lim, &r, &err), 0);
 	ck_assert_int_eq(r.status, 0);
 	ck_assert_int_eq(r.signal, 0);
 	ck_assert(!r.timed_out);
@@ -353,7 +354,7 @@ START_TEST(test_run_child)
 	ck_assert_str_eq(r.err, "");
 	ck_assert_int_gt(r.pid, 0);
 	minify_result_release(&r);
-	ck_assert_int_eq(minify_run(&(struct minify_cand){ok, "aot_eager", dbpath, NULL}, &lim, &r, &err), 0);
+	ck_assert_int_eq(minify_run(&(struct minify_cand){ok, "aot_eager", dbpath, NULL, NULL, NULL}, &lim, &r, &err), 0);
 	ck_assert_str_eq(r.out, "tensor([2.0000, 2.0000])\n");
 	/* its captured graph, read back from the log */
 	struct minify_graph g;
@@ -379,7 +380,7 @@ START_TEST(test_run_child)
 	ck_assert_int_eq(access(dbpath, F_OK), 0);
 
 	char *bad = write_prog("bad.tj", "print(1)\nx = ones(2) + ones(3)\n");
-	ck_assert_int_eq(minify_run(&(struct minify_cand){bad, NULL, NULL, NULL}, &lim, &r, &err), 0);
+	ck_assert_int_eq(minify_run(&(struct minify_cand){bad, NULL, NULL, NULL, NULL, NULL}, &lim, &r, &err), 0);
 	ck_assert_int_eq(r.status, 1);
 	ck_assert_str_eq(r.out, "1\n");
 	char *loc, *msg;
@@ -393,12 +394,12 @@ START_TEST(test_run_child)
 	 * passes, on the failing backend fails; the caller's environment is
 	 * not touched */
 	char *relu = write_prog("relu.tj", "def f(x):\n    return relu(x) + 1\n\nprint(compile(f)(ones(2)))\n");
-	ck_assert_int_eq(minify_run(&(struct minify_cand){relu, "relu_runtime_error_TESTING_ONLY", NULL, "1/0"}, &lim,
+	ck_assert_int_eq(minify_run(&(struct minify_cand){relu, "relu_runtime_error_TESTING_ONLY", NULL, "1/0", NULL, NULL}, &lim,
 				    &r, &err), 0);
 	ck_assert_int_eq(r.status, 0);
 	ck_assert_str_eq(r.out, "tensor([2.0000, 2.0000])\n");
 	minify_result_release(&r);
-	ck_assert_int_eq(minify_run(&(struct minify_cand){relu, "relu_runtime_error_TESTING_ONLY", NULL, "0/0"}, &lim,
+	ck_assert_int_eq(minify_run(&(struct minify_cand){relu, "relu_runtime_error_TESTING_ONLY", NULL, "0/0", NULL, NULL}, &lim,
 				    &r, &err), 0);
 	ck_assert_int_eq(r.status, 1);
 	ck_assert_ptr_nonnull(strstr(r.err, "ReluRuntimeError"));
@@ -409,7 +410,7 @@ START_TEST(test_run_child)
 	/* a hang costs its time limit, not the caller */
 	char *hang = write_prog("hang.tj", "while True:\n    pass\n");
 	lim.timeout_s = 0.3;
-	ck_assert_int_eq(minify_run(&(struct minify_cand){hang, NULL, NULL, NULL}, &lim, &r, &err), 0);
+	ck_assert_int_eq(minify_run(&(struct minify_cand){hang, NULL, NULL, NULL, NULL, NULL}, &lim, &r, &err), 0);
 	ck_assert(r.timed_out);
 	ck_assert_int_eq(r.signal, SIGKILL);
 	ck_assert(r.ms >= 300 && r.ms < 10000);
@@ -428,7 +429,7 @@ START_TEST(test_graph_log)
 	struct minify_limits lim = {30, 0};
 	struct minify_result r;
 	char *err = NULL;
-	ck_assert_int_eq(minify_run(&(struct minify_cand){prog, "aot_eager", dbpath, NULL}, &lim, &r, &err), 0);
+	ck_assert_int_eq(minify_run(&(struct minify_cand){prog, "aot_eager", dbpath, NULL, NULL, NULL}, &lim, &r, &err), 0);
 	struct minify_graph g;
 	ck_assert_msg(minify_graph_load(dbpath, r.pid, "0/0", &g, &err) == 0, "%s", err);
 	ck_assert_int_eq(g.n, 3);
@@ -500,7 +501,7 @@ START_TEST(test_run_memory_cap)
 	struct minify_limits lim = {30, 64L << 20};
 	struct minify_result r;
 	char *err = NULL;
-	ck_assert_int_eq(minify_run(&(struct minify_cand){big, NULL, NULL, NULL}, &lim, &r, &err), 0);
+	ck_assert_int_eq(minify_run(&(struct minify_cand){big, NULL, NULL, NULL, NULL, NULL}, &lim, &r, &err), 0);
 	ck_assert_int_eq(r.status, 1);
 	ck_assert_str_eq(r.out, "1\n");
 	char *loc, *msg;
@@ -513,6 +514,108 @@ START_TEST(test_run_memory_cap)
 }
 END_TEST
 #endif
+
+/* the recorded values: the program of every eager value (its inputs
+ * loaded, the sizes bound from them), run for real; a candidate whose
+ * dropped node reads its recorded value; the parameters of a set */
+START_TEST(test_graph_recorded)
+{
+	struct minify_node nodes[] = {
+		node(MZN_INPUT, "x", NULL, "L['x']", "float32", "[2, s0]"),
+		node(MZN_OP, "randn", "randn", "2, s0", "float32", "[2, s0]"),
+		node(MZN_OP, "add", "add", "x, randn", "float32", "[2, s0]"),
+		node(MZN_OP, "relu", "relu", "add", "float32", "[2, s0]"),
+		node(MZN_OP, "reshape", "reshape", "relu, (s0, -1)", "float32", "[s0, 2]"),
+	};
+	int n = sizeof nodes / sizeof *nodes;
+	struct minify_graph g = {n, nodes, NULL, 0, (char *)"0/0", NULL, 0};
+	int reads[][2] = {{0}, {0}, {0, 1}, {2}, {3}};
+	int nreads[] = {0, 0, 2, 1, 1};
+	bool emit[] = {false, false, true, true, true};
+	for (int i = 0; i < n; i++) {
+		nodes[i].reads = reads[i];
+		nodes[i].nreads = nreads[i];
+		nodes[i].emit = emit[i];
+	}
+	/* s0 is 5 in the recorded input */
+	tensor *x = tensor_full(DT_FLOAT32, 2, (const int64_t[]){2, 5}, -1);
+	minify_graph_bind_sizes(&g, &x, 1);
+	ck_assert_int_eq(g.nsyms, 1);
+	ck_assert_int_eq(g.syms[0], 5);
+	char *inputs = NULL;
+	ck_assert_int_ge(asprintf(&inputs, "%s/inputs.tjt", tmpdir), 0);
+	ck_assert_int_eq(tensor_io_save(inputs, &x, 1), 0);
+	tensor_decref(x);
+	int slot[5];
+	char *p = minify_graph_values_program(&g, "inputs.tjt", "values.tjt", 4, slot);
+	ck_assert_str_eq(p, "# tjit-minify: every value of the failing graph, run eagerly\n"
+			    "def repro(v_x, v_randn):\n"
+			    "    v_add = v_x + v_randn\n"
+			    "    v_relu = relu(v_add)\n"
+			    "    v_reshape = reshape(v_relu, (5, -1))\n"
+			    "    return (v_add, v_relu, v_reshape)\n"
+			    "\n"
+			    "manual_seed(4)\n"
+			    "vals = load(\"inputs.tjt\")\n"
+			    "v_x = vals[0]\n"
+			    "v_randn = randn(2, 5)\n"
+			    "outs = repro(v_x, v_randn)\n"
+			    "save(\"values.tjt\", [v_x, v_randn, outs[0], outs[1], outs[2]])\n");
+	int want_slot[] = {0, 1, 2, 3, 4};
+	ck_assert_mem_eq(slot, want_slot, sizeof slot);
+	/* run in the folder of its files, eagerly: every value saved */
+	char *prog = write_prog("values.tj", p);
+	free(p);
+	struct minify_limits lim = {30, 0};
+	struct minify_result r;
+	char *err = NULL;
+	ck_assert_int_eq(minify_run(&(struct minify_cand){"values.tj", NULL, NULL, NULL, NULL, tmpdir}, &lim, &r, &err),
+			 0);
+	ck_assert_msg(r.status == 0, "%s", r.err);
+	minify_result_release(&r);
+	char *values = NULL;
+	ck_assert_int_ge(asprintf(&values, "%s/values.tjt", tmpdir), 0);
+	tensor **vals;
+	int nvals;
+	ck_assert_int_eq(tensor_io_load(values, &vals, &nvals), 0);
+	ck_assert_int_eq(nvals, 5);
+	for (int k = 0; k < 10; k++) {
+		/* add = x + randn, relu = max(add, 0), reshape of relu (5, 2) */
+		double a = tensor_get_double(vals[0], k) + tensor_get_double(vals[1], k);
+		ck_assert_double_eq_tol(tensor_get_double(vals[2], k), a, 1e-6);
+		ck_assert_double_eq_tol(tensor_get_double(vals[3], k), a > 0 ? a : 0, 1e-6);
+		ck_assert_double_eq_tol(tensor_get_double(vals[4], k), a > 0 ? a : 0, 1e-6);
+	}
+	ck_assert_int_eq(vals[4]->shape[0], 5);
+	for (int k = 0; k < nvals; k++)
+		tensor_decref(vals[k]);
+	free(vals);
+	/* relu alone: its input add is item 2 of the values; a parameter */
+	bool keep[5] = {false, false, false, true, false}, param[5];
+	minify_graph_params(&g, keep, param);
+	ck_assert(!param[0] && !param[1] && param[2] && !param[3] && !param[4]);
+	struct minify_inputs in = {0, MZ_FILL_RECORDED, "values.tjt", slot};
+	p = minify_graph_program(&g, keep, "inductor", 0, -1, &in, "");
+	ck_assert_str_eq(p, "def repro(v_add):\n"
+			    "    v_relu = relu(v_add)\n"
+			    "    return (v_relu,)\n"
+			    "\n"
+			    "manual_seed(0)\n"
+			    "vals = load(\"values.tjt\")\n"
+			    "v_add = vals[2]\n"
+			    "print(compile(repro, backend=\"inductor\")(v_add))\n");
+	free(p);
+	/* zeros instead: the recorded sizes */
+	in.fill = MZ_FILL_ZEROS;
+	p = minify_graph_program(&g, keep, "inductor", 0, -1, &in, "");
+	ck_assert_ptr_nonnull(strstr(p, "\nv_add = zeros(2, 5)\n"));
+	free(p);
+	free(g.syms);
+	free(prog);
+	free(values);
+	free(inputs);
+}
+END_TEST
 
 static Suite *minify_suite(void)
 {
@@ -529,6 +632,7 @@ static Suite *minify_suite(void)
 	tcase_set_timeout(tc, 60);
 	tcase_add_test(tc, test_run_child);
 	tcase_add_test(tc, test_graph_log);
+	tcase_add_test(tc, test_graph_recorded);
 #if !defined(__SANITIZE_ADDRESS__)
 	tcase_add_test(tc, test_run_memory_cap);
 #endif

@@ -17,6 +17,7 @@
 #include "query.h"
 #include "run.h"
 #include "strbuf.h"
+#include "tensor_io.h"
 #include "util.h"
 #include "value.h"
 
@@ -24,6 +25,15 @@
 /* the reference's time limit when --timeout does not give one */
 #define REFERENCE_TIMEOUT_S 120.0
 #define ORIGINAL_RUNS 3
+/* in the output folder: a graph program being tried, the recorded inputs
+ * of the failing graph, the program of its eager values and their file,
+ * the repro's sidecar */
+#define CANDIDATE "candidate.tj"
+#define INPUTS "inputs.tjt"
+#define VALUES_PROG "values.tj"
+#define VALUES "values.tjt"
+#define SIDECAR "repro.tjt"
+#define CANDIDATE_VALUES "candidate.tjt"
 
 /* a step waiting for its session (the classification comes first) */
 struct pending_step {
@@ -193,11 +203,11 @@ static void child_compiles(const struct session *s, long pid, struct compiles *c
 
 /* Runs file under backend (NULL: the eager reference) and classifies it
  * against the reference's output. 0, or -1 after printing why (no child). */
-static int run_cand(struct session *s, const char *file, const char *backend, const char *only, const char *ref,
-		    struct cand_run *c)
+static int run_cand_in(struct session *s, const char *cwd, const char *file, const char *backend, const char *only,
+		       const char *record, const char *ref, struct cand_run *c)
 {
 	memset(c, 0, sizeof *c);
-	struct minify_cand cand = {file, backend, s->runs_db, only};
+	struct minify_cand cand = {file, backend, s->runs_db, only, record, cwd};
 	char *err = NULL;
 	s->queries++;
 	/* no run outlives --max-seconds */
@@ -236,6 +246,12 @@ static int run_cand(struct session *s, const char *file, const char *backend, co
 	}
 	compiles_release(&cs);
 	return 0;
+}
+
+static int run_cand(struct session *s, const char *file, const char *backend, const char *only, const char *ref,
+		    struct cand_run *c)
+{
+	return run_cand_in(s, NULL, file, backend, only, NULL, ref, c);
 }
 
 static void cand_release(struct cand_run *c)
@@ -285,7 +301,10 @@ static int prepare_dir(struct session *s)
 		fprintf(stderr, NAME ": cannot make the folder '%s': %s\n", s->dir, strerror(errno));
 		return -1;
 	}
-	s->runs_db = xasprintf("%s/runs.db", s->dir);
+	/* absolute: the graph programs run in the folder (their sidecars) */
+	char *abs = realpath(s->dir, NULL);
+	s->runs_db = xasprintf("%s/runs.db", abs ? abs : s->dir);
+	free(abs);
 	s->repro = xasprintf("%s/repro.tj", s->dir);
 	/* the candidates' log is this session's */
 	const char *suffix[] = {"", "-wal", "-shm"};
@@ -562,8 +581,8 @@ static char *write_repro(struct session *s, const char *stage, const char *sourc
  * accuracy failure a graph program checks itself (minify_graph_program);
  * another program's own eager run is its reference (part of the same
  * query). */
-static int try_program(struct session *s, const char *phase, const char *what, int nodes, const char *file,
-		       bool graph)
+static int try_program(struct session *s, const char *phase, const char *what, int nodes, const char *cwd,
+		       const char *file, bool graph)
 {
 	if (!budget_left(s))
 		return -1;
@@ -583,7 +602,7 @@ static int try_program(struct session *s, const char *phase, const char *what, i
 			return 0;
 		}
 	}
-	if (run_cand(s, file, s->o->backend, NULL, ref.res.out, &c) == 0) {
+	if (run_cand_in(s, cwd, file, s->o->backend, NULL, NULL, ref.res.out, &c) == 0) {
 		const char *outcome = outcome_of(s, &c);
 		char *t = cand_text(what, &c.sig);
 		log_step_nodes(s, phase, t, nodes, outcome, ms + c.res.ms);
@@ -598,7 +617,10 @@ static int try_program(struct session *s, const char *phase, const char *what, i
 /* The repro alone: true when it shows the failure. */
 static bool verify(struct session *s)
 {
-	return try_program(s, "verify", "repro", -1, s->repro, s->shrunk != NULL) == 1;
+	/* a graph repro runs in its folder, where its sidecar is */
+	if (s->shrunk)
+		return try_program(s, "verify", "repro", -1, s->dir, "repro.tj", true) == 1;
+	return try_program(s, "verify", "repro", -1, NULL, s->repro, false) == 1;
 }
 
 /* ---- shrinking the graph ---- */
@@ -611,6 +633,9 @@ struct shrink {
 	bool *keep;
 	int total;                /* the graph's op nodes */
 	struct minify_inputs in;  /* how the parameters' values are made */
+	int *slot;                /* node i's eager value is item slot[i] of VALUES (-1: none) */
+	tensor **vals;            /* those values, once recorded */
+	int nvals;
 };
 
 /* "3 ops: sub, relu, add" of the nodes set[0, n) */
@@ -623,7 +648,48 @@ static char *set_text(const struct minify_graph *g, const int *set, int n, int t
 	return sb_detach(&sb);
 }
 
-static char *set_program(struct shrink *sh, const int *set, int n, int total)
+/* A program's sidecar: the recorded values of the parameters of the
+ * nodes sh->keep keeps, in their order, to DIR/name (*slot: node i's
+ * item, -1 none), so that a candidate loads its own values, not the
+ * whole graph's; none (and the file removed) unless the values are the
+ * recorded ones. true when the program has one. */
+static bool write_sidecar(struct shrink *sh, const char *name, int *slot)
+{
+	const struct minify_graph *g = sh->g;
+	char *path = xasprintf("%s/%s", sh->s->dir, name);
+	bool *param = xcalloc((size_t)g->n + 1, sizeof *param);
+	tensor **ts = xcalloc((size_t)g->n + 1, sizeof *ts);
+	int k = 0;
+	if (sh->in.fill == MZ_FILL_RECORDED)
+		minify_graph_params(g, sh->keep, param);
+	for (int i = 0; i < g->n; i++) {
+		slot[i] = -1;
+		if (param[i] && sh->slot[i] >= 0 && sh->slot[i] < sh->nvals) {
+			slot[i] = k;
+			ts[k++] = sh->vals[sh->slot[i]];
+		}
+	}
+	bool ok = k > 0 && tensor_io_save(path, ts, k) == 0;
+	if (k > 0 && !ok) {
+		char *msg = tj_error_take();
+		fprintf(stderr, NAME ": %s\n", msg ? msg : "cannot write the sidecar");
+		free(msg);
+	}
+	if (!ok) {
+		unlink(path);
+		for (int i = 0; i < g->n; i++)
+			slot[i] = -1; /* random values then */
+	}
+	free(ts);
+	free(param);
+	free(path);
+	return ok;
+}
+
+/* The program of the nodes set[0, n): a candidate (its recorded values
+ * from CANDIDATE_VALUES) or the repro (from SIDECAR), its sidecar
+ * written here */
+static char *set_program(struct shrink *sh, const int *set, int n, int total, bool repro)
 {
 	memset(sh->keep, 0, (size_t)sh->g->n * sizeof *sh->keep);
 	for (int i = 0; i < n; i++)
@@ -632,9 +698,25 @@ static char *set_program(struct shrink *sh, const int *set, int n, int total)
 	char *what = set_text(sh->g, set, n, total);
 	char *w = xasprintf("graph %s, %s", sh->g->label, what);
 	repro_header(sh->s, sh->stage, w, true, &hdr);
+	struct minify_inputs in = sh->in;
+	int *slot = NULL;
+	const char *sidecar = repro ? SIDECAR : CANDIDATE_VALUES;
+	if (in.fill == MZ_FILL_RECORDED) {
+		slot = xcalloc((size_t)sh->g->n + 1, sizeof *slot);
+		if (write_sidecar(sh, sidecar, slot) && repro)
+			sb_puts(&hdr, "# values: " SIDECAR " (recorded from the eager run; load() reads it "
+				      "from the folder the repro runs in)\n");
+		in.sidecar = sidecar;
+		in.slot = slot;
+	} else if (repro) {
+		char *path = xasprintf("%s/" SIDECAR, sh->s->dir);
+		unlink(path);
+		free(path);
+	}
 	const struct minify_options *o = sh->s->o;
 	double check = sh->s->sig.cls != MZ_ACCURACY ? -1 : o->rel >= 0 ? o->rel : MINIFY_DEFAULT_REL;
-	char *text = minify_graph_program(sh->g, sh->keep, o->backend, o->seed, check, &sh->in, sb_str(&hdr));
+	char *text = minify_graph_program(sh->g, sh->keep, o->backend, o->seed, check, &in, sb_str(&hdr));
+	free(slot);
 	free(w);
 	free(what);
 	sb_release(&hdr);
@@ -646,7 +728,7 @@ static char *set_program(struct shrink *sh, const int *set, int n, int total)
  * fails as the original, 0 not, -1 no more queries. */
 static int try_program_of(struct shrink *sh, const int *set, int n, const char *what)
 {
-	char *text = set_program(sh, set, n, sh->total);
+	char *text = set_program(sh, set, n, sh->total, false);
 	if (!text || !write_file(sh->file, text)) {
 		free(text);
 		return 0;
@@ -662,7 +744,7 @@ static int try_program_of(struct shrink *sh, const int *set, int n, const char *
 		if (n > 8)
 			sb_puts(&sb, ", ...");
 	}
-	int rc = try_program(sh->s, "shrink", sb_str(&sb), n, sh->file, true);
+	int rc = try_program(sh->s, "shrink", sb_str(&sb), n, sh->s->dir, CANDIDATE, true);
 	sb_release(&sb);
 	return rc;
 }
@@ -677,7 +759,7 @@ static int try_set(struct shrink *sh, const int *set, int n)
 static void save_best(struct shrink *sh, const int *set, int n)
 {
 	struct session *s = sh->s;
-	char *text = set_program(sh, set, n, sh->total);
+	char *text = set_program(sh, set, n, sh->total, true);
 	if (text && write_file(s->repro, text)) {
 		free(s->shrunk);
 		s->shrunk = set_text(sh->g, set, n, sh->total);
@@ -760,7 +842,12 @@ static void shrink_inputs(struct shrink *sh, const int *set, int n)
 		in.fill = MZ_FILL_ONES;
 		rc = try_inputs(sh, set, n, in, "values ones");
 	}
-	if (rc < 0)
+	if (rc == 0 && sh->in.fill == MZ_FILL_RECORDED) {
+		in.fill = MZ_FILL_RANDN;
+		rc = try_inputs(sh, set, n, in, "values random");
+	}
+	/* only the recorded values show it: they stay as they are, sizes too */
+	if (rc < 0 || sh->in.fill == MZ_FILL_RECORDED)
 		return;
 	in = sh->in;
 	in.shrink = -1;
@@ -829,6 +916,74 @@ static void log_graphs(struct shrink *sh, const int *set, int n)
 	free(sig);
 }
 
+/* a record run, logged as a step: "inputs of graph 1/0: pass" */
+static void log_record(struct session *s, const char *what, const struct cand_run *c, bool ok)
+{
+	char *t = cand_text(what, &c->sig);
+	log_step(s, "record", t, ok ? "passes" : c->sig.cls == MZ_HANG ? "timeout" : "other_failure", c->res.ms);
+	free(t);
+}
+
+/* The recorded values (doc/minify.md, "Recording"): the original run
+ * with every graph on eager (its compile ids are the failing stage's)
+ * saves the inputs of the failing graph's first call (TJIT_RECORD); the
+ * graph program run eagerly on them saves every node's value. Then the
+ * candidates read a dropped node's value from there (sh->in); when
+ * anything is missing they get random values, as without recording. */
+static void record_values(struct shrink *sh)
+{
+	struct session *s = sh->s;
+	struct minify_graph *g = (struct minify_graph *)sh->g;
+	char *inputs = xasprintf("%s/" INPUTS, s->dir), *values = xasprintf("%s/" VALUES, s->dir);
+	char *prog = xasprintf("%s/" VALUES_PROG, s->dir), *spec = xasprintf("%s:%s", g->label, inputs);
+	char *what = xasprintf("inputs of graph %s", g->label);
+	unlink(inputs);
+	unlink(values);
+	tensor **ts = NULL;
+	int nts = 0, ninputs = 0;
+	struct cand_run c;
+	const char *backend = sh->stage ? sh->stage : s->o->backend;
+	if (!budget_left(s) || run_cand_in(s, NULL, s->o->program, backend, "-", spec, s->ref_out, &c) < 0)
+		goto cleanup;
+	for (int i = 0; i < g->n; i++)
+		ninputs += g->nodes[i].kind == MZN_INPUT;
+	bool ok = tensor_io_load(inputs, &ts, &nts) == 0 && nts == ninputs;
+	tj_error_clear();
+	log_record(s, what, &c, ok);
+	cand_release(&c);
+	if (!ok)
+		goto cleanup;
+	minify_graph_bind_sizes(g, ts, nts);
+	char *text = minify_graph_values_program(g, INPUTS, VALUES, s->o->seed, sh->slot);
+	if (!text || !write_file(prog, text) || !budget_left(s)) {
+		free(text);
+		goto cleanup;
+	}
+	free(text);
+	if (run_cand_in(s, s->dir, VALUES_PROG, NULL, NULL, NULL, NULL, &c) < 0)
+		goto cleanup;
+	int want = 0;
+	for (int i = 0; i < g->n; i++)
+		want = sh->slot[i] >= want ? sh->slot[i] + 1 : want;
+	ok = c.sig.cls == MZ_PASS && tensor_io_load(values, &sh->vals, &sh->nvals) == 0 && sh->nvals == want;
+	tj_error_clear();
+	log_record(s, "eager values", &c, ok);
+	cand_release(&c);
+	if (ok)
+		sh->in = (struct minify_inputs){0, MZ_FILL_RECORDED, NULL, NULL}; /* set_program's sidecars */
+cleanup:
+	for (int i = 0; i < nts; i++)
+		tensor_decref(ts[i]);
+	free(ts);
+	unlink(inputs);
+	unlink(prog);
+	free(inputs);
+	free(values);
+	free(prog);
+	free(spec);
+	free(what);
+}
+
 /* Shrinks the failing graph by delta debugging over its op nodes (doc/
  * minify.md): the graph alone first, then ddmin; the smallest program
  * that still fails becomes the repro. */
@@ -843,8 +998,8 @@ static void shrink(struct session *s, const char *stage)
 		free(err);
 		return;
 	}
-	struct shrink sh = {s, &g, stage, xasprintf("%s/candidate.tj", s->dir), xcalloc((size_t)g.n + 1, 1), 0,
-			    {0, MZ_FILL_RANDN}};
+	struct shrink sh = {s, &g, stage, xasprintf("%s/" CANDIDATE, s->dir), xcalloc((size_t)g.n + 1, 1), 0,
+			    {0, MZ_FILL_RANDN, NULL, NULL}, xcalloc((size_t)g.n + 1, sizeof(int)), NULL, 0};
 	int *set = xcalloc((size_t)g.n + 1, sizeof *set);
 	int n = 0;
 	for (int i = 0; i < g.n; i++) {
@@ -852,6 +1007,8 @@ static void shrink(struct session *s, const char *stage)
 		if (g.nodes[i].kind == MZN_OP && g.nodes[i].emit)
 			set[n++] = i;
 	}
+	if (n > 0)
+		record_values(&sh);
 	if (n > 0 && try_set(&sh, set, n) == 1) {
 		save_best(&sh, set, n);
 		ddmin(&sh, set, &n);
@@ -867,6 +1024,16 @@ static void shrink(struct session *s, const char *stage)
 		fprintf(stderr, NAME ": not shrunk: graph %s alone does not fail\n", g.label);
 	}
 	unlink(sh.file);
+	const char *scratch[] = {VALUES, CANDIDATE_VALUES};
+	for (int i = 0; i < 2; i++) {
+		char *p = xasprintf("%s/%s", s->dir, scratch[i]);
+		unlink(p);
+		free(p);
+	}
+	for (int i = 0; i < sh.nvals; i++)
+		tensor_decref(sh.vals[i]);
+	free(sh.vals);
+	free(sh.slot);
 	free(sh.file);
 	free(sh.keep);
 	free(set);

@@ -29,6 +29,8 @@ struct minify_cand {
 	const char *backend;
 	const char *db;
 	const char *compile_only;
+	const char *record;       /* TJIT_RECORD=F/N:PATH (runtime.h), or NULL */
+	const char *cwd;          /* the folder the child runs in (file is relative to it); NULL: this one */
 };
 
 struct minify_result {
@@ -118,6 +120,8 @@ struct minify_graph {
 	struct minify_node *nodes;    /* graph order, the output node left out */
 	int *outputs, noutputs;
 	char *label;                  /* "1/0" */
+	long *syms;                   /* the size of symbol sN, recorded (-1: none, then 3) */
+	int nsyms;
 };
 
 /* The captured graph of compile label in the run of child pid in the
@@ -135,15 +139,34 @@ int minify_graph_kept(const struct minify_graph *g, const bool *keep);
  * check_rel * |float64 value|, prints "wrong output N ..." and exits 1.
  * in (NULL: random values of the recorded sizes) says how the
  * parameters' values are made. NULL when no op is kept. */
-enum minify_fill { MZ_FILL_RANDN, MZ_FILL_ZEROS, MZ_FILL_ONES };
+enum minify_fill { MZ_FILL_RANDN, MZ_FILL_ZEROS, MZ_FILL_ONES, MZ_FILL_RECORDED };
 /* how the parameters' values are made: their sizes divided by 2^shrink
- * (at least 1; shrink -1: every size 1), filled with fill */
+ * (at least 1; shrink -1: every size 1), filled with fill; RECORDED:
+ * node i's value is item slot[i] of the list load(sidecar) gives (random
+ * where slot[i] < 0) */
 struct minify_inputs {
 	int shrink;
 	enum minify_fill fill;
+	const char *sidecar;
+	const int *slot;
 };
 char *minify_graph_program(const struct minify_graph *g, const bool *keep, const char *backend, uint64_t seed,
 			   double check_rel, const struct minify_inputs *in, const char *header);
+/* param[i] (g->n entries): node i is a parameter of the program of the
+ * nodes keep[] keeps (a dropped node a kept one reads) */
+void minify_graph_params(const struct minify_graph *g, const bool *keep, bool *param);
+/* The program that computes every value of the graph eagerly: its inputs
+ * load()ed from the file inputs (the graph's inputs in order, as
+ * TJIT_RECORD saves them), the nodes it cannot write random (seeded),
+ * every tensor it makes or is given save()d to the file values; slot[i]
+ * (g->n entries) the index of node i's value in that file, -1 none.
+ * NULL when the graph has no op it can write. */
+char *minify_graph_values_program(const struct minify_graph *g, const char *inputs, const char *values,
+				  uint64_t seed, int *slot);
+/* The symbolic sizes sN of the graph's input shapes as the recorded
+ * inputs[0, n) have them (the graph's inputs in order) */
+struct tensor;
+void minify_graph_bind_sizes(struct minify_graph *g, struct tensor *const *inputs, int n);
 /* the largest size in the shapes of the nodes keep[] marks (at least 3:
  * a symbolic size is given 3), to bound the halvings of the sizes */
 int minify_graph_max_size(const struct minify_graph *g, const bool *keep);

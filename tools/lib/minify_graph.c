@@ -12,6 +12,7 @@
 #include "ops.h"
 #include "query.h"
 #include "strbuf.h"
+#include "tensor.h"
 #include "util.h"
 
 /* the operators a graph's OPER ops are written with */
@@ -195,16 +196,29 @@ void minify_graph_release(struct minify_graph *g)
 	free(g->nodes);
 	free(g->outputs);
 	free(g->label);
+	free(g->syms);
 	memset(g, 0, sizeof *g);
 }
 
 /* ---- the program ---- */
 
+/* the size symbol sN stands for: recorded (minify_graph_bind_sizes), else 3 */
+static long sym_size(const struct minify_graph *g, long sym)
+{
+	return sym >= 0 && sym < g->nsyms && g->syms[sym] >= 0 ? g->syms[sym] : 3;
+}
+
+struct rename_ctx {
+	const struct minify_graph *g;
+	struct strbuf *sb;
+};
+
 /* the args with every node named v_NAME, and every symbolic size sN the
  * size its parameters are given (put_value) */
 static void put_renamed(void *ctx, int node, const char *s, size_t len)
 {
-	struct strbuf *sb = ctx;
+	struct rename_ctx *rc = ctx;
+	struct strbuf *sb = rc->sb;
 	if (node >= 0) {
 		sb_puts(sb, "v_");
 		sb_add(sb, s, len);
@@ -216,7 +230,7 @@ static void put_renamed(void *ctx, int node, const char *s, size_t len)
 			j++;
 		bool sym = s[i] == 's' && j > i + 1 && (i == 0 || !ident_char(s[i - 1])) && (j == len || !ident_char(s[j]));
 		if (sym) {
-			sb_putc(sb, '3');
+			sb_printf(sb, "%ld", sym_size(rc->g, strtol(s + i + 1, NULL, 10)));
 			i = j;
 		} else {
 			sb_putc(sb, s[i++]);
@@ -295,7 +309,7 @@ static char *param_name(const char *params, int i)
 static void put_expr(const struct minify_graph *g, const struct minify_node *n, struct strbuf *sb)
 {
 	struct strbuf r = STRBUF_INIT;
-	scan_args(g, n->args, put_renamed, &r);
+	scan_args(g, n->args, put_renamed, &(struct rename_ctx){g, &r});
 	char *text = sb_detach(&r);
 	char *a[MAX_ARGS];
 	int na = split_args(text, a, MAX_ARGS);
@@ -329,7 +343,8 @@ static void put_expr(const struct minify_graph *g, const struct minify_node *n, 
 }
 
 /* a value of n's type, as in: "randn(2, 3)", "zeros(1, 1, dtype=int64)" */
-static void put_value(const struct minify_node *n, const struct minify_inputs *in, struct strbuf *sb)
+static void put_value(const struct minify_graph *g, const struct minify_node *n, const struct minify_inputs *in,
+		      struct strbuf *sb)
 {
 	struct strbuf dims = STRBUF_INIT;
 	const char *s = n->shape ? n->shape : "[]";
@@ -339,12 +354,10 @@ static void put_value(const struct minify_node *n, const struct minify_inputs *i
 			p++;
 			continue;
 		}
-		/* a size, or a symbolic size sN given 3 (any size above 1) */
-		long v = 3;
+		/* a size, or a symbolic size sN: as recorded, else 3 (any size above 1) */
+		long v;
 		if (*p == 's') {
-			p++;
-			while (isdigit((unsigned char)*p))
-				p++;
+			v = sym_size(g, strtol(p + 1, (char **)&p, 10));
 		} else {
 			v = strtol(p, (char **)&p, 10);
 		}
@@ -356,7 +369,7 @@ static void put_value(const struct minify_node *n, const struct minify_inputs *i
 	}
 	const char *d = nd ? sb_str(&dims) : "()";
 	const char *dt = n->dtype ? n->dtype : "float32";
-	enum minify_fill fill = in ? in->fill : MZ_FILL_RANDN;
+	enum minify_fill fill = in && in->fill != MZ_FILL_RECORDED ? in->fill : MZ_FILL_RANDN;
 	if (fill != MZ_FILL_RANDN)
 		sb_printf(sb, "%s(%s%s%s)", fill == MZ_FILL_ZEROS ? "zeros" : "ones", d,
 			  strcmp(dt, "float32") ? ", dtype=" : "", strcmp(dt, "float32") ? dt : "");
@@ -467,50 +480,71 @@ static void roles_release(struct roles *r)
 	free(r->out);
 }
 
-char *minify_graph_program(const struct minify_graph *g, const bool *keep, const char *backend, uint64_t seed,
-			   double check_rel, const struct minify_inputs *in, const char *header)
+/* def repro(PARAMS): one statement a kept node, returning outs[] */
+static void put_function(const struct minify_graph *g, const struct roles *ro, const bool *outs, struct strbuf *sb)
 {
-	if (minify_graph_kept(g, keep) == 0)
-		return NULL;
-	int n = g->n;
-	struct roles ro;
-	roles_of(g, keep, &ro);
-	const bool *kept = ro.kept, *param = ro.param;
-	struct strbuf sb = STRBUF_INIT;
-	sb_puts(&sb, header);
-	sb_puts(&sb, "def repro(");
+	sb_puts(sb, "def repro(");
 	int np = 0;
-	for (int i = 0; i < n; i++)
-		if (param[i])
-			sb_printf(&sb, "%sv_%s", np++ ? ", " : "", g->nodes[i].name);
-	sb_puts(&sb, "):\n");
-	for (int i = 0; i < n; i++) {
-		if (!kept[i])
+	for (int i = 0; i < g->n; i++)
+		if (ro->param[i])
+			sb_printf(sb, "%sv_%s", np++ ? ", " : "", g->nodes[i].name);
+	sb_puts(sb, "):\n");
+	for (int i = 0; i < g->n; i++) {
+		if (!ro->kept[i])
 			continue;
 		struct strbuf line = STRBUF_INIT;
 		sb_printf(&line, "    v_%s = ", g->nodes[i].name);
 		put_expr(g, &g->nodes[i], &line);
 		if (g->nodes[i].where)
-			sb_printf(&sb, "%-40s  # %s\n", sb_str(&line), g->nodes[i].where);
+			sb_printf(sb, "%-40s  # %s\n", sb_str(&line), g->nodes[i].where);
 		else
-			sb_printf(&sb, "%s\n", sb_str(&line));
+			sb_printf(sb, "%s\n", sb_str(&line));
 		sb_release(&line);
 	}
-	/* the outputs: what nothing kept reads, and the graph's own */
-	sb_puts(&sb, "    return (");
+	sb_puts(sb, "    return (");
 	int no = 0;
-	for (int i = 0; i < n; i++)
-		if (ro.out[i])
-			sb_printf(&sb, "%sv_%s", no++ ? ", " : "", g->nodes[i].name);
-	sb_puts(&sb, no == 1 ? ",)\n\n" : ")\n\n");
-	sb_printf(&sb, "manual_seed(%llu)\n", (unsigned long long)seed);
-	for (int i = 0; i < n; i++) {
+	for (int i = 0; i < g->n; i++)
+		if (outs[i])
+			sb_printf(sb, "%sv_%s", no++ ? ", " : "", g->nodes[i].name);
+	sb_puts(sb, no == 1 ? ",)\n\n" : ")\n\n");
+}
+
+/* the parameters' values: from the sidecar where in says so (slot), else
+ * made as in says (seeded) */
+static void put_inputs(const struct minify_graph *g, const bool *param, const struct minify_inputs *in,
+		       uint64_t seed, struct strbuf *sb)
+{
+	sb_printf(sb, "manual_seed(%llu)\n", (unsigned long long)seed);
+	bool recorded = in && in->fill == MZ_FILL_RECORDED && in->sidecar && in->slot;
+	bool any = false;
+	for (int i = 0; recorded && i < g->n && !any; i++)
+		any = param[i] && in->slot[i] >= 0;
+	if (any)
+		sb_printf(sb, "vals = load(\"%s\")\n", in->sidecar);
+	for (int i = 0; i < g->n; i++) {
 		if (!param[i])
 			continue;
-		sb_printf(&sb, "v_%s = ", g->nodes[i].name);
-		put_value(&g->nodes[i], in, &sb);
-		sb_putc(&sb, '\n');
+		sb_printf(sb, "v_%s = ", g->nodes[i].name);
+		if (any && in->slot[i] >= 0)
+			sb_printf(sb, "vals[%d]", in->slot[i]);
+		else
+			put_value(g, &g->nodes[i], in, sb);
+		sb_putc(sb, '\n');
 	}
+}
+
+char *minify_graph_program(const struct minify_graph *g, const bool *keep, const char *backend, uint64_t seed,
+			   double check_rel, const struct minify_inputs *in, const char *header)
+{
+	if (minify_graph_kept(g, keep) == 0)
+		return NULL;
+	struct roles ro;
+	roles_of(g, keep, &ro);
+	const bool *param = ro.param;
+	struct strbuf sb = STRBUF_INIT;
+	sb_puts(&sb, header);
+	put_function(g, &ro, ro.out, &sb);
+	put_inputs(g, param, in, seed, &sb);
 	if (check_rel < 0) {
 		sb_printf(&sb, "print(compile(repro, backend=\"%s\")(", backend);
 		put_params(g, param, "", &sb);
@@ -520,6 +554,103 @@ char *minify_graph_program(const struct minify_graph *g, const bool *keep, const
 	}
 	roles_release(&ro);
 	return sb_detach(&sb);
+}
+
+void minify_graph_params(const struct minify_graph *g, const bool *keep, bool *param)
+{
+	struct roles ro;
+	roles_of(g, keep, &ro);
+	memcpy(param, ro.param, (size_t)g->n * sizeof *param);
+	roles_release(&ro);
+}
+
+/* the nodes whose value the values program saves: every tensor it makes
+ * or is given */
+static bool saved_value(const struct minify_graph *g, const struct roles *ro, int i)
+{
+	return g->nodes[i].shape && (ro->kept[i] || ro->param[i]);
+}
+
+char *minify_graph_values_program(const struct minify_graph *g, const char *inputs, const char *values,
+				  uint64_t seed, int *slot)
+{
+	bool *all = xcalloc((size_t)g->n + 1, sizeof *all);
+	for (int i = 0; i < g->n; i++)
+		all[i] = true;
+	if (minify_graph_kept(g, all) == 0) {
+		free(all);
+		return NULL;
+	}
+	struct roles ro;
+	roles_of(g, all, &ro);
+	/* the function returns every value it makes; its inputs come from
+	 * the recorded file, in the graph's order, the rest random */
+	int *in_slot = xcalloc((size_t)g->n + 1, sizeof *in_slot);
+	int k = 0, nsaved = 0;
+	for (int i = 0; i < g->n; i++) {
+		in_slot[i] = g->nodes[i].kind == MZN_INPUT ? k++ : -1;
+		bool saved = saved_value(g, &ro, i);
+		slot[i] = saved ? nsaved++ : -1;
+		all[i] = saved && ro.kept[i];
+	}
+	struct strbuf sb = STRBUF_INIT;
+	sb_puts(&sb, "# tjit-minify: every value of the failing graph, run eagerly\n");
+	put_function(g, &ro, all, &sb);
+	struct minify_inputs in = {0, MZ_FILL_RECORDED, inputs, in_slot};
+	put_inputs(g, ro.param, &in, seed, &sb);
+	sb_puts(&sb, "outs = repro(");
+	put_params(g, ro.param, "", &sb);
+	sb_printf(&sb, ")\nsave(\"%s\", [", values);
+	int o = 0, np = 0;
+	for (int i = 0; i < g->n; i++) {
+		if (slot[i] < 0)
+			continue;
+		if (ro.kept[i])
+			sb_printf(&sb, "%souts[%d]", np++ ? ", " : "", o++);
+		else
+			sb_printf(&sb, "%sv_%s", np++ ? ", " : "", g->nodes[i].name);
+	}
+	sb_puts(&sb, "])\n");
+	free(in_slot);
+	free(all);
+	roles_release(&ro);
+	return sb_detach(&sb);
+}
+
+void minify_graph_bind_sizes(struct minify_graph *g, struct tensor *const *inputs, int n)
+{
+	int k = 0;
+	for (int i = 0; i < g->n; i++) {
+		const struct minify_node *nd = &g->nodes[i];
+		if (nd->kind != MZN_INPUT)
+			continue;
+		const tensor *t = k < n ? inputs[k] : NULL;
+		k++;
+		if (!t || !nd->shape)
+			continue;
+		int d = 0;
+		for (const char *p = nd->shape; *p; d++) {
+			while (*p && !isalnum((unsigned char)*p))
+				p++;
+			if (!*p)
+				break;
+			if (*p == 's' && d < t->ndim) {
+				long sym = strtol(p + 1, (char **)&p, 10);
+				if (sym >= 0 && sym < 4096) {
+					if (sym >= g->nsyms) {
+						g->syms = xrealloc(g->syms, (size_t)(sym + 1) * sizeof *g->syms);
+						for (int j = g->nsyms; j <= sym; j++)
+							g->syms[j] = -1;
+						g->nsyms = (int)sym + 1;
+					}
+					g->syms[sym] = (long)t->shape[d];
+				}
+			} else {
+				while (isalnum((unsigned char)*p))
+					p++;
+			}
+		}
+	}
 }
 
 /* ---- the graphs in the user's log ---- */

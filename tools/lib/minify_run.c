@@ -48,6 +48,12 @@ static void child(const struct minify_cand *c, const struct minify_limits *lim, 
 		setenv("TJIT_COMPILE_ONLY", c->compile_only, 1);
 	else
 		unsetenv("TJIT_COMPILE_ONLY");
+	if (c->record)
+		setenv("TJIT_RECORD", c->record, 1);
+	else
+		unsetenv("TJIT_RECORD");
+	if (c->cwd && chdir(c->cwd) < 0)
+		_exit(127);
 	char *argv[] = {(char *)"tjit-minify", (char *)c->file, NULL};
 	struct run_options ro = {
 		.name = "tjit-minify",
