@@ -4,7 +4,7 @@
 
 #include <time.h>
 
-long util_alloc_countdown;
+_Thread_local long util_alloc_countdown;
 
 bool util_alloc_fail_now(void)
 {

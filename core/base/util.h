@@ -10,8 +10,9 @@
  *
  * Fault injection (Lua's ltests.h): the fallible helpers above that say
  * "counted", and arena_alloc through them, count their calls; after
- * util_fail_alloc_after(n) the nth counted call from then on fails, once.
- * A test sets it; a -DTJIT_DEBUG build also reads TJIT_FAIL_ALLOC=n. */
+ * util_fail_alloc_after(n) the nth counted call from then on (on the
+ * calling thread) fails, once. A test sets it; a -DTJIT_DEBUG build also
+ * reads TJIT_FAIL_ALLOC=n (for the main thread). */
 #ifndef TJ_UTIL_H
 #define TJ_UTIL_H
 
@@ -52,8 +53,10 @@ static inline void *xrealloc(void *p, size_t n)
 }
 
 /* 0: no failure pending; else counted allocations left until the one
- * that fails (util.c) */
-extern long util_alloc_countdown;
+ * that fails (util.c). The calling thread's own: a test arms it on its
+ * thread, and the pool's threads never count, so which allocation fails
+ * does not depend on how the work was scheduled */
+extern _Thread_local long util_alloc_countdown;
 bool util_alloc_fail_now(void);
 
 /* true when this counted allocation is the one that must fail */
