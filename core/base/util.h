@@ -11,8 +11,9 @@
  * Fault injection (Lua's ltests.h): the fallible helpers above that say
  * "counted", and arena_alloc through them, count their calls; after
  * util_fail_alloc_after(n) the nth counted call from then on (on the
- * calling thread) fails, once. A test sets it; a -DTJIT_DEBUG build also
- * reads TJIT_FAIL_ALLOC=n (for the main thread). */
+ * calling thread) fails, once (util_fail_alloc_from(n): and every one
+ * after it, as when memory runs out for good). A test sets it; a
+ * -DTJIT_DEBUG build also reads TJIT_FAIL_ALLOC=n (for the main thread). */
 #ifndef TJ_UTIL_H
 #define TJ_UTIL_H
 
@@ -67,7 +68,11 @@ static inline bool util_alloc_injected(void)
 
 /* the nth counted allocation from now fails (n <= 0: none) */
 void util_fail_alloc_after(long n);
-/* true while the failure set by util_fail_alloc_after has not happened yet */
+/* the nth counted allocation from now and every one after it fail, until
+ * the next util_fail_alloc_after or util_fail_alloc_from (n <= 0: none) */
+void util_fail_alloc_from(long n);
+/* true while the failure set by util_fail_alloc_after (or _from) has not
+ * happened yet */
 bool util_fail_alloc_pending(void);
 
 /* malloc, counted; NULL when out of memory. A size of 0 is taken as 1. */

@@ -15,6 +15,7 @@
  * the countdown is the calling thread's, so the same n fails the same
  * allocation whatever the scheduling. */
 #include <check.h>
+#include <pthread.h>
 #include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
@@ -90,7 +91,7 @@ static int oom_warnings(void)
  * returns repr(r), or "error: " and the error the program raised,
  * malloc'd. *hit: whether the failure happened. cold: the kernels compile
  * again (an empty kernel cache). */
-static char *run_failing_at(const char *text, long n, bool cold, bool *hit)
+static char *run_failing(const char *text, long n, bool all, bool cold, bool *hit)
 {
 	frame_eval_reset(rt);
 	if (cold)
@@ -99,7 +100,10 @@ static char *run_failing_at(const char *text, long n, bool cold, bool *hit)
 	vm_set_runtime(vm, rt);
 	struct source *src;
 	struct code *code = test_compile(text, &src);
-	util_fail_alloc_after(n);
+	if (all)
+		util_fail_alloc_from(n);
+	else
+		util_fail_alloc_after(n);
 	value res = vm_run_module(vm, code);
 	*hit = n > 0 && !util_fail_alloc_pending();
 	util_fail_alloc_after(0);
@@ -118,6 +122,11 @@ static char *run_failing_at(const char *text, long n, bool cold, bool *hit)
 	val_decref(val_obj(VAL_CODE, code));
 	source_free(src);
 	return out;
+}
+
+static char *run_failing_at(const char *text, long n, bool cold, bool *hit)
+{
+	return run_failing(text, n, false, cold, hit);
 }
 
 /* aot_eager with a gradient: decomposition (mean, softmax), the joint
@@ -256,13 +265,93 @@ START_TEST(test_every_allocation_fails_in_turn)
 }
 END_TEST
 
+/* memory runs out for good at the nth allocation: every later counted
+ * one fails too (the eager kernels and the VM's values do not count, so
+ * programs mostly go on). The run ends with the eager result or an
+ * error that says "out of memory", and, under ASan, leaks nothing: a
+ * stage's compile, its fallback's, the cache entry and the trace of the
+ * next call fail one after the other. */
+START_TEST(test_memory_runs_out)
+{
+	const struct oom_case *c = &cases[_i];
+	bool hit;
+	rt->sw.disabled = true;
+	char *eager = run_failing_at(c->text, 0, false, &hit);
+	rt->sw.disabled = false;
+	long n = 1;
+	int raised = 0;
+	for (;; n++) {
+		char *got = run_failing(c->text, n, true, false, &hit);
+		bool same = strcmp(got, eager) == 0;
+		ck_assert_msg(same || (strncmp(got, "error: ", 7) == 0 && strstr(got, "out of memory")),
+			      "out of memory from %ld: %s, eager %s", n, got, eager);
+		free(got);
+		raised += !same;
+		if (!hit)
+			break;
+	}
+	oom_warnings();
+	printf("%s, memory out for good: %ld runs, %d raised \"out of memory\"\n", c->name, n, raised);
+	ck_assert_int_gt(n, 100);
+	free(eager);
+}
+END_TEST
+
+START_TEST(test_fail_alloc_from)
+{
+	util_fail_alloc_from(2);
+	void *a = util_malloc(8);
+	ck_assert_ptr_nonnull(a);
+	ck_assert(util_fail_alloc_pending());
+	ck_assert_ptr_null(util_malloc(8));
+	ck_assert(!util_fail_alloc_pending());
+	/* for good: the next ones fail too */
+	ck_assert_ptr_null(util_strdup("x"));
+	ck_assert_ptr_null(util_realloc(a, 16));
+	ck_assert(!util_fail_alloc_pending());
+	/* until the next setting */
+	util_fail_alloc_after(0);
+	char *s = util_strdup("x");
+	ck_assert_str_eq(s, "x");
+	free(s);
+	free(a);
+}
+END_TEST
+
+/* the countdown is the thread's that set it: another thread's counted
+ * allocations neither fail nor count */
+static void *alloc_on_thread(void *arg)
+{
+	void *p = util_malloc(8);
+	*(bool *)arg = p != NULL;
+	free(p);
+	return NULL;
+}
+
+START_TEST(test_fail_alloc_thread)
+{
+	util_fail_alloc_after(1);
+	pthread_t t;
+	bool got = false;
+	ck_assert_int_eq(pthread_create(&t, NULL, alloc_on_thread, &got), 0);
+	ck_assert_int_eq(pthread_join(t, NULL), 0);
+	ck_assert(got);
+	ck_assert(util_fail_alloc_pending());
+	ck_assert_ptr_null(util_malloc(8));
+	util_fail_alloc_after(0);
+}
+END_TEST
+
 static Suite *stages_oom_suite(void)
 {
 	Suite *s = suite_create("stages_oom");
 	TCase *tc = tcase_create("oom");
 	tcase_add_checked_fixture(tc, setup, teardown);
 	tcase_set_timeout(tc, 600);
+	tcase_add_test(tc, test_fail_alloc_from);
+	tcase_add_test(tc, test_fail_alloc_thread);
 	tcase_add_loop_test(tc, test_every_allocation_fails_in_turn, 0, (int)(sizeof cases / sizeof cases[0]));
+	tcase_add_loop_test(tc, test_memory_runs_out, 0, (int)(sizeof cases / sizeof cases[0]));
 	suite_add_tcase(s, tc);
 	return s;
 }
