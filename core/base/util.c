@@ -4,21 +4,34 @@
 
 #include <time.h>
 
-long util_alloc_countdown;
+_Thread_local long util_alloc_countdown;
+static _Thread_local bool fail_all; /* util_fail_alloc_from: the ones after fail too */
+static _Thread_local bool failed;
 
 bool util_alloc_fail_now(void)
 {
-	return --util_alloc_countdown == 0;
+	if (--util_alloc_countdown > 0)
+		return false;
+	failed = true;
+	util_alloc_countdown = fail_all; /* 1: the next one fails too */
+	return true;
 }
 
 void util_fail_alloc_after(long n)
 {
 	util_alloc_countdown = n > 0 ? n : 0;
+	fail_all = failed = false;
+}
+
+void util_fail_alloc_from(long n)
+{
+	util_fail_alloc_after(n);
+	fail_all = n > 0;
 }
 
 bool util_fail_alloc_pending(void)
 {
-	return util_alloc_countdown > 0;
+	return util_alloc_countdown > 0 && !failed;
 }
 
 #ifdef TJIT_DEBUG

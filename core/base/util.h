@@ -10,8 +10,10 @@
  *
  * Fault injection (Lua's ltests.h): the fallible helpers above that say
  * "counted", and arena_alloc through them, count their calls; after
- * util_fail_alloc_after(n) the nth counted call from then on fails, once.
- * A test sets it; a -DTJIT_DEBUG build also reads TJIT_FAIL_ALLOC=n. */
+ * util_fail_alloc_after(n) the nth counted call from then on (on the
+ * calling thread) fails, once (util_fail_alloc_from(n): and every one
+ * after it, as when memory runs out for good). A test sets it; a
+ * -DTJIT_DEBUG build also reads TJIT_FAIL_ALLOC=n (for the main thread). */
 #ifndef TJ_UTIL_H
 #define TJ_UTIL_H
 
@@ -52,8 +54,10 @@ static inline void *xrealloc(void *p, size_t n)
 }
 
 /* 0: no failure pending; else counted allocations left until the one
- * that fails (util.c) */
-extern long util_alloc_countdown;
+ * that fails (util.c). The calling thread's own: a test arms it on its
+ * thread, and the pool's threads never count, so which allocation fails
+ * does not depend on how the work was scheduled */
+extern _Thread_local long util_alloc_countdown;
 bool util_alloc_fail_now(void);
 
 /* true when this counted allocation is the one that must fail */
@@ -64,7 +68,11 @@ static inline bool util_alloc_injected(void)
 
 /* the nth counted allocation from now fails (n <= 0: none) */
 void util_fail_alloc_after(long n);
-/* true while the failure set by util_fail_alloc_after has not happened yet */
+/* the nth counted allocation from now and every one after it fail, until
+ * the next util_fail_alloc_after or util_fail_alloc_from (n <= 0: none) */
+void util_fail_alloc_from(long n);
+/* true while the failure set by util_fail_alloc_after (or _from) has not
+ * happened yet */
 bool util_fail_alloc_pending(void);
 
 /* malloc, counted; NULL when out of memory. A size of 0 is taken as 1. */

@@ -33,10 +33,10 @@ static int oom(void)
 
 struct lkernel *loop_kernel_new(void)
 {
-	struct lkernel *k = calloc(1, sizeof *k);
+	struct lkernel *k = util_calloc(1, sizeof *k);
 	if (!k)
 		return NULL;
-	k->mem = calloc(1, sizeof *k->mem);
+	k->mem = util_calloc(1, sizeof *k->mem);
 	if (!k->mem) {
 		free(k);
 		return NULL;
@@ -84,7 +84,7 @@ static int table_grow(struct lkernel *k)
 	size_t cap = m->table_cap ? m->table_cap * 2 : 256;
 	while (cap < (size_t)(k->nnodes + 1) * 2) /* a rebuild (compact) starts from 0 */
 		cap *= 2;
-	lref *t = calloc(cap, sizeof *t);
+	lref *t = util_calloc(cap, sizeof *t);
 	if (!t)
 		return -1;
 	for (int i = 0; i < k->nnodes; i++) {
@@ -117,7 +117,7 @@ static lref intern(struct lkernel *k, struct lnode n)
 	}
 	if (k->nnodes == k->cap) {
 		int cap = k->cap ? k->cap * 2 : 64;
-		struct lnode *nodes = realloc(k->nodes, cap * sizeof *nodes);
+		struct lnode *nodes = util_realloc(k->nodes, cap * sizeof *nodes);
 		if (!nodes)
 			return oom();
 		k->nodes = nodes;
@@ -514,7 +514,7 @@ int64_t loop_eval_size(const struct lkernel *k, lref r, const int64_t *syms)
 
 int loop_add_buf(struct lkernel *k, dtype dt, bool written, lref numel, const char *name)
 {
-	struct lbuf *b = realloc(k->bufs, (k->nbufs + 1) * sizeof *b);
+	struct lbuf *b = util_realloc(k->bufs, (k->nbufs + 1) * sizeof *b);
 	if (!b)
 		return oom();
 	k->bufs = b;
@@ -545,7 +545,7 @@ int loop_add_var(struct lkernel *k, lref size, int section)
 
 int loop_add_section(struct lkernel *k)
 {
-	struct lsection *s = realloc(k->sections, (k->nsections + 1) * sizeof *s);
+	struct lsection *s = util_realloc(k->sections, (k->nsections + 1) * sizeof *s);
 	if (!s)
 		return oom();
 	k->sections = s;
@@ -558,7 +558,7 @@ int loop_add_root(struct lkernel *k, int section, lref node)
 	if (node < 0 || section < 0 || section >= k->nsections)
 		return -1;
 	struct lsection *s = &k->sections[section];
-	lref *roots = realloc(s->roots, (s->nroots + 1) * sizeof *roots);
+	lref *roots = util_realloc(s->roots, (s->nroots + 1) * sizeof *roots);
 	if (!roots)
 		return oom();
 	s->roots = roots;
@@ -615,8 +615,8 @@ static void mark(const struct lkernel *k, lref r, bool *keep)
  * then depend only on what the kernel computes */
 static void compact(struct lkernel *k)
 {
-	bool *keep = calloc((size_t)k->nnodes + 1, sizeof *keep);
-	lref *to = malloc(((size_t)k->nnodes + 1) * sizeof *to);
+	bool *keep = util_calloc((size_t)k->nnodes + 1, sizeof *keep);
+	lref *to = util_malloc(((size_t)k->nnodes + 1) * sizeof *to);
 	if (!keep || !to)
 		goto cleanup; /* the kernel stays as it is: still correct */
 	for (int s = 0; s < k->nsections; s++)
@@ -766,7 +766,7 @@ static void format_size(const struct lkernel *k, struct strbuf *sb, lref size)
 char *loop_kernel_format(const struct lkernel *k)
 {
 	struct strbuf sb = {0};
-	bool *done = calloc(k->nnodes + 1, 1);
+	bool *done = util_calloc(k->nnodes + 1, 1);
 	if (!done)
 		return NULL;
 	sb_printf(&sb, "kernel %s(", k->name);

@@ -21,6 +21,7 @@
 #include "graph.h"
 #include "ops.h"
 #include "ops_meta.h"
+#include "util.h"
 
 struct ad {
 	struct aot_build b;         /* appends: b.pos is the end of the graph */
@@ -789,9 +790,9 @@ int aot_joint_in(struct graph *fwd, const bool *requires_grad, struct aot_joint 
 	j->g = fwd;
 	while (j->nprimals < fwd->nnodes && fwd->nodes[j->nprimals].kind == GN_INPUT)
 		j->nprimals++;
-	if (!(reach0 = calloc((size_t)fwd->nnodes + 1, sizeof *reach0)) ||
-	    !(j->tangent_of = calloc((size_t)fwd->noutputs + 1, sizeof *j->tangent_of)) ||
-	    !(j->grad = malloc(sizeof *j->grad * ((size_t)j->nprimals + 1)))) {
+	if (!(reach0 = util_calloc((size_t)fwd->nnodes + 1, sizeof *reach0)) ||
+	    !(j->tangent_of = util_calloc((size_t)fwd->noutputs + 1, sizeof *j->tangent_of)) ||
+	    !(j->grad = util_malloc(sizeof *j->grad * ((size_t)j->nprimals + 1)))) {
 		tj_error_set("out of memory");
 		goto fail;
 	}
@@ -808,7 +809,7 @@ int aot_joint_in(struct graph *fwd, const bool *requires_grad, struct aot_joint 
 		goto fail;
 	}
 	*a.def = (struct user_frame){j->g->src, j->g->line, 0, j->g->name};
-	if (!(a.reach = calloc((size_t)a.nfwd + 1, sizeof *a.reach)) || !(a.grad = malloc(sizeof *a.grad * ((size_t)a.nfwd + 1)))) {
+	if (!(a.reach = util_calloc((size_t)a.nfwd + 1, sizeof *a.reach)) || !(a.grad = util_malloc(sizeof *a.grad * ((size_t)a.nfwd + 1)))) {
 		tj_error_set("out of memory");
 		goto fail;
 	}
@@ -1094,9 +1095,9 @@ static int choose_budget(const struct aot_joint *j, struct cut *c, int64_t budge
 {
 	const struct graph *g = j->g;
 	int n = g->nnodes, ncand = 0, rc = -1;
-	bool *live = calloc((size_t)n + 1, sizeof *live);
-	int *ints = malloc(sizeof *ints * (4 * (size_t)n + 1));
-	struct candidate *cand = malloc(sizeof *cand * ((size_t)n + 1));
+	bool *live = util_calloc((size_t)n + 1, sizeof *live);
+	int *ints = util_malloc(sizeof *ints * (4 * (size_t)n + 1));
+	struct candidate *cand = util_malloc(sizeof *cand * ((size_t)n + 1));
 	if (!live || !ints || !cand) {
 		tj_error_set("out of memory");
 		goto cleanup;
@@ -1162,10 +1163,13 @@ static void keep_arg_nodes(const struct graph *g, const struct garg *x, bool *ke
 
 int64_t aot_eager_saved_bytes(const struct graph *g, const bool *requires_grad)
 {
-	bool *reach = calloc((size_t)g->nnodes + 1, sizeof *reach);
-	bool *kept = calloc((size_t)g->nnodes + 1, sizeof *kept);
-	int64_t bytes = 0;
-	if (reach && kept) {
+	bool *reach = util_calloc((size_t)g->nnodes + 1, sizeof *reach);
+	bool *kept = util_calloc((size_t)g->nnodes + 1, sizeof *kept);
+	int64_t bytes = -1;
+	if (!reach || !kept)
+		tj_error_set("out of memory");
+	else {
+		bytes = 0;
 		find_reach(g, requires_grad, reach);
 		for (int i = 0; i < g->nnodes; i++) {
 			const struct gnode *n = &g->nodes[i];
@@ -1211,9 +1215,9 @@ static int find_cut(const struct aot_joint *j, const struct aot_policy *policy, 
 	c->n = g->nnodes;
 	bool **arrays[] = {&c->bw, &c->needed, &c->in_r, &c->saved, &c->rec};
 	for (size_t k = 0; k < sizeof arrays / sizeof *arrays; k++)
-		if (!(*arrays[k] = calloc((size_t)c->n + 1, sizeof(bool))))
+		if (!(*arrays[k] = util_calloc((size_t)c->n + 1, sizeof(bool))))
 			goto oom;
-	if (!(c->up = calloc((size_t)c->n + 1, sizeof *c->up)))
+	if (!(c->up = util_calloc((size_t)c->n + 1, sizeof *c->up)))
 		goto oom;
 	for (int i = 0; i < g->nnodes; i++) {
 		const struct gnode *n = &g->nodes[i];
@@ -1235,7 +1239,7 @@ static int find_cut(const struct aot_joint *j, const struct aot_policy *policy, 
 			c->needed[j->grad[i]] = true;
 	if (policy->recompute == AOT_RECOMPUTE_BUDGET)
 		return choose_budget(j, c, policy->budget);
-	int *ints = malloc(sizeof *ints * (4 * (size_t)c->n + 1));
+	int *ints = util_malloc(sizeof *ints * (4 * (size_t)c->n + 1));
 	if (!ints)
 		goto oom;
 	struct choose_work w = {ints, ints + c->n, ints + 2 * c->n, ints + 3 * c->n};
@@ -1273,9 +1277,9 @@ static void mark_live(const struct graph *g, int noutputs, const int *outputs, c
 static int make_forward(const struct aot_joint *j, const struct cut *c, struct aot_partition *p)
 {
 	const struct graph *g = j->g;
-	int *outs = malloc(sizeof *outs * ((size_t)g->noutputs + (size_t)g->nnodes + 1));
-	int *order = malloc(sizeof *order * ((size_t)g->nnodes + 1)), n = 0;
-	bool *live = calloc((size_t)g->nnodes + 1, sizeof *live);
+	int *outs = util_malloc(sizeof *outs * ((size_t)g->noutputs + (size_t)g->nnodes + 1));
+	int *order = util_malloc(sizeof *order * ((size_t)g->nnodes + 1)), n = 0;
+	bool *live = util_calloc((size_t)g->nnodes + 1, sizeof *live);
 	int rc = -1;
 	if (!outs || !order || !live)
 		goto oom;
@@ -1311,11 +1315,11 @@ static int make_backward(const struct aot_joint *j, const struct cut *c, struct 
 {
 	const struct graph *g = j->g;
 	int nout = 0, n = 0, k = 0, first = j->nprimals + j->ntangents;
-	int *outs = malloc(sizeof *outs * ((size_t)j->nprimals + 1));
-	int *order = malloc(sizeof *order * ((size_t)g->nnodes + 1));
-	const char **as_input = calloc((size_t)g->nnodes + 1, sizeof *as_input);
-	char (*sources)[24] = malloc(sizeof *sources * ((size_t)g->nnodes + 1));
-	bool *live = calloc((size_t)g->nnodes + 1, sizeof *live);
+	int *outs = util_malloc(sizeof *outs * ((size_t)j->nprimals + 1));
+	int *order = util_malloc(sizeof *order * ((size_t)g->nnodes + 1));
+	const char **as_input = util_calloc((size_t)g->nnodes + 1, sizeof *as_input);
+	char (*sources)[24] = util_malloc(sizeof *sources * ((size_t)g->nnodes + 1));
+	bool *live = util_calloc((size_t)g->nnodes + 1, sizeof *live);
 	int rc = -1;
 	if (!outs || !order || !as_input || !sources || !live) {
 		tj_error_set("out of memory");
@@ -1368,7 +1372,7 @@ int aot_partition(const struct aot_joint *j, const struct aot_policy *policy, st
 	struct cut c = {0};
 	memset(p, 0, sizeof *p);
 	p->nprimals = j->nprimals;
-	if (!(p->grad_output = calloc((size_t)j->nprimals + 1, sizeof *p->grad_output))) {
+	if (!(p->grad_output = util_calloc((size_t)j->nprimals + 1, sizeof *p->grad_output))) {
 		tj_error_set("out of memory");
 		goto fail;
 	}

@@ -84,7 +84,8 @@ void aot_partition_release(struct aot_partition *p);
  * graph) with requires_grad[i] on its inputs: the tensors each recorded
  * op's rule reads (ops.def's save column), each once, not counting g's
  * inputs (the caller holds them anyway), at the example sizes. The budget
- * for AOT_RECOMPUTE_BUDGET that keeps aot_eager within eager's memory. */
+ * for AOT_RECOMPUTE_BUDGET that keeps aot_eager within eager's memory;
+ * -1 after tj_error_set() when out of memory. */
 int64_t aot_eager_saved_bytes(const struct graph *g, const bool *requires_grad);
 
 /* whether the joint has a rule for op (a differentiable primitive or an

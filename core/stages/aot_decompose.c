@@ -19,6 +19,7 @@
 #include "graph.h"
 #include "ops.h"
 #include "ops_meta.h"
+#include "util.h"
 
 /* one composite node being decomposed: its new nodes go before it, with
  * its stack (b.pos is then where it is) */
@@ -492,8 +493,8 @@ int aot_decompose_keeping(struct graph *g, struct compile_ctx *cc,
 	long budget = 64 + 64L * g->nnodes;
 	int n = g->nnodes, noutputs = g->noutputs, *outputs = g->outputs, track = -1, i = 0;
 	bool failed = false;
-	struct gnode *rest = malloc(sizeof *rest * ((size_t)n + 1));
-	int *to = malloc(sizeof *to * ((size_t)n + 1));
+	struct gnode *rest = util_malloc(sizeof *rest * ((size_t)n + 1));
+	int *to = util_malloc(sizeof *to * ((size_t)n + 1));
 	if (!rest || !to) {
 		tj_error_set("out of memory");
 		goto cleanup;

@@ -30,6 +30,7 @@
 #include "autograd.h"
 #include "backends.h"
 #include "ops.h"
+#include "util.h"
 
 struct aot_artifact {
 	const struct aot_runner *runner; /* NULL: the eager kernels (graph_interpret) */
@@ -134,14 +135,14 @@ static bool makes_grad_leaf(const struct graph *g)
 	return false;
 }
 
-/* the pending error, prefixed with the backend's name. Every error but
- * out of memory (and the injected one, raised before) is a graph this
- * stage cannot compile, an op without a decomposition or a gradient rule:
- * unsupported, the frame runs on eager (backend.h) */
+/* the pending error, prefixed with the backend's name. Every error (but
+ * the injected one, raised before) is a graph this stage cannot compile,
+ * an op without a decomposition or a gradient rule, or out of memory in
+ * the middle of the compile: unsupported, the frame runs on eager
+ * (backend.h), which needs nothing more than the captured graph */
 static void *compile_error(struct compile_ctx *cc)
 {
-	const char *pending = tj_error_peek();
-	cc->unsupported = pending && strcmp(pending, "out of memory") != 0;
+	cc->unsupported = true;
 	char *why = tj_error_take();
 	tj_error_set("aot_eager: %s", why ? why : "out of memory");
 	free(why);
@@ -204,7 +205,7 @@ static bool *input_grads(const struct graph *g, bool *any)
 	*any = false;
 	while (n < g->nnodes && g->nodes[n].kind == GN_INPUT)
 		n++;
-	bool *rg = calloc((size_t)n + 1, sizeof *rg);
+	bool *rg = util_calloc((size_t)n + 1, sizeof *rg);
 	for (int i = 0; rg && i < n; i++)
 		*any |= rg[i] = g->nodes[i].requires_grad && g->nodes[i].is_tensor;
 	return rg;
@@ -232,7 +233,7 @@ void *aot_compile_with(struct compile_ctx *cc, const struct graph *g, const stru
 	}
 	bool grad = false;
 	bool *rg = input_grads(g, &grad);
-	struct aot_artifact *a = calloc(1, sizeof *a);
+	struct aot_artifact *a = util_calloc(1, sizeof *a);
 	if (!rg || !a || !(a->forward = graph_copy(g))) {
 		tj_error_set("out of memory");
 		goto fail;
@@ -253,6 +254,8 @@ void *aot_compile_with(struct compile_ctx *cc, const struct graph *g, const stru
 	 * kernels cost no pass over memory: save the fewest tensors */
 	struct aot_policy policy = {runner ? AOT_RECOMPUTE_CHEAP : AOT_RECOMPUTE_BUDGET,
 				    grad && !runner ? aot_eager_saved_bytes(g, rg) : 0};
+	if (policy.budget < 0)
+		goto fail;
 	/* names the op and the user line when a composite cannot be decomposed */
 	if (aot_decompose_keeping(a->forward, cc, grad ? NULL : acts_on_tape) < 0)
 		goto fail;

@@ -4,7 +4,8 @@
  * (inductor_compile.c) and run by inductor_run.c.
  *
  * A graph it cannot compile (a node the lowering has no form for, a
- * kernel LLVM rejects, no code generator to load) is unsupported: the
+ * kernel LLVM rejects, no code generator to load, out of memory in the
+ * middle of the compile) is unsupported: the
  * frame evaluator warns and the frame runs on aot_eager, as PyTorch falls
  * back to aten. TJIT_INJECT_BUG=inductor:<kind> is the lowering's
  * (inductor_lower.c), in the kernels that compute a relu.
@@ -14,7 +15,7 @@
 #include "inductor_compile.h"
 
 /* ind_compile_graph sets cc->unsupported for what falls back (a graph it
- * cannot lower, a kernel LLVM rejects, no code generator) */
+ * cannot lower, a kernel LLVM rejects, no code generator, out of memory) */
 static void *prepare(struct compile_ctx *cc, const struct graph *g, const struct graph *shown)
 {
 	return ind_compile_graph(cc, g, shown);

@@ -62,13 +62,29 @@ static void __attribute__((format(printf, 2, 3))) hint(struct compile_ctx *cc, c
 }
 
 /* a codegen error (malloc'd) as the compile's error, naming the kernel:
- * a kernel LLVM rejects is a graph this stage cannot compile */
+ * a kernel LLVM rejects (or that it had no memory for) is a graph this
+ * stage cannot compile */
 static int cg_error(struct compile_ctx *cc, const struct lkernel *k, const char *what, char *err)
 {
 	tj_error_set("inductor: kernel %s: %s: %s", k->name, what, err ? err : "out of memory");
 	free(err);
-	cc->unsupported = err != NULL;
+	cc->unsupported = true;
 	return -1;
+}
+
+/* a failure of the compile that falls back (a graph it cannot lower, a
+ * kernel LLVM rejects, out of memory in the middle of it: aot_eager's
+ * artifact needs no kernel), with the stage named in the error */
+static void *fall_back(struct compile_ctx *cc)
+{
+	const char *why = tj_error_peek();
+	if (!why || strncmp(why, "inductor: ", 10) != 0) {
+		char *msg = tj_error_take();
+		tj_error_set("inductor: %s", msg ? msg : "out of memory");
+		free(msg);
+	}
+	cc->unsupported = true;
+	return NULL;
 }
 
 /* a kernel of the graph: its record, and its object from the cache or
@@ -138,7 +154,7 @@ static int lookup_or_compile(struct compile_ctx *cc, struct kjob *jobs, int n)
 	struct kernel_cache *kc = the_cache();
 	if (!kc)
 		return -1;
-	struct kjob **miss = malloc(((size_t)n + 1) * sizeof *miss);
+	struct kjob **miss = util_malloc(((size_t)n + 1) * sizeof *miss);
 	if (!miss) {
 		tj_error_set("out of memory");
 		return -1;
@@ -286,24 +302,22 @@ struct ind_compiled *ind_compile_graph(struct compile_ctx *cc, const struct grap
 		cc->unsupported = true;
 		return NULL;
 	}
-	struct ind_compiled *c = calloc(1, sizeof *c);
-	if (!c) {
-		tj_error_set("out of memory");
-		return NULL;
-	}
+	struct ind_compiled *c = util_calloc(1, sizeof *c);
+	if (!c)
+		return fall_back(cc);
 	if (ind_lower(g, &c->prog, cc) < 0)
-		goto fail;
+		goto fail; /* cc->unsupported as ind_lower says */
 	if (compile_ctx_logs(cc, LOG_FUSION) && c->prog.log.len)
 		compile_ctx_dump(cc, sb_str(&c->prog.log));
 	if (compile_ctx_logs(cc, LOG_PERF_HINTS))
 		perf_hints(cc, sb_str(&c->prog.log));
-	c->fns = calloc((size_t)c->prog.nsteps + 1, sizeof *c->fns);
+	c->fns = util_calloc((size_t)c->prog.nsteps + 1, sizeof *c->fns);
 	if (!c->fns) {
 		tj_error_set("out of memory");
-		goto fail;
+		goto fail_rest;
 	}
-	struct kjob *jobs = calloc((size_t)c->prog.nsteps + 1, sizeof *jobs);
-	int *step_of = malloc(((size_t)c->prog.nsteps + 1) * sizeof *step_of);
+	struct kjob *jobs = util_calloc((size_t)c->prog.nsteps + 1, sizeof *jobs);
+	int *step_of = util_malloc(((size_t)c->prog.nsteps + 1) * sizeof *step_of);
 	int njobs = 0, rc = jobs && step_of ? 0 : -1;
 	if (rc < 0)
 		tj_error_set("out of memory");
@@ -320,6 +334,10 @@ struct ind_compiled *ind_compile_graph(struct compile_ctx *cc, const struct grap
 		j->rec.fused_nodes = fused_names(g, st);
 		j->rec.loop_ir = loop_kernel_format(st->k);
 		j->rec.graph = shown;
+		if (!j->rec.name || !j->rec.kind || !j->rec.loop_ir) {
+			tj_error_set("out of memory");
+			rc = -1;
+		}
 	}
 	if (rc == 0)
 		rc = lookup_or_compile(cc, jobs, njobs);
@@ -338,11 +356,13 @@ struct ind_compiled *ind_compile_graph(struct compile_ctx *cc, const struct grap
 	free(jobs);
 	free(step_of);
 	if (rc < 0)
-		goto fail;
+		goto fail_rest;
 	return c;
+fail_rest:
+	cc->unsupported = true; /* out of memory, or a kernel LLVM rejects */
 fail:
 	ind_compiled_free(c);
-	return NULL;
+	return cc->unsupported ? fall_back(cc) : NULL;
 }
 
 void ind_compiled_free(struct ind_compiled *c)

@@ -210,19 +210,22 @@ static int build_group(struct lower *L, int gi, const bool *store, bool flat)
 		}
 	}
 	int s = inner_section(L);
+	if (s < 0)
+		return -1;
 	for (int m = 0; m < G->nmembers; m++) {
 		int i = G->members[m];
 		const struct gnode *n = &L->g->nodes[i];
 		if (L->cls[i] != NC_REDUCE && ind_same_shape(n->ndim, n->shape, G->ndim, G->shape) &&
-		    (s < 0 || emit_member(L, i, s, store && store[i]) < 0))
+		    emit_member(L, i, s, store && store[i]) < 0)
 			return -1;
 	}
-	s = loop_add_section(L->k);
+	if ((s = loop_add_section(L->k)) < 0)
+		return -1;
 	for (int m = 0; m < G->nmembers; m++) {
 		int i = G->members[m];
 		const struct gnode *n = &L->g->nodes[i];
 		if ((L->cls[i] == NC_REDUCE || !ind_same_shape(n->ndim, n->shape, G->ndim, G->shape)) &&
-		    (s < 0 || emit_member(L, i, s, store && store[i]) < 0))
+		    emit_member(L, i, s, store && store[i]) < 0)
 			return -1;
 	}
 	return 0;
@@ -232,7 +235,7 @@ static int build_group(struct lower *L, int gi, const bool *store, bool flat)
 
 static int new_group(struct lower *L)
 {
-	struct group *gs = realloc(L->groups, (L->ngroups + 1) * sizeof *gs);
+	struct group *gs = util_realloc(L->groups, (L->ngroups + 1) * sizeof *gs);
 	if (!gs) {
 		tj_error_set("out of memory");
 		return -1;
@@ -319,7 +322,7 @@ static bool shape_fits(struct lower *L, int gi, int i)
 static int add_member(struct lower *L, int gi, int i)
 {
 	struct group *G = &L->groups[gi];
-	int *m = realloc(G->members, (G->nmembers + 1) * sizeof *m);
+	int *m = util_realloc(G->members, (G->nmembers + 1) * sizeof *m);
 	if (!m) {
 		tj_error_set("out of memory");
 		return -1;
@@ -340,8 +343,8 @@ static int add_buf(struct lower *L, int i, enum ind_buf_kind kind)
 {
 	struct ind_program *p = L->p;
 	const struct gnode *n = &L->g->nodes[i];
-	struct ind_buf *b = realloc(p->bufs, (p->nbufs + 1) * sizeof *b);
-	int *kb = realloc(L->kbuf, (p->nbufs + 1) * sizeof *kb);
+	struct ind_buf *b = util_realloc(p->bufs, (p->nbufs + 1) * sizeof *b);
+	int *kb = util_realloc(L->kbuf, (p->nbufs + 1) * sizeof *kb);
 	if (kb)
 		L->kbuf = kb;
 	if (b)
@@ -556,7 +559,7 @@ static bool has_divmod(const struct lkernel *k)
 
 static int add_step(struct ind_program *p, struct ind_step *st)
 {
-	struct ind_step *s = realloc(p->steps, (p->nsteps + 1) * sizeof *s);
+	struct ind_step *s = util_realloc(p->steps, (p->nsteps + 1) * sizeof *s);
 	if (!s) {
 		tj_error_set("out of memory");
 		return -1;
@@ -568,8 +571,8 @@ static int add_step(struct ind_program *p, struct ind_step *st)
 
 static int step_nodes(struct lower *L, struct ind_step *st, int gi, int extern_node)
 {
-	st->nodes = malloc(L->g->nnodes * sizeof *st->nodes);
-	bool *covered = st->mm ? calloc((size_t)L->g->nnodes + 1, sizeof *covered) : NULL;
+	st->nodes = util_malloc(L->g->nnodes * sizeof *st->nodes);
+	bool *covered = st->mm ? util_calloc((size_t)L->g->nnodes + 1, sizeof *covered) : NULL;
 	if (!st->nodes || (st->mm && !covered)) {
 		free(covered);
 		tj_error_set("out of memory");
@@ -640,7 +643,7 @@ static int final_kernel(struct lower *L, int gi, const bool *store)
 		return -1;
 	loop_kernel_finish(L->k);
 	struct ind_step st = {.kind = ISTEP_KERNEL, .node = -1, .group = gi, .flat = flat_done};
-	st.kbufs = malloc((L->k->nbufs + 1) * sizeof *st.kbufs);
+	st.kbufs = util_malloc((L->k->nbufs + 1) * sizeof *st.kbufs);
 	if (!st.kbufs) {
 		tj_error_set("out of memory");
 		return -1;
@@ -669,7 +672,7 @@ static int final_kernel(struct lower *L, int gi, const bool *store)
 static int choose_members(struct lower *L)
 {
 	const struct graph *g = L->g;
-	bool *mm_operand = calloc((size_t)g->nnodes + 1, sizeof *mm_operand);
+	bool *mm_operand = util_calloc((size_t)g->nnodes + 1, sizeof *mm_operand);
 	if (!mm_operand) {
 		tj_error_set("out of memory");
 		return -1;
@@ -799,7 +802,7 @@ static int lower_steps(struct lower *L, const int *order, int norder)
 {
 	const struct graph *g = L->g;
 	compute_owners(L);
-	bool *store = calloc((size_t)g->nnodes + 1, sizeof *store);
+	bool *store = util_calloc((size_t)g->nnodes + 1, sizeof *store);
 	if (!store) {
 		tj_error_set("out of memory");
 		return -1;
@@ -880,7 +883,7 @@ static bool is_epilogue(struct lower *L, int m, int gi, bool *scratch)
 	const struct gnode *mn = &g->nodes[m];
 	if (mn->ndim != 2 || !ind_same_shape(G->ndim, G->shape, 2, mn->shape) || G->red[0])
 		return false;
-	bool *dep = calloc((size_t)g->nnodes + 1, sizeof *dep);
+	bool *dep = util_calloc((size_t)g->nnodes + 1, sizeof *dep);
 	if (!dep)
 		return false; /* not fused: the plain order is still right */
 	bool ok = true, used = false;
@@ -935,16 +938,16 @@ int ind_lower(const struct graph *g, struct ind_program *p, struct compile_ctx *
 	int n = g->nnodes, rc = -1, norder = 0;
 	int *order = NULL;
 	p->g = g;
-	p->node_buf = malloc((n + 1) * sizeof *p->node_buf);
-	L.cls = calloc(n + 1, 1);
-	L.member = calloc(n + 1, sizeof *L.member);
-	L.group_of = malloc((n + 1) * sizeof *L.group_of);
-	L.owner = malloc((n + 1) * sizeof *L.owner);
-	L.is_mm = calloc(n + 1, sizeof *L.is_mm);
-	L.mm = calloc(n + 1, sizeof *L.mm);
-	L.reduce_ref = malloc((n + 1) * sizeof *L.reduce_ref);
-	L.memo = calloc(n + 1, sizeof *L.memo);
-	order = malloc((n + 1) * sizeof *order);
+	p->node_buf = util_malloc((n + 1) * sizeof *p->node_buf);
+	L.cls = util_calloc(n + 1, 1);
+	L.member = util_calloc(n + 1, sizeof *L.member);
+	L.group_of = util_malloc((n + 1) * sizeof *L.group_of);
+	L.owner = util_malloc((n + 1) * sizeof *L.owner);
+	L.is_mm = util_calloc(n + 1, sizeof *L.is_mm);
+	L.mm = util_calloc(n + 1, sizeof *L.mm);
+	L.reduce_ref = util_malloc((n + 1) * sizeof *L.reduce_ref);
+	L.memo = util_calloc(n + 1, sizeof *L.memo);
+	order = util_malloc((n + 1) * sizeof *order);
 	if (!p->node_buf || !L.cls || !L.member || !L.group_of || !L.owner || !L.is_mm || !L.mm || !L.reduce_ref ||
 	    !L.memo || !order || graph_users_build(g, &L.users) < 0) {
 		tj_error_set("out of memory");
@@ -968,10 +971,10 @@ int ind_lower(const struct graph *g, struct ind_program *p, struct compile_ctx *
 		goto cleanup;
 	rc = 0;
 cleanup:
-	/* a failure is a graph this stage cannot lower (the frame falls back),
-	 * unless it is the planted bug or out of memory (both raised) */
+	/* a failure is a graph this stage cannot lower (the frame falls back;
+	 * out of memory too), unless it is the planted bug (raised) */
 	if (rc < 0 && cc)
-		cc->unsupported = !L.planted && !(tj_error_peek() && strcmp(tj_error_peek(), "out of memory") == 0);
+		cc->unsupported = !L.planted;
 	graph_users_release(&L.users);
 	loop_kernel_free(L.k);
 	arena_free(&L.arena);

@@ -100,7 +100,7 @@ struct ind_program {
 /* Lowers g into p (zeroed by the caller), timing the phases "schedule"
  * (the groups) and "lower" (their kernels) in cc (may be NULL): 0, or -1
  * after tj_error_set() (out of memory, the planted compile error, or a
- * node the lowering cannot handle at all: only this last sets
+ * node the lowering cannot handle at all: all but the planted bug set
  * cc->unsupported). */
 int ind_lower(const struct graph *g, struct ind_program *p, struct compile_ctx *cc);
 void ind_program_release(struct ind_program *p);

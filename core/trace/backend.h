@@ -35,8 +35,9 @@ struct backend {
 	 * returns the compiled artifact, or NULL after tj_error_set(): a
 	 * compile error ("relu_compile_error_TESTING_ONLY: ..."), raised in
 	 * the program, or, with cc->unsupported set, a graph this backend
-	 * cannot compile (an op without a decomposition or a gradient rule),
-	 * which runs on the fallback below. */
+	 * cannot compile (an op without a decomposition or a gradient rule,
+	 * out of memory in the middle of the compile), which runs on the
+	 * fallback below. */
 	void *(*compile)(struct compile_ctx *cc, const struct graph *g);
 	/* Runs a compiled artifact: inputs are the graph's input tensors in the
 	 * order of its GN_INPUT nodes (borrowed); outputs[] receives

@@ -194,7 +194,7 @@ static char *dup_opt(const char *s, bool *oom)
 {
 	if (!s)
 		return NULL;
-	char *d = strdup(s);
+	char *d = util_strdup(s);
 	if (!d)
 		*oom = true;
 	return d;

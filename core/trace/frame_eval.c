@@ -566,7 +566,9 @@ static enum outcome fail_backend(struct job *j)
 static enum outcome fail_oom(struct job *j)
 {
 	j->rec.outcome = "error";
+	free(j->rec.error); /* a fallback's reason, when installing it failed */
 	j->rec.error = util_strdup("out of memory");
+	j->rec.fallback = NULL;
 	record_finish(j->rt, &j->rec, &j->cc);
 	if (j->e)
 		entry_free(j->e); /* and its trace */
@@ -659,7 +661,7 @@ static enum outcome fall_back(struct job *j, struct entry **out)
 	if (c->locs && (int)j->f->pc < c->ninsns)
 		loc = c->locs[j->f->pc];
 	enum outcome o = install(j, out);
-	if (sb.buf)
+	if (sb.buf && o == RUN_ENTRY)
 		compile_log_warning_at(j->rt->log, c->src, loc, sb.buf);
 	sb_release(&sb);
 	return o;
