@@ -369,7 +369,9 @@ static char *uri_of(const char *path, const char *params)
 
 /* Opens q->path read-only (immutable: as a file nobody writes) and reads
  * its user_version and how many of the first tables (DB_FIRST_TABLES) it
- * has: an SQLite result code, the connection's message in q->db. */
+ * has (-1: the file is an empty database, as a tjit run killed before it
+ * wrote its tables leaves one): an SQLite result code, the connection's
+ * message in q->db. */
 static int open_and_peek(struct dbq *q, bool immutable, int64_t *version, int64_t *tables)
 {
 	char *uri = uri_of(q->path, immutable ? "?mode=ro&immutable=1" : "?mode=ro");
@@ -384,7 +386,8 @@ static int open_and_peek(struct dbq *q, bool immutable, int64_t *version, int64_
 	/* one statement, so one snapshot */
 	rc = sqlite3_prepare_v2(q->db,
 				"SELECT (SELECT user_version FROM pragma_user_version),"
-				" (SELECT count(*) FROM sqlite_master WHERE type = 'table' AND name IN (" DB_FIRST_TABLES "))",
+				" CASE WHEN (SELECT count(*) FROM sqlite_master) = 0 THEN -1 ELSE"
+				" (SELECT count(*) FROM sqlite_master WHERE type = 'table' AND name IN (" DB_FIRST_TABLES ")) END",
 				-1, &st, NULL);
 	if (rc == SQLITE_OK && (rc = sqlite3_step(st)) == SQLITE_ROW) {
 		*version = sqlite3_column_int64(st, 0);
@@ -411,6 +414,8 @@ static int check_opened(struct dbq *q, int rc, int64_t version, int64_t tables, 
 			       "database %s has schema version %lld, this tjit understands up to %d:"
 			       " it needs a tjit that understands version %lld",
 			       path, (long long)version, DB_SCHEMA_VERSION, (long long)version);
+	if (version == 0 && tables == -1)
+		return set_err(err, "no run in '%s' (an empty database)", path);
 	if (version <= 0 || tables < DB_NFIRST_TABLES)
 		return set_err(err, "'%s' is not a tjit database", path);
 	if (version < DB_SCHEMA_VERSION)

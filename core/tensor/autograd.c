@@ -24,6 +24,7 @@ struct ag_custom {
 	int noutputs;
 	struct ag_input *outs;      /* [noutputs]: each output's type, for the zeros */
 	tensor **grads;             /* [noutputs]: engine scratch, the gradient accumulated for each */
+	bool *reached;              /* [noutputs]: engine scratch, a gradient reached it */
 };
 
 static bool grad_enabled = true;
@@ -96,6 +97,7 @@ static void node_destroy(struct ag_node *n)
 		for (int k = 0; k < n->custom->noutputs; k++)
 			tensor_decref(n->custom->grads[k]);
 		free(n->custom->grads);
+		free(n->custom->reached);
 		free(n->custom->outs);
 		free(n->custom);
 	}
@@ -376,8 +378,9 @@ static struct ag_node *custom_node(int ninputs, int noutputs)
 		n->custom->noutputs = noutputs;
 		n->custom->outs = calloc((size_t)noutputs + 1, sizeof *n->custom->outs);
 		n->custom->grads = calloc((size_t)noutputs + 1, sizeof *n->custom->grads);
+		n->custom->reached = calloc((size_t)noutputs + 1, sizeof *n->custom->reached);
 	}
-	if (!n->inputs || !n->custom || !n->custom->outs || !n->custom->grads) {
+	if (!n->inputs || !n->custom || !n->custom->outs || !n->custom->grads || !n->custom->reached) {
 		ag_node_decref(n);
 		return NULL;
 	}
@@ -474,13 +477,15 @@ static int run_custom(struct ag_node *n, tensor **gin)
 	struct ag_custom *c = n->custom;
 	bool any = false;
 	int err = 0;
-	for (int k = 0; k < c->noutputs; k++)
-		any |= c->grads[k] != NULL;
+	for (int k = 0; k < c->noutputs; k++) {
+		c->reached[k] = c->grads[k] != NULL;
+		any |= c->reached[k];
+	}
 	for (int k = 0; k < c->noutputs && any && !err; k++)
 		if (!c->grads[k] && !(c->grads[k] = tensor_full(c->outs[k].dt, c->outs[k].ndim, c->outs[k].shape, 0.0)))
 			err = -1;
 	if (any && !err)
-		err = c->fn(c->ctx, c->grads, gin);
+		err = c->fn(c->ctx, c->grads, c->reached, gin);
 	for (int k = 0; k < c->noutputs; k++) {
 		tensor_decref(c->grads[k]);
 		c->grads[k] = NULL;

@@ -94,12 +94,13 @@ const char *ag_node_name(const struct ag_node *n, char *buf, size_t size);
 int ag_record(int op, const value *args, value out);
 
 /* A compiled function's backward as ONE tape node ("CompiledFunctionBackward",
- * aot_eager: backend_aot.c). backward(ctx, gouts, gin) gets the gradient
- * of each output (zeros of its type where none reached it) and sets gin[i]
+ * aot_eager: backend_aot.c). backward(ctx, gouts, reached, gin) gets the
+ * gradient of each output (zeros of its type where none reached it:
+ * reached[k] false, an undefined gradient, PyTorch's None) and sets gin[i]
  * (NULL on entry) to input i's gradient or leaves it NULL, like a rule.
  * ctx (with its saved tensors) is the node's: release(ctx) runs when a
  * backward without retain_graph ran it or the node goes. */
-typedef int (*ag_custom_fn)(void *ctx, tensor *const *gouts, tensor **gin);
+typedef int (*ag_custom_fn)(void *ctx, tensor *const *gouts, const bool *reached, tensor **gin);
 
 /* Records that node when grad mode is on and one of inputs[0, ninputs)
  * requires grad: outputs[0, noutputs) (floating point, no grad_fn: fresh

@@ -104,6 +104,13 @@ struct compile_log {
 	struct frame_row *frames; /* by frame index */
 	int nframes;
 	struct compile_listener *listeners; /* the newest first */
+	struct warned_at *warned; /* compile_log_warning_once_at's places */
+	int nwarned, capwarned;
+};
+
+struct warned_at {
+	const struct source *src;
+	struct src_loc loc;
 };
 
 struct compile_log *compile_log_new(const struct compile_log_config *cfg)
@@ -124,6 +131,7 @@ void compile_log_free(struct compile_log *log)
 	for (int i = 0; i < log->nframes; i++)
 		free(log->frames[i].compiles);
 	free(log->frames);
+	free(log->warned);
 	free(log);
 }
 
@@ -827,6 +835,27 @@ void compile_log_warning_at(struct compile_log *log, const struct source *src, s
 	fflush(stdout);
 	diag_print(out, src, loc, "warning", "%s", text);
 	fflush(out);
+}
+
+void compile_log_warning_once_at(struct compile_log *log, const struct source *src, struct src_loc loc,
+				 const char *text)
+{
+	/* a program has few such places: a list is enough */
+	for (int i = 0; i < log->nwarned; i++)
+		if (log->warned[i].src == src && log->warned[i].loc.line == loc.line &&
+		    log->warned[i].loc.col == loc.col)
+			return;
+	if (log->nwarned == log->capwarned) {
+		int cap = log->capwarned ? 2 * log->capwarned : 8;
+		struct warned_at *w = realloc(log->warned, sizeof *w * (size_t)cap);
+		if (!w) /* out of memory: the warning still goes out, maybe twice */
+			goto print;
+		log->warned = w;
+		log->capwarned = cap;
+	}
+	log->warned[log->nwarned++] = (struct warned_at){src, loc};
+print:
+	compile_log_warning_at(log, src, loc, text);
 }
 
 void compile_log_listen(struct compile_log *log, struct compile_listener *l)

@@ -135,6 +135,10 @@ void compile_log_warning(struct compile_log *log, const char *fmt, ...) __attrib
 /* A warning at a user line, in the form of the VM's errors ("f.tj:10:9:
  * warning: text", the line, a caret): always printed. */
 void compile_log_warning_at(struct compile_log *log, const struct source *src, struct src_loc loc, const char *text);
+/* compile_log_warning_at, the first time for this place (src, line,
+ * column) in the log's life; later calls at the same place print nothing. */
+void compile_log_warning_once_at(struct compile_log *log, const struct source *src, struct src_loc loc,
+				 const char *text);
 
 /* Frees what the record owns: error, the guards' texts and the array, the
  * failures' strings and the array, brk with its stack array (the frames'

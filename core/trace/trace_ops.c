@@ -620,6 +620,25 @@ struct var *op_call(struct tstate *st, int op, struct var **args, int nargs, val
 	return op_emit(st, op, norm);
 }
 
+/* The body of an allow_in_graph function runs here, to give the node its
+ * result's dtype and shape, and again each time the graph runs: its side
+ * effects happen once more on every call that compiles. Said once per
+ * call site, at the call (doc/language.md). */
+static void warn_body_runs(struct tstate *st, const char *fname)
+{
+	struct runtime *rt = vm_runtime(st->vm);
+	if (!rt || !rt->log || !st->cur)
+		return;
+	struct strbuf sb = STRBUF_INIT;
+	sb_printf(&sb,
+		  "allow_in_graph: %s runs while tracing and again when the graph runs"
+		  " (a side effect in it happens once more on each compile)",
+		  fname);
+	if (sb.buf)
+		compile_log_warning_once_at(rt->log, st->cur->code->src, trace_loc(st->cur), sb.buf);
+	sb_release(&sb);
+}
+
 /* allow_in_graph(f): one opaque node that calls f */
 struct var *op_call_allowed(struct tstate *st, value fn, struct var **args, int nargs, value kwnames)
 {
@@ -636,6 +655,7 @@ struct var *op_call_allowed(struct tstate *st, value fn, struct var **args, int 
 		ex[i] = exval(st, args[i]);
 	for (int i = 0; i < nargs; i++)
 		sym_spec_deep(st, args[i], 0);
+	warn_body_runs(st, fname);
 	void *ctx;
 	vm_eval_frame_fn hook = vm_get_eval_frame(st->vm, &ctx);
 	vm_set_eval_frame(st->vm, NULL, NULL);

@@ -677,13 +677,16 @@ END_TEST
 struct custom_ctx {
 	int calls, releases;
 	double g1_sum;    /* what the second output's gradient summed to */
+	bool reached[2];  /* what the node said of each output */
 };
 
 /* outputs x * 2 and x * 3: gin = 2 g0 + 3 g1 */
-static int custom_backward(void *ctx, tensor *const *gouts, tensor **gin)
+static int custom_backward(void *ctx, tensor *const *gouts, const bool *reached, tensor **gin)
 {
 	struct custom_ctx *c = ctx;
 	c->calls++;
+	c->reached[0] = reached[0];
+	c->reached[1] = reached[1];
 	tensor *s = tensor_reduce(REDOP_sum, gouts[1], NULL, 0, false, 0);
 	c->g1_sum = tensor_get_double(s, 0);
 	tensor_decref(s);
@@ -701,7 +704,7 @@ static void custom_release(void *ctx) { ((struct custom_ctx *)ctx)->releases++; 
 
 START_TEST(test_custom)
 {
-	struct custom_ctx ctx = {0, 0, -1};
+	struct custom_ctx ctx = {0, 0, -1, {false, false}};
 	value x = leaf64(3, 1.0);
 	value o0 = R(val_tensor(tensor_full(DT_FLOAT64, 1, (int64_t[]){3}, 2.0)));
 	value o1 = R(val_tensor(tensor_full(DT_FLOAT64, 1, (int64_t[]){3}, 3.0)));
@@ -719,6 +722,7 @@ START_TEST(test_custom)
 	C("backward", NULL, 1, loss);
 	ck_assert_int_eq(ctx.calls, 1);
 	ck_assert_double_eq(ctx.g1_sum, 0.0);
+	ck_assert(ctx.reached[0] && !ctx.reached[1]); /* zeros, but undefined */
 	ck_assert_double_eq(tensor_get_double(TT(x)->grad, 0), 10.0);
 	/* backward freed the saved context: a second one is the error */
 	ck_assert_int_eq(ctx.releases, 1);
@@ -728,7 +732,7 @@ START_TEST(test_custom)
 	tj_error_clear();
 
 	/* no input requires grad: no node, the context goes at once */
-	struct custom_ctx none = {0, 0, -1};
+	struct custom_ctx none = {0, 0, -1, {false, false}};
 	value y = R(val_tensor(tensor_full(DT_FLOAT64, 1, (int64_t[]){3}, 1.0)));
 	value p = R(val_tensor(tensor_full(DT_FLOAT64, 1, (int64_t[]){3}, 2.0)));
 	tensor *in2[] = {TT(y)}, *out2[] = {TT(p)};

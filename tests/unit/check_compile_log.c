@@ -228,6 +228,36 @@ START_TEST(test_nothing_logged_by_default)
 }
 END_TEST
 
+/* compile_log_warning_once_at: once a place (source, line, column) */
+START_TEST(test_warning_once_at)
+{
+	struct compile_log_config cfg = {.artifacts = 0, .out = log_out, .db = NULL};
+	log_open(&cfg);
+	for (int i = 0; i < 20; i++) {
+		compile_log_warning_once_at(clog, toy, (struct src_loc){2, 9}, "w");
+		compile_log_warning_once_at(clog, toy, (struct src_loc){2, 13}, "v");
+		compile_log_warning_once_at(clog, toy, (struct src_loc){6, 12}, "u");
+	}
+	ck_assert_str_eq(logged(), "toy.tj:2:9: warning: w\n"
+				   "    x = a / (abs(a) + 1)\n"
+				   "        ^\n"
+				   "toy.tj:2:13: warning: v\n"
+				   "    x = a / (abs(a) + 1)\n"
+				   "            ^\n"
+				   "toy.tj:6:12: warning: u\n"
+				   "    return x * b\n"
+				   "           ^\n");
+	/* a new log (a new program run) warns again */
+	fflush(log_out);
+	size_t before = log_len;
+	log_open(&cfg);
+	compile_log_warning_once_at(clog, toy, (struct src_loc){2, 9}, "w");
+	ck_assert_str_eq(logged() + before, "toy.tj:2:9: warning: w\n"
+					    "    x = a / (abs(a) + 1)\n"
+					    "        ^\n");
+}
+END_TEST
+
 START_TEST(test_recompile_lines)
 {
 	struct compile_log_config cfg = {.artifacts = LOG_RECOMPILES, .out = log_out};
@@ -576,6 +606,7 @@ static Suite *compile_log_suite(void)
 	tcase_add_checked_fixture(tc, setup, teardown);
 	tcase_add_test(tc, test_parse_artifacts);
 	tcase_add_test(tc, test_nothing_logged_by_default);
+	tcase_add_test(tc, test_warning_once_at);
 	tcase_add_test(tc, test_recompile_lines);
 	tcase_add_test(tc, test_break_lines);
 	tcase_add_test(tc, test_guard_lines);

@@ -159,9 +159,11 @@ START_TEST(test_open_refusals)
 	snprintf(want, sizeof want, "'%s' is not a tjit database", path);
 	ck_open_fails(path, want);
 
+	/* an empty file is an empty database: what a run killed before it
+	 * wrote its tables leaves */
 	snprintf(path, sizeof path, "%s/empty.db", tmpdir);
 	fclose(fopen(path, "w"));
-	snprintf(want, sizeof want, "'%s' is not a tjit database", path);
+	snprintf(want, sizeof want, "no run in '%s' (an empty database)", path);
 	ck_open_fails(path, want);
 
 	/* an SQLite file of something else */

@@ -305,9 +305,11 @@ static struct dbq_compile compile_row(int id, int f, int n, char *outcome)
 				    .op_count = 2, .total_ms = 0.5};
 }
 
-static Agraph_t *run_of(int max_nodes)
+/* finished false: a run still running or killed */
+static Agraph_t *run_of_ended(int max_nodes, bool finished)
 {
 	static struct dbq_run run = {.id = 3, .program = "prog.tj", .source_text = prog};
+	run.finished = finished;
 	/* 0/0 breaks, 1/0 resumes, 0/1 and 0/2 recompile and break at the same place */
 	struct dbq_compile c[] = {compile_row(1, 0, 0, "graph_break"), compile_row(2, 1, 0, "ok"),
 				  compile_row(3, 0, 1, "graph_break"), compile_row(4, 0, 2, "graph_break")};
@@ -330,10 +332,21 @@ static Agraph_t *run_of(int max_nodes)
 	return viz_run_view(&r, max_nodes);
 }
 
+static Agraph_t *run_of(int max_nodes)
+{
+	return run_of_ended(max_nodes, true);
+}
+
 START_TEST(test_run_view)
 {
 	Agraph_t *g = run_of(0);
 	ck_assert_str_eq(agget(g, "label"), "run 3 \xc2\xb7 prog.tj \xc2\xb7 4 compiles");
+	agclose(g);
+	g = run_of_ended(0, false);
+	ck_assert_str_eq(agget(g, "label"),
+			 "run 3 \xc2\xb7 prog.tj \xc2\xb7 4 compiles \xc2\xb7 did not finish (still running, or killed)");
+	agclose(g);
+	g = run_of(0);
 	ck_assert_str_eq(label_of(g, "0/1"), "0/1 recompile (eager)\\ngraph_break \xc2\xb7 2 ops \xc2\xb7 0.50 ms");
 	ck_assert_str_eq(label_of(g, "graph 10"), "graph 10 \xc2\xb7 2 ops");
 	ck_assert_str_eq(label_of(g, "break 0/0"), "TJB001 call to print (side effect)\\nprog.tj:3  print(y)");
