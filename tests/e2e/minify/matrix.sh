@@ -4,7 +4,8 @@
 # {aot_eager, inductor} (TJIT_INJECT_BUG; inductor's run-time error is its
 # crash, a faulting store in the kernel) and the three
 # relu_*_TESTING_ONLY backends, each in generated programs of 10, 100 and
-# 1000 ops (gen.sh: one relu, two graph breaks, a recompile). Each cell
+# 1000 ops (gen.sh: one relu, two graph breaks, a recompile; and four
+# cells where only the recompile takes the relu). Each cell
 # must exit 0, report the failure's class and the right stage, shrink
 # the failing graph to the relu and at most two other ops, and write a
 # repro that fails alone (exit 1; a crash by its signal) and passes with
@@ -64,11 +65,12 @@ repro_body() {
 	sed -n '/^def repro/,/^    return/p' "$1" | grep '^    v_' | sed 's/  *#.*//'
 }
 
-# cell NAME BUG BACKEND CLASS STAGE N SEED: the program of N ops, minified
+# cell NAME BUG BACKEND CLASS STAGE N SEED [late]: the program of N ops
+# (late: the relu in the second call only, a recompile's graph), minified
 cell() {
-	name=$1 bug=$2 backend=$3 class=$4 stage=$5 n=$6 seed=$7
+	name=$1 bug=$2 backend=$3 class=$4 stage=$5 n=$6 seed=$7 late=${8:-}
 	[ "$bug" = - ] && bug=
-	"$gen" "$n" "$seed" >"$name.tj" || { bad "$name: gen.sh $n $seed"; return; }
+	"$gen" "$n" "$seed" $late >"$name.tj" || { bad "$name: gen.sh $n $seed $late"; return; }
 	t0=$(now)
 	# (a generous time limit: under a sanitizer a 1000-op inductor compile is slow)
 	expect 0 "$name" env ${bug:+TJIT_INJECT_BUG=$bug} "$minify" --db "$name.db" --backend "$backend" \
@@ -76,6 +78,10 @@ cell() {
 	t1=$(now)
 	grep -q "^failure: $class\$" "$work/out" && ok || bad "$name: $(grep '^failure' "$work/out"), expected $class"
 	grep -q "^stage: $stage\$" "$work/out" && ok || bad "$name: $(grep '^stage' "$work/out"), expected $stage"
+	if [ -n "$late" ]; then
+		grep -q "^graph: [0-9]*/1 f ($name.tj:2)\$" "$work/out" && ok ||
+			bad "$name: $(grep '^graph' "$work/out"), expected a recompile's"
+	fi
 	shrunk=$(sed -n 's/^shrunk: //p' "$work/out")
 	case $shrunk in
 	[123]" of "*" ops: "*relu*) ok ;;
@@ -143,14 +149,38 @@ for n in $sizes; do
 	read -r pass fail <"$work/counts"
 done
 
+# the relu in the recompile only (the second call's graph, F/1)
+echo "$cells" | grep -E '^(aot:runtime_error|inductor:crash|inductor:accuracy|relu_compile_error) ' |
+	while read -r label bug backend class stage; do
+		cell "$(echo "$label" | tr : _)-late-100" "$bug" "$backend" "$class" "$stage" 100 7 late
+		echo "$pass $fail" >"$work/counts"
+	done
+read -r pass fail <"$work/counts"
+
 # ---- the same seed, the same repro, byte for byte ----
 
+# (the whole minification, and one stopped in the middle of the shrink,
+# whose repro still has 17 ops, their input random)
 "$gen" 100 3 >seed.tj
 for run in 1 2; do
 	expect 0 "--seed 5, run $run" env TJIT_INJECT_BUG=aot:accuracy "$minify" --db seed.db --seed 5 \
 		-o seed$run.d seed.tj
+	expect 1 "--seed 5 --max-queries 11, run $run" env TJIT_INJECT_BUG=aot:accuracy "$minify" --db seed.db \
+		--seed 5 --max-queries 11 -o part$run.d seed.tj
 done
-if cmp seed1.d/repro.tj seed2.d/repro.tj; then ok; else bad "--seed 5 twice: two repros"; fi
+# (the repro and whatever else it reads, the candidates' log aside)
+for d in seed part; do
+	for f in "${d}1.d"/*; do
+		case $f in */runs.db*) continue ;; esac
+		if cmp "$f" "${d}2.d/${f##*/}"; then ok; else bad "--seed 5 twice: two ${f##*/}"; fi
+	done
+done
+grep -q '^# tjit-minify repro of seed.tj: graph 0/0, 1 of 33 ops: relu$' seed1.d/repro.tj && ok ||
+	bad "--seed 5: $(sed -n 1p seed1.d/repro.tj)"
+case $(sed -n 1p part1.d/repro.tj) in
+"# tjit-minify repro of seed.tj: graph 0/0, "[1-9][0-9]" of 33 ops: "*) ok ;;
+*) bad "--seed 5 --max-queries 11: not stopped in the shrink: $(sed -n 1p part1.d/repro.tj)" ;;
+esac
 
 # ---- a hang: every candidate that shows it costs the time limit ----
 
