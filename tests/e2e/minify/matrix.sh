@@ -204,6 +204,16 @@ shrunk: 1 of 5 ops: relu
 runs: 16
 repro: hang.d/repro.tj" "$work/out"
 	empty "hang: stderr" "$work/err"
+	if [ $have_sqlite -eq 1 ]; then
+		got=$(sqlite3 hang.db "SELECT group_concat(phase || ':' || outcome, ' ') FROM
+			(SELECT phase, outcome FROM minify_steps ORDER BY id)")
+		want="classify:passes classify:fails classify:fails classify:fails bisect:passes bisect:fails"
+		want="$want locate:passes locate:fails shrink:fails shrink:fails shrink:fails shrink:passes"
+		want="$want shrink:fails shrink:fails shrink:fails verify:fails"
+		[ "$got" = "$want" ] && ok || bad "hang: steps: $got"
+		got=$(sqlite3 hang.db "SELECT count(*) FROM minify_steps WHERE outcome = 'fails' AND ms < 1000")
+		[ "$got" = 0 ] && ok || bad "hang: $got hanging candidates ended before the time limit"
+	fi
 	repro_body hang.d/repro.tj >"$work/body"
 	same "hang: the repro's graph" "    v_relu = relu(v_mul)" "$work/body"
 	runrepro hang.d timeout 3 env TJIT_INJECT_BUG=aot:hang "$tjit" run --no-db repro.tj
