@@ -19,11 +19,15 @@
  * TJIT_INJECT_BUG=aot:<kind> makes this stage fail on graphs that use
  * relu, as the relu_*_TESTING_ONLY backends do, so that stage bisection
  * has real failures of stage 2 to find: a compile error, an error when
- * the artifact runs, or relu(x) computed as x + 1.
+ * the artifact runs, or relu(x) computed as x + 1; and, for the
+ * minifier's tests only, a crash, a hang or a failure of every other run
+ * when the artifact runs (run_bug).
  */
+#include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
 #include "aot_autodiff.h"
 #include "aot_decompose.h"
@@ -42,7 +46,8 @@ struct aot_artifact {
 	int *tangent_of;        /* [ntangents]: the output each tangent is the gradient of */
 	int *grad_output;       /* [nprimals]: input i's gradient is backward->outputs[k], -1: none */
 	int nrecomputed;        /* for the log: forward nodes backward computes again */
-	bool runtime_error;     /* aot:runtime_error on a graph with relu */
+	bool run_bug;           /* aot:runtime_error, crash, hang, flaky on a graph with relu */
+	enum inject_kind bug;
 };
 
 /* one call's tape node: its saved tensors */
@@ -240,7 +245,8 @@ void *aot_compile_with(struct compile_ctx *cc, const struct graph *g, const stru
 	}
 	a->rc = 1;
 	a->forward->stage = STAGE_AOT_FORWARD;
-	a->runtime_error = bug && cc->bug->kind == INJECT_RUNTIME_ERROR;
+	a->run_bug = bug && cc->bug->kind != INJECT_ACCURACY;
+	a->bug = cc->bug->kind;
 	if (bug && cc->bug->kind == INJECT_ACCURACY && backend_relu_to_add(a->forward) < 0)
 		goto fail;
 	bool leaf = makes_grad_leaf(g);
@@ -506,13 +512,49 @@ cleanup:
 	return rc;
 }
 
+/* The failure planted when a graph with relu runs: -1 after an error, 0
+ * when the run goes on (a flaky run that passes). The crash, the hang and
+ * the flaky failure are test-only (the minifier's, doc/backends.md): a
+ * store to an unmapped address as a miscompile would make, a wait that
+ * only a signal ends, and a failure of every other run of the program,
+ * counted across processes by the file tjit-flaky.state in the current
+ * folder (a run that finds it removes it and passes). */
+static int run_bug(enum inject_kind kind)
+{
+	static int flaky_fails = -1;    /* this process's draw, made once */
+	switch (kind) {
+	case INJECT_CRASH: {
+		volatile uintptr_t unmapped = 64;
+		*(volatile char *)unmapped = 1;
+		break;
+	}
+	case INJECT_HANG:
+		for (;;)
+			pause();
+	case INJECT_FLAKY:
+		if (flaky_fails < 0)
+			flaky_fails = unlink("tjit-flaky.state") < 0;
+		if (flaky_fails) {
+			FILE *f = fopen("tjit-flaky.state", "w");
+			if (f)
+				fclose(f);
+			tj_error_set("aot_eager: AotRuntimeError: the graph uses relu, in every other run "
+				     "(TJIT_INJECT_BUG=aot:flaky)");
+			return -1;
+		}
+		return 0;
+	default:
+		break;
+	}
+	tj_error_set("aot_eager: AotRuntimeError: the graph uses relu (TJIT_INJECT_BUG=aot:runtime_error)");
+	return -1;
+}
+
 static int aot_run(void *compiled, struct vm *vm, tensor *const *inputs, value *outputs)
 {
 	struct aot_artifact *a = compiled;
-	if (a->runtime_error) {
-		tj_error_set("aot_eager: AotRuntimeError: the graph uses relu (TJIT_INJECT_BUG=aot:runtime_error)");
+	if (a->run_bug && run_bug(a->bug) < 0)
 		return -1;
-	}
 	if (!a->backward)
 		return run_graph(a, false, vm, inputs, outputs);
 	return run_with_backward(a, vm, inputs, outputs);

@@ -25,6 +25,9 @@ static const struct {
 	{"compile_error", INJECT_COMPILE_ERROR},
 	{"runtime_error", INJECT_RUNTIME_ERROR},
 	{"accuracy", INJECT_ACCURACY},
+	{"crash", INJECT_CRASH},
+	{"hang", INJECT_HANG},
+	{"flaky", INJECT_FLAKY},
 };
 
 #define NSTAGES (sizeof bug_stages / sizeof bug_stages[0])
@@ -56,8 +59,13 @@ int compile_ctx_parse_bug(const char *spec, struct inject_bug *out, char **err)
 	while (k < NKINDS && strcmp(bug_kinds[k].name, colon + 1) != 0)
 		k++;
 	if (k == NKINDS) {
-		sb_printf(&sb, "unknown kind '%s' in '%s' (valid: compile_error, runtime_error, accuracy)", colon + 1,
-			  spec);
+		sb_printf(&sb, "unknown kind '%s' in '%s' (valid: compile_error, runtime_error, accuracy, crash, hang, "
+			  "flaky)", colon + 1, spec);
+		goto fail;
+	}
+	/* (the minifier's tests plant those in aot_eager's run only) */
+	if (bug_stages[i].stage != INJECT_AOT && (bug_kinds[k].kind == INJECT_HANG || bug_kinds[k].kind == INJECT_FLAKY)) {
+		sb_printf(&sb, "kind '%s' is stage aot's only, in '%s'", colon + 1, spec);
 		goto fail;
 	}
 	out->stage = bug_stages[i].stage;

@@ -41,9 +41,12 @@ struct compile_config {
 
 /* TJIT_INJECT_BUG=<stage>:<kind> (ARCHITECTURE.md): the stage named makes
  * that failure on graphs that use relu, so that the minifier has real
- * failures of each stage to find. */
+ * failures of each stage to find. Crash, hang and flaky are for the
+ * minifier's tests (doc/backends.md): inductor's crash is its run-time
+ * error (a faulting store in the kernel); hang and flaky are aot's only. */
 enum inject_stage { INJECT_NONE, INJECT_AOT, INJECT_INDUCTOR };
-enum inject_kind { INJECT_COMPILE_ERROR, INJECT_RUNTIME_ERROR, INJECT_ACCURACY };
+enum inject_kind { INJECT_COMPILE_ERROR, INJECT_RUNTIME_ERROR, INJECT_ACCURACY, INJECT_CRASH, INJECT_HANG,
+		   INJECT_FLAKY };
 struct inject_bug {
 	enum inject_stage stage;    /* INJECT_NONE: no bug */
 	enum inject_kind kind;
@@ -51,7 +54,8 @@ struct inject_bug {
 /* Parses a TJIT_INJECT_BUG value: NULL or "" is no bug. 0, or -1 with *err
  * (malloc'd) saying why: "unknown stage 'x' in 'x:accuracy' (valid: aot,
  * inductor)", "unknown kind ... (valid: compile_error, runtime_error,
- * accuracy)", "expected <stage>:<kind>, got 'x'". */
+ * accuracy, crash, hang, flaky)", "kind 'hang' is stage aot's only, in
+ * 'inductor:hang'", "expected <stage>:<kind>, got 'x'". */
 int compile_ctx_parse_bug(const char *spec, struct inject_bug *out, char **err);
 
 /* A named phase of a compile. A phase begun while another is open ran

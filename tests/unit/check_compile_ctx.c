@@ -43,10 +43,21 @@ START_TEST(test_parse_bug)
 	parse_fails("aot", "expected <stage>:<kind>, got 'aot'");
 	parse_fails("eager:accuracy", "unknown stage 'eager' in 'eager:accuracy' (valid: aot, inductor)");
 	parse_fails(":accuracy", "unknown stage '' in ':accuracy' (valid: aot, inductor)");
-	parse_fails("aot:crash",
-		    "unknown kind 'crash' in 'aot:crash' (valid: compile_error, runtime_error, accuracy)");
+	ck_assert_int_eq(compile_ctx_parse_bug("aot:crash", &b, &err), 0);
+	ck_assert_int_eq(b.kind, INJECT_CRASH);
+	ck_assert_int_eq(compile_ctx_parse_bug("inductor:crash", &b, &err), 0);
+	ck_assert_int_eq(b.kind, INJECT_CRASH);
+	ck_assert_int_eq(compile_ctx_parse_bug("aot:hang", &b, &err), 0);
+	ck_assert_int_eq(b.kind, INJECT_HANG);
+	ck_assert_int_eq(compile_ctx_parse_bug("aot:flaky", &b, &err), 0);
+	ck_assert_int_eq(b.kind, INJECT_FLAKY);
+	ck_assert_ptr_null(err);
+	parse_fails("aot:segv",
+		    "unknown kind 'segv' in 'aot:segv' (valid: compile_error, runtime_error, accuracy, crash, hang, flaky)");
 	parse_fails("aot:accuracy:x", "unknown kind 'accuracy:x' in 'aot:accuracy:x' (valid: compile_error, "
-				      "runtime_error, accuracy)");
+				      "runtime_error, accuracy, crash, hang, flaky)");
+	parse_fails("inductor:hang", "kind 'hang' is stage aot's only, in 'inductor:hang'");
+	parse_fails("inductor:flaky", "kind 'flaky' is stage aot's only, in 'inductor:flaky'");
 }
 END_TEST
 

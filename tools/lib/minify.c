@@ -352,15 +352,17 @@ static int reference(struct session *s, const char *source_text)
 static int classify(struct session *s, const char *source_text)
 {
 	struct cand_run runs[ORIGINAL_RUNS];
-	int nrun = 0, nfail = 0;
-	bool same = true;
+	int nrun = 0, nfail = 0, first_fail = -1;
+	bool same = true;         /* the failing runs failed alike */
 	for (; nrun < ORIGINAL_RUNS && budget_left(s); nrun++) {
 		struct cand_run *c = &runs[nrun];
 		if (run_cand(s, s->o->program, s->o->backend, NULL, s->ref_out, c) < 0)
 			break;
 		bool fails = c->sig.cls != MZ_PASS && minify_sig_matches(&c->sig, s->o->match);
 		nfail += fails;
-		if (nrun > 0 && !minify_sig_equal(&c->sig, &runs[0].sig))
+		if (fails && first_fail < 0)
+			first_fail = nrun;
+		else if (fails && !minify_sig_equal(&c->sig, &runs[first_fail].sig))
 			same = false;
 		char *what0 = xasprintf("%s run %d", s->o->backend, nrun + 1);
 		char *what = cand_text(what0, &c->sig);

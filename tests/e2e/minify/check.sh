@@ -371,10 +371,10 @@ usage "bad backend" "tjit-minify: --backend: unknown backend 'fast' (valid: eage
 usage "bad --tol" "tjit-minify: --tol: expected a number >= 0, got 'x'" --tol x "$prog"
 usage "bad --max-queries" "tjit-minify: --max-queries: expected a whole number >= 1, got '1.5'" --max-queries 1.5 "$prog"
 usage "missing value" "tjit-minify: option '-o' needs a value (DIR)" "$prog" -o
-expect 2 "bad TJIT_INJECT_BUG" env TJIT_INJECT_BUG=aot:crash "$minify" "$prog"
+expect 2 "bad TJIT_INJECT_BUG" env TJIT_INJECT_BUG=aot:segv "$minify" "$prog"
 sed -n 1p "$work/err" >"$work/err.1"
 same "bad TJIT_INJECT_BUG: stderr" \
-	"tjit-minify: TJIT_INJECT_BUG: unknown kind 'crash' in 'aot:crash' (valid: compile_error, runtime_error, accuracy)" \
+	"tjit-minify: TJIT_INJECT_BUG: unknown kind 'segv' in 'aot:segv' (valid: compile_error, runtime_error, accuracy, crash, hang, flaky)" \
 	"$work/err.1"
 expect 2 "unreadable program" "$minify" --db none.db missing.tj
 same "unreadable program: stderr" "tjit-minify: cannot read 'missing.tj': No such file or directory" "$work/err"
