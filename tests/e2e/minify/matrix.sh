@@ -201,14 +201,14 @@ signature: hang
 stage: aot_eager
 graph: 1/0 f (hang.tj:2)
 shrunk: 1 of 5 ops: relu
-runs: 16
+runs: 18
 repro: hang.d/repro.tj" "$work/out"
 	empty "hang: stderr" "$work/err"
 	if [ $have_sqlite -eq 1 ]; then
 		got=$(sqlite3 hang.db "SELECT group_concat(phase || ':' || outcome, ' ') FROM
 			(SELECT phase, outcome FROM minify_steps ORDER BY id)")
 		want="classify:passes classify:fails classify:fails classify:fails bisect:passes bisect:fails"
-		want="$want locate:passes locate:fails shrink:fails shrink:fails shrink:fails shrink:passes"
+		want="$want locate:passes locate:fails record:passes record:passes shrink:fails shrink:fails shrink:fails shrink:passes"
 		want="$want shrink:fails shrink:fails shrink:fails verify:fails"
 		[ "$got" = "$want" ] && ok || bad "hang: steps: $got"
 		got=$(sqlite3 hang.db "SELECT count(*) FROM minify_steps WHERE outcome = 'fails' AND ms < 1000")
