@@ -69,6 +69,7 @@ struct session {
 	char *graph_label;        /* its compile id */
 	long graph_pid;           /* the run whose log has it */
 	char *shrunk;             /* "1 of 5 ops: relu", once shrunk */
+	int nodes_left;           /* the fewest nodes a failing candidate kept (-1: none yet) */
 	char *kernel;             /* inductor: the kernel(s) of the failing graph that compute the nodes left */
 	char *repro_text;         /* what DIR/repro.tj holds */
 };
@@ -87,8 +88,16 @@ static const char *outcome_of(const struct session *s, const struct cand_run *c)
 static void log_step_nodes(struct session *s, const char *phase, const char *cand, int nodes, const char *outcome,
 			   double ms)
 {
-	if (s->o->progress)
-		fprintf(stderr, NAME ": %s: %s: %s (%.2f s)\n", phase, cand, outcome, ms / 1e3);
+	if (nodes >= 0 && strcmp(outcome, "fails") == 0 && (s->nodes_left < 0 || nodes < s->nodes_left))
+		s->nodes_left = nodes;
+	if (s->o->progress) {
+		/* where the search is: runs so far, the graph's size, time spent */
+		char left[48] = "";
+		if (s->nodes_left >= 0)
+			snprintf(left, sizeof left, ", %d node%s left", s->nodes_left, s->nodes_left == 1 ? "" : "s");
+		fprintf(stderr, NAME ": [run %ld%s, %.1f s] %s: %s: %s (%.2f s)\n", s->queries, left,
+			(util_now_ms() - s->t0) / 1e3, phase, cand, outcome, ms / 1e3);
+	}
 	if (s->sid) {
 		db_log_minify_step(s->db, s->sid, &(struct db_minify_step){phase, cand, nodes, outcome, ms});
 		return;
@@ -339,6 +348,8 @@ static int reference(struct session *s, const char *source_text)
 	}
 	char *t = minify_sig_text(&c.sig);
 	fprintf(s->out, "failure: not_compiler_bug\n");
+	if (c.res.err && *c.res.err) /* the error as the user's own run shows it, with its place */
+		fputs(c.res.err, stderr);
 	fprintf(stderr, NAME ": %s fails without compile() too (%s): not a compiler bug\n", s->o->program, t);
 	begin_session(s, minify_class_name(c.sig.cls), source_text);
 	end_session(s, NULL, "not_compiler_bug", NULL);
@@ -1124,7 +1135,7 @@ static void session_release(struct session *s)
 
 int minify_main(const struct minify_options *o, FILE *out)
 {
-	struct session s = {.o = o, .out = out, .t0 = util_now_ms()};
+	struct session s = {.o = o, .out = out, .t0 = util_now_ms(), .nodes_left = -1};
 	s.lim.timeout_s = o->timeout_s > 0 ? o->timeout_s : REFERENCE_TIMEOUT_S;
 	s.lim.memory_bytes = o->memory_bytes;
 	struct source *src = NULL;

@@ -296,8 +296,15 @@ sql "syntax error: session" syntax.db "SELECT failure, result FROM minify_sessio
 # a program that fails without compile() too
 printf 'def f(x):\n    return x + ones(3)\n\nprint(compile(f)(ones(2)))\n' >eager.tj
 expect 1 "eager failure" "$minify" --db eager.db -o eager.d eager.tj
-same "eager failure: stderr" \
-	"tjit-minify: eager.tj fails without compile() too (runtime_error cannot broadcast shapes (N,) and (N,)): not a compiler bug" \
+same "eager failure: stderr" "Traceback (most recent call last):
+  File \"eager.tj\", line 4, in <module>
+    print(compile(f)(ones(2)))
+  File \"eager.tj\", line 2, in f
+    return x + ones(3)
+eager.tj:2:12: error: cannot broadcast shapes (2,) and (3,)
+    return x + ones(3)
+           ^
+tjit-minify: eager.tj fails without compile() too (runtime_error cannot broadcast shapes (N,) and (N,)): not a compiler bug" \
 	"$work/err"
 sql "eager failure: session" eager.db "SELECT failure, result FROM minify_sessions" "runtime_error|not_compiler_bug"
 sql "eager failure: steps" eager.db "SELECT count(*) FROM minify_steps" "1"
@@ -320,6 +327,20 @@ tjit-minify: limits9.d/repro.tj: not checked: the limits ran out" "$work/err"
 grep -q '^    v_relu = relu(v_sub) ' limits9.d/repro.tj && ok || bad "--max-queries 11: the best repro is not on disk"
 sql "--max-queries 11: session" limits9.db "SELECT result, (SELECT count(*) FROM minify_steps) FROM minify_sessions" \
 	"not_reproduced|11"
+
+# on a terminal (script(1) gives one), a progress line a run: the runs so
+# far, the nodes left in the smallest failing graph, the time spent
+if command -v script >/dev/null 2>&1; then
+	TJIT_INJECT_BUG=aot:compile_error script -qec "'$minify' --db tty.db -o tty.d --max-queries 11 '$prog'" \
+		/dev/null 2>&1 | tr -d '\r' >"$work/tty"
+	grep -q '^tjit-minify: \[run 1, [0-9.]* s\] classify: eager reference: pass: passes ([0-9.]* s)$' "$work/tty" &&
+		ok || bad "progress: no line of run 1 in: $(head -3 "$work/tty")"
+	grep -q '^tjit-minify: \[run 11, 2 nodes left, [0-9.]* s\] shrink: keep 2: sub, relu: compile_error aot_eager: AotCompileError.*: fails' \
+		"$work/tty" && ok || bad "progress: no line of run 11 in: $(grep 'run 11' "$work/tty")"
+	[ "$(grep -c '^tjit-minify: \[run ' "$work/tty")" = 11 ] && ok || bad "progress: not a line a run"
+else
+	echo "note: no script command: the progress on a terminal is not checked"
+fi
 
 # ---- tjit-dot minify: the graph drawn with its culprit marked ----
 
