@@ -12,9 +12,10 @@
 # tjit run --db, tjit explain --db, tjit-profile run / report / diff,
 # tjit-dot run / graph, tjit-tui (which opens its database before it
 # looks for a terminal: with stdin not a terminal, a good file ends at
-# "not a terminal", a bad one before it).
+# "not a terminal", a bad one before it), tjit-minify (which, as tjit run,
+# warns and goes on without a log).
 #
-# Environment: TJIT, TJIT_PROFILE, TJIT_DOT, TJIT_TUI (default: beside
+# Environment: TJIT, TJIT_PROFILE, TJIT_DOT, TJIT_TUI, TJIT_MINIFY (default: beside
 # TJIT), TJ_SRCDIR. Exit 77 (skipped) without the sqlite3 shell or
 # sha256sum. The read-only case needs a user the file's mode binds: as
 # root, it runs the tools as nobody through setpriv, else skips that case.
@@ -25,6 +26,8 @@ top=$(cd "$top" && pwd) || exit 99
 # shellcheck source=tests/e2e/lib.sh
 . "$top/tests/e2e/lib.sh"
 find_tools bad_files.sh
+minify=${TJIT_MINIFY:-$(dirname "$tjit")/tjit-minify}
+[ -x "$minify" ] || { echo "bad_files.sh: no binary at $minify (set TJIT_MINIFY)" >&2; exit 99; }
 for c in sqlite3 sha256sum; do
 	if ! command -v $c >/dev/null 2>&1; then
 		echo "SKIP: no $c"
@@ -100,6 +103,10 @@ every_tool() {
 	try "$kind" 1 "tjit-dot: $reader" "$dot" run --db bad.db
 	try "$kind" 1 "tjit-dot: $reader" "$dot" graph --db bad.db 1
 	try "$kind" 1 "tjit-tui: $reader" "$tui" bad.db
+	# the minifier logs as tjit run does: without a log, the file left alone
+	try "$kind" 1 "tjit-minify: database: $writer (minifying without a log)
+tjit-minify: p.tj does not fail with backend eager: 3 runs printed what the eager run printed" \
+		"$minify" --backend eager --db bad.db -o m.d p.tj
 }
 
 as=
@@ -133,12 +140,16 @@ if [ "$as" = skip ]; then
 	echo "SKIP (read-only case): root, and no setpriv to run the tools as another user"
 else
 	chmod 755 "$work" "$work/files" && chmod 644 p.tj good.db
+	mkdir -m 777 "$work/mout" # the minifier's output folder, for the other user
 	# (eager: the other user may not read the code generator in the build
 	# tree, and the log is what is tried here)
 	try read_only 0 "tjit: database: bad.db: the file is read-only (running without a log)" \
 		"$tjit" run --backend eager --db bad.db p.tj
 	same "read_only: tjit run ran the program" "tensor([2.0000, 2.0000])" "$work/out"
 	try read_only 1 "tjit-profile: database: bad.db: the file is read-only" "$prof" run --db bad.db p.tj
+	try read_only 1 "tjit-minify: database: bad.db: the file is read-only (minifying without a log)
+tjit-minify: p.tj does not fail with backend eager: 3 runs printed what the eager run printed" \
+		"$minify" --backend eager --db bad.db -o "$work/mout/m.d" p.tj
 	try read_only 0 "" "$prof" report --db bad.db
 	head -1 "$work/out" >"$work/out1"
 	same "read_only: the report" "Run 1 of bad.db · p.tj" "$work/out1"
