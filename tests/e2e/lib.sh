@@ -1,5 +1,5 @@
 # tests/e2e/lib.sh - what the tools' check scripts share (sourced by
-# tests/e2e/{profile,dot,tui}/check.sh and tests/e2e/db/*.sh): finding
+# tests/e2e/{profile,dot,tui,minify}/*.sh and tests/e2e/db/*.sh): finding
 # the tools, counting checks, and comparing files, texts and exit
 # statuses. The caller sets top (the source tree),
 # work (its scratch folder) and update (1 under --update).
@@ -18,6 +18,18 @@ find_tools() {
 	tui=${TJIT_TUI:-$(dirname "$tjit")/tjit-tui}
 	for t in "$tjit" "$prof" "$dot" "$tui"; do
 		[ -x "$t" ] || { echo "$1: no binary at $t (set TJIT...)" >&2; exit 99; }
+	done
+}
+# find_minify SCRIPT: $tjit (made absolute) from TJIT and $minify,
+# tjit-minify beside it unless TJIT_MINIFY says where; exits 99 when one
+# is not there
+find_minify() {
+	tjit=${TJIT:-./tjit}
+	case $tjit in /*) ;; *) tjit=$(pwd)/$tjit ;; esac
+	minify=${TJIT_MINIFY:-$(dirname "$tjit")/tjit-minify}
+	case $minify in /*) ;; *) minify=$(pwd)/$minify ;; esac
+	for t in "$tjit" "$minify"; do
+		[ -x "$t" ] || { echo "$1: no binary at $t (set TJIT, TJIT_MINIFY)" >&2; exit 99; }
 	done
 }
 ok() { pass=$((pass + 1)); }

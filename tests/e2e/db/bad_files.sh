@@ -26,8 +26,7 @@ top=$(cd "$top" && pwd) || exit 99
 # shellcheck source=tests/e2e/lib.sh
 . "$top/tests/e2e/lib.sh"
 find_tools bad_files.sh
-minify=${TJIT_MINIFY:-$(dirname "$tjit")/tjit-minify}
-[ -x "$minify" ] || { echo "bad_files.sh: no binary at $minify (set TJIT_MINIFY)" >&2; exit 99; }
+find_minify bad_files.sh
 for c in sqlite3 sha256sum; do
 	if ! command -v $c >/dev/null 2>&1; then
 		echo "SKIP: no $c"

@@ -25,13 +25,9 @@ set -u
 
 top=${TJ_SRCDIR:-$(cd "$(dirname "$0")/../../.." && pwd)}
 top=$(cd "$top" && pwd) || exit 99
-tjit=${TJIT:-./tjit}
-case $tjit in /*) ;; *) tjit=$(pwd)/$tjit ;; esac
-minify=${TJIT_MINIFY:-$(dirname "$tjit")/tjit-minify}
-case $minify in /*) ;; *) minify=$(pwd)/$minify ;; esac
-for b in "$tjit" "$minify"; do
-	[ -x "$b" ] || { echo "matrix.sh: no binary at $b (set TJIT, TJIT_MINIFY)" >&2; exit 99; }
-done
+# shellcheck source=tests/e2e/lib.sh
+. "$top/tests/e2e/lib.sh"
+find_minify matrix.sh
 have_sqlite=1
 command -v sqlite3 >/dev/null 2>&1 || have_sqlite=0
 have_timeout=1
@@ -48,8 +44,6 @@ LC_ALL=C
 export LC_ALL
 cd "$work" || exit 99
 
-# shellcheck source=tests/e2e/lib.sh
-. "$top/tests/e2e/lib.sh"
 
 now() { date +%s.%N; }
 tstart=$(now)

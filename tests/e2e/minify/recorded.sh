@@ -21,13 +21,9 @@ set -u
 
 top=${TJ_SRCDIR:-$(cd "$(dirname "$0")/../../.." && pwd)}
 top=$(cd "$top" && pwd) || exit 99
-tjit=${TJIT:-./tjit}
-case $tjit in /*) ;; *) tjit=$(pwd)/$tjit ;; esac
-minify=${TJIT_MINIFY:-$(dirname "$tjit")/tjit-minify}
-case $minify in /*) ;; *) minify=$(pwd)/$minify ;; esac
-for b in "$tjit" "$minify"; do
-	[ -x "$b" ] || { echo "recorded.sh: no binary at $b (set TJIT, TJIT_MINIFY)" >&2; exit 99; }
-done
+# shellcheck source=tests/e2e/lib.sh
+. "$top/tests/e2e/lib.sh"
+find_minify recorded.sh
 have_sqlite=1
 command -v sqlite3 >/dev/null 2>&1 || have_sqlite=0
 
@@ -41,8 +37,6 @@ export LC_ALL
 cd "$work" || exit 99
 here=tests/e2e/minify
 
-# shellcheck source=tests/e2e/lib.sh
-. "$top/tests/e2e/lib.sh"
 
 sql() {
 	[ $have_sqlite -eq 1 ] || return 0
