@@ -257,7 +257,7 @@ CREATE TABLE IF NOT EXISTS minify_sessions (
 CREATE TABLE IF NOT EXISTS minify_steps (
 	id          INTEGER PRIMARY KEY,
 	session_id  INTEGER NOT NULL REFERENCES minify_sessions(id), -- the session
-	phase       TEXT NOT NULL,        -- 'classify', 'bisect', 'locate' (which graph), 'shrink', 'verify'
+	phase       TEXT NOT NULL,        -- 'classify', 'bisect', 'locate' (which graph), 'record', 'shrink', 'verify'
 	candidate   TEXT NOT NULL,        -- what was tried: 'stage aot_eager', 'drop nodes 4..7'
 	nodes       INTEGER,              -- op nodes in the candidate graph; NULL: not a graph
 	outcome     TEXT NOT NULL,        -- 'fails' (same failure), 'passes', 'other_failure', 'timeout'
