@@ -10,6 +10,7 @@
 #include "query.h"
 
 #include <errno.h>
+#include <signal.h>
 #include <sqlite3.h>
 #include <stdarg.h>
 #include <stddef.h>
@@ -612,6 +613,22 @@ static const struct col run_cols[] = {
 };
 #undef F
 static const struct row_type run_type = ROW_TYPE(struct dbq_run, run_cols);
+
+bool dbq_run_alive(int64_t pid)
+{
+	/* signal 0 only asks; EPERM: it exists, another user's */
+	return pid > 0 && (kill((pid_t)pid, 0) == 0 || errno == EPERM);
+}
+
+void dbq_unfinished_text(int64_t pid, char *buf, size_t n)
+{
+	if (dbq_run_alive(pid))
+		snprintf(buf, n, "still running, process %lld", (long long)pid);
+	else if (pid > 0)
+		snprintf(buf, n, "killed: process %lld is gone", (long long)pid);
+	else
+		snprintf(buf, n, "killed");
+}
 
 int dbq_run_get(struct dbq *q, int64_t id, struct dbq_run *out, char **err)
 {

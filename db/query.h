@@ -20,6 +20,7 @@
 #define TJ_QUERY_H
 
 #include <stdbool.h>
+#include <stddef.h>
 #include <stdint.h>
 
 struct dbq;   /* opaque: a read-only connection */
@@ -54,6 +55,12 @@ struct dbq_run {
 	int exit_status;      /* valid when finished */
 	char *source_text;    /* the program's text by hash; NULL when not stored */
 };
+/* A run with no end is still running while its process is (on this
+ * machine), else it was killed: true while process pid exists. */
+bool dbq_run_alive(int64_t pid);
+/* "still running, process 12" or "killed: process 12 is gone" ("killed"
+ * without a pid), for the words "did not finish (...)" */
+void dbq_unfinished_text(int64_t pid, char *buf, size_t n);
 /* 0, or -1 with *err ("no run 12 in x.db"). */
 int dbq_run_get(struct dbq *q, int64_t id, struct dbq_run *out, char **err);
 void dbq_run_release(struct dbq_run *r);

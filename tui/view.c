@@ -15,8 +15,6 @@
 #define _GNU_SOURCE
 #include "view.h"
 
-#include <errno.h>
-#include <signal.h>
 #include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -617,9 +615,7 @@ static const char *run_state(const struct dbq_run_row *r, char *buf, size_t n)
 		return buf;
 	}
 	/* no end: still running, or killed */
-	if (r->pid > 0 && (kill((pid_t)r->pid, 0) == 0 || errno == EPERM))
-		return "running";
-	return "killed";
+	return dbq_run_alive(r->pid) ? "running" : "killed";
 }
 
 static int fetch_runs(struct tui *t, struct view *v, struct pane *p, const struct row *anchor, int dir, int limit,

@@ -212,8 +212,11 @@ Agraph_t *viz_run_view(const struct viz_run_rows *r, int max_nodes)
 	sb_printf(&b, "run %lld \xc2\xb7 ", (long long)r->run->id);
 	viz_label_text(&b, r->run->program, 200);
 	sb_printf(&b, " \xc2\xb7 %d compile%s", r->ncompiles, r->ncompiles == 1 ? "" : "s");
-	if (!r->run->finished) /* tjit-profile report's words */
-		sb_puts(&b, " \xc2\xb7 did not finish (still running, or killed)");
+	if (!r->run->finished) { /* tjit-profile report's words */
+		char state[64];
+		dbq_unfinished_text(r->run->pid, state, sizeof state);
+		sb_printf(&b, " \xc2\xb7 did not finish (%s)", state);
+	}
 	viz_set(g, "label", b.buf);
 
 	struct frame_info *fi = frames_info(r, shown);

@@ -12,6 +12,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
+#include <sys/wait.h>
 #include <unistd.h>
 
 #include "db.h"
@@ -1087,6 +1088,29 @@ START_TEST(test_query_plans)
 }
 END_TEST
 
+/* a run with no end: running while its process is, else killed */
+START_TEST(test_unfinished_run_state)
+{
+	char buf[64], want[64];
+	ck_assert(dbq_run_alive(getpid()));
+	dbq_unfinished_text(getpid(), buf, sizeof buf);
+	snprintf(want, sizeof want, "still running, process %lld", (long long)getpid());
+	ck_assert_str_eq(buf, want);
+	pid_t child = fork();
+	ck_assert_int_ge(child, 0);
+	if (child == 0)
+		_exit(0);
+	ck_assert_int_eq(waitpid(child, NULL, 0), child); /* reaped: gone */
+	ck_assert(!dbq_run_alive(child));
+	dbq_unfinished_text(child, buf, sizeof buf);
+	snprintf(want, sizeof want, "killed: process %lld is gone", (long long)child);
+	ck_assert_str_eq(buf, want);
+	ck_assert(!dbq_run_alive(0));
+	dbq_unfinished_text(0, buf, sizeof buf);
+	ck_assert_str_eq(buf, "killed");
+}
+END_TEST
+
 static Suite *query_suite(void)
 {
 	Suite *s = suite_create("query");
@@ -1114,6 +1138,7 @@ static Suite *query_suite(void)
 	tcase_add_test(tc, test_odd_path_read_only);
 	tcase_add_test(tc, test_read_while_writing);
 	tcase_add_test(tc, test_query_plans);
+	tcase_add_test(tc, test_unfinished_run_state);
 	suite_add_tcase(s, tc);
 	return s;
 }

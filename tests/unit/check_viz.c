@@ -344,7 +344,7 @@ START_TEST(test_run_view)
 	agclose(g);
 	g = run_of_ended(0, false);
 	ck_assert_str_eq(agget(g, "label"),
-			 "run 3 \xc2\xb7 prog.tj \xc2\xb7 4 compiles \xc2\xb7 did not finish (still running, or killed)");
+			 "run 3 \xc2\xb7 prog.tj \xc2\xb7 4 compiles \xc2\xb7 did not finish (killed)");
 	agclose(g);
 	g = run_of(0);
 	ck_assert_str_eq(label_of(g, "0/1"), "0/1 recompile (eager)\\ngraph_break \xc2\xb7 2 ops \xc2\xb7 0.50 ms");

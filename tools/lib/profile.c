@@ -1068,7 +1068,9 @@ static void print_header(const struct profile *p, struct strbuf *out, const stru
 		fmt_ms(d, sizeof d, (p->run.ended_at - p->run.started_at) * 1000);
 		sb_printf(out, " · ran %s · exit status %d\n", d, p->run.exit_status);
 	} else {
-		sb_puts(out, " · did not finish (still running, or killed)\n");
+		char state[64];
+		dbq_unfinished_text(p->run.pid, state, sizeof state);
+		sb_printf(out, " · did not finish (%s)\n", state);
 	}
 	char *config = p->run.backend ? xasprintf("%s backend=%s", p->run.config, p->run.backend)
 				      : xstrdup(p->run.config);

@@ -237,11 +237,11 @@ $(head -n "$rows" "ref-$p.rows" | diff - "k$n.rows" | head -5)"
 	[ $behind -gt $trail ] && trail=$behind
 	"$prof" report --db "$db" >"k$n.report" 2>&1
 	st=$?
-	[ $st -eq 0 ] && grep -q 'did not finish (still running, or killed)' "k$n.report" && ok ||
+	[ $st -eq 0 ] && grep -q 'did not finish (killed: process [0-9]* is gone)' "k$n.report" && ok ||
 		bad "kill $n: tjit-profile report (status $st) does not show an unfinished run: $(head -3 "k$n.report")"
 	"$dot" run --db "$db" >"k$n.dot" 2>&1
 	st=$?
-	[ $st -eq 0 ] && grep -q 'did not finish (still running, or killed)' "k$n.dot" && ok ||
+	[ $st -eq 0 ] && grep -q 'did not finish (killed: process [0-9]* is gone)' "k$n.dot" && ok ||
 		bad "kill $n: tjit-dot run (status $st) does not show an unfinished run: $(head -3 "k$n.dot")"
 	[ $have_tmux -eq 1 ] && [ $((tried % 8)) -eq 1 ] && tui_killed "$n" "$db"
 	[ $fail -eq $before ] && survived=$((survived + 1))

@@ -335,8 +335,14 @@ if [ $have_sqlite -eq 1 ]; then
 	[ -f "$work/recompiles.db-wal" ] && cp "$work/recompiles.db-wal" "$work/killed.db-wal"
 	sqlite3 "$work/killed.db" "UPDATE runs SET ended_at = NULL, exit_status = NULL"
 	expect 0 "report of a killed run" "$prof" report --db "$work/killed.db"
+	grep '^  started ' "$work/out" | sed 's/started [0-9-]* [0-9:]*/started WHEN/; s/process [0-9]*/process PID/' \
+		>"$work/killed.line"
+	same "a killed run: its header" "  started WHEN · did not finish (killed: process PID is gone)" "$work/killed.line"
+	# a run with no end whose process is alive is still running (this shell's pid)
+	sqlite3 "$work/killed.db" "UPDATE runs SET pid = $$"
+	expect 0 "report of a running run" "$prof" report --db "$work/killed.db"
 	grep '^  started ' "$work/out" | sed 's/started [0-9-]* [0-9:]*/started WHEN/' >"$work/killed.line"
-	same "a killed run: its header" "  started WHEN · did not finish (still running, or killed)" "$work/killed.line"
+	same "a running run: its header" "  started WHEN · did not finish (still running, process $$)" "$work/killed.line"
 fi
 
 # ---- the databases: --db, TJIT_DB, tjit.db ----
