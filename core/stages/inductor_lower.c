@@ -535,6 +535,11 @@ static bool needs_store(struct lower *L, int i)
 {
 	if (L->users.noutputs[i] > 0)
 		return true;
+	/* a BLAS call reads its operand's buffer, also where its plan sees
+	 * through transposes that the group computes (x.T.T @ w reads x) */
+	for (int k = 0; k < L->g->nnodes; k++)
+		if (L->is_mm[k] && (L->mm[k].arg[0] == i || L->mm[k].arg[1] == i))
+			return true;
 	int gi = L->group_of[i];
 	for (int j = L->users.first[i]; j < L->users.first[i + 1]; j++) {
 		int u = L->users.user[j];
