@@ -17,6 +17,16 @@ static inline uint64_t rng_next(uint64_t *s)
 	return z ^ (z >> 31);
 }
 
+/* the first state of item i of a run of seed: a hash of both, so that
+ * item i + 1 is not item i's stream one draw later (a state of seed +
+ * i * the generator's own step would be) */
+static inline uint64_t rng_stream(uint64_t seed, uint64_t i)
+{
+	uint64_t t = seed;
+	t = rng_next(&t) ^ (i * 0xd1b54a32d192ed03u);
+	return rng_next(&t);
+}
+
 /* the environment's number name, or dflt when unset or empty */
 static inline long env_long(const char *name, long dflt)
 {

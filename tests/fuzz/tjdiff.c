@@ -8,9 +8,12 @@
  * slices, matmul, softmax, cat, stack, where, expand), compiled and called
  * twice; a third of them take a gradient through it, half of the others
  * are called again with larger sizes (a recompile, then automatic dynamic
- * shapes). Inside, each result is compared with the eager call's (within
- * 1e-3 of the largest value, NaN equal to NaN) and printed as True or
- * False. tjdiff runs every program with `tjit run --backend eager`, then
+ * shapes), and half of those once more in float64 (a recompile on the
+ * dtype). Besides pointwise math and shapes, the body uses the rest of
+ * the language's ops (step_more) and breaks its graph: a branch on a
+ * tensor, a print, .item(), an extension function. Inside, each result
+ * is compared with the eager call's (within 1e-3 of the largest value,
+ * NaN equal to NaN) and printed as True or False. tjdiff runs every program with `tjit run --backend eager`, then
  * with each other backend (aot_eager, inductor), and fails a program when
  * a backend's output or exit status differs from eager's (both failing
  * alike is fine), a comparison printed False, a backend warned (a graph
@@ -121,12 +124,139 @@ static void add(struct gen *g, int nd, const int *shape, const char *fmt, ...)
 
 static const char *const unary[] = {"relu", "tanh", "sigmoid", "sin", "cos", "gelu", "silu"};
 
+/* a new value made by a statement of several lines (stmt: a printf
+ * format whose first %s is the new value's name) */
+static void add_stmt(struct gen *g, int nd, const int *shape, const char *stmt, const char *a, const char *b)
+{
+	struct val *v = &g->v[g->n];
+	snprintf(v->name, sizeof v->name, "v%d", g->n - 1);
+	v->nd = nd;
+	memcpy(v->shape, shape, sizeof(int) * (size_t)nd);
+	out(g, stmt, v->name, a, b);
+	g->n++;
+}
+
+static const char *const unary2[] = {"neg", "abs", "reciprocal", "minimum"};
+
+/* the rest of the language's ops, and graph breaks: ops whose result
+ * jumps (floor, //, %, argmax) read the inputs x and y only, which eager
+ * and compiled code hold bit for bit, so that a rounding difference of a
+ * transcendental upstream cannot flip them; the breaks keep the values
+ * (a branch on a tensor that is always taken, a print, .item(), an
+ * extension function the tracer cannot see) */
+static bool step_more(struct gen *g, const struct val *a, int k)
+{
+	const char *x = a->name;
+	const struct val *in = &g->v[below(2)];
+	int nd = a->nd, s[4];
+	memcpy(s, a->shape, sizeof s);
+	switch (k) {
+	case 0: {
+		const char *op = unary2[below(4)];
+		if (strcmp(op, "minimum") == 0)
+			add(g, nd, s, "minimum(%s, %s)", x, like(g, a)->name);
+		else if (strcmp(op, "reciprocal") == 0)
+			add(g, nd, s, "reciprocal(%s.abs() + 1)", x);
+		else
+			add(g, nd, s, "%s(%s)", op, x);
+		return true;
+	}
+	case 1: add(g, nd, s, "rsqrt(%s.abs() + 1)", x); return true;
+	case 2: {
+		static const char *const jump[] = {"floor(%s * 4)", "ceil(%s * 4)", "round(%s * 4)", "%s // 0.5",
+						   "%s %% 0.5"};
+		char e[64];
+		snprintf(e, sizeof e, jump[below(5)], in->name);
+		add(g, in->nd, in->shape, "%s", e);
+		return true;
+	}
+	case 3:
+		if (in->nd >= 1) {
+			int ns[4], nn = 0, d = below(in->nd);
+			for (int i = 0; i < in->nd; i++)
+				if (i != d)
+					ns[nn++] = in->shape[i];
+			add(g, nn, ns, "%s.argmax(%d).float()", in->name, d);
+			return true;
+		}
+		return false;
+	case 4:
+		if (nd >= 1) {
+			int d = below(nd), ns[4], nn = 0;
+			for (int i = 0; i < nd; i++)
+				if (i != d)
+					ns[nn++] = s[i];
+			add(g, nn, ns, "%s.clamp(0.5, 1.5).prod(%d)", x, d);
+			return true;
+		}
+		return false;
+	case 5:
+		if (nd >= 2) {
+			bool keep = chance(50);
+			int ns[4], nn = 0;
+			for (int i = 0; i < nd; i++)
+				if (i >= 2)
+					ns[nn++] = s[i];
+				else if (keep)
+					ns[nn++] = 1;
+			add(g, nn, ns, "%s.sum((0, 1), keepdim=%s)", x, keep ? "True" : "False");
+			return true;
+		}
+		return false;
+	case 6:
+		for (int d = 0; d < nd; d++)
+			if (s[d] == 1) {
+				int ns[4], nn = 0;
+				for (int i = 0; i < nd; i++)
+					if (i != d)
+						ns[nn++] = s[i];
+				add(g, nn, ns, "%s.squeeze(%d)", x, d);
+				return true;
+			}
+		return false;
+	case 7:
+		if (nd == 2) {
+			int ns[2] = {s[1], s[0]};
+			add(g, 2, ns, "%s.T", x);
+			return true;
+		}
+		return false;
+	case 8:
+		if (nd == 2)
+			for (int i = 0; i < g->n; i++) {
+				const struct val *b = &g->v[i];
+				if (b->nd == 2 && b->shape[1] == s[1]) {
+					int ns[2] = {s[0], b->shape[0]};
+					add(g, 2, ns, "linear(%s, %s)", x, b->name);
+					return true;
+				}
+			}
+		return false;
+	case 9: add(g, nd, s, "(%s.to(float64) * 3).float()", x); return true;
+	case 10:
+		if (nd >= 1) {
+			add(g, nd, s, "ext_clip(%s, -1.0, 1.0)", x);
+			return true;
+		}
+		return false;
+	case 11: out(g, "    print(%s.shape)\n", x); return true;
+	case 12:
+		add_stmt(g, nd, s, "    %s = %s * 2\n    if %s.abs().sum() >= 0:\n", x, x);
+		out(g, "        %s = %s + 1\n", g->v[g->n - 1].name, g->v[g->n - 1].name);
+		return true;
+	case 13: add(g, nd, s, "%s + %s.abs().max().item() * 0", x, x); return true;
+	}
+	return false;
+}
+
 static void step(struct gen *g)
 {
 	const struct val *a = &g->v[below(g->n)];
 	const char *x = a->name;
-	int nd = a->nd, s[4], k = below(24);
+	int nd = a->nd, s[4], k = below(38);
 	memcpy(s, a->shape, sizeof s);
+	if (k >= 24 && step_more(g, a, k - 24))
+		return;
 	switch (k) {
 	case 0: {
 		static const char ops[] = "+-*";
@@ -286,8 +416,7 @@ static void shape_str(char *buf, size_t n, int nd, const int *s, int plus)
 static char *program(uint64_t seed, long i)
 {
 	static const int dims[] = {1, 2, 3, 5, 8, 17, 33, 130};
-	rng = seed * 0x100000001b3ull + (uint64_t)i * 0x9e3779b97f4a7c15ull;
-	next64();
+	rng = rng_stream(seed, (uint64_t)i);
 	struct gen *g = calloc(1, sizeof *g);
 	struct val *x = &g->v[0], *y = &g->v[1];
 	strcpy(x->name, "x");
@@ -332,6 +461,8 @@ static char *program(uint64_t seed, long i)
 		fprintf(f, "check(g(x, y), f(x, y))\ncheck(g(x, y), f(x, y))\n");
 	if (again)
 		fprintf(f, "x = randn%s\ny = randn%s\ncheck(g(x, y), f(x, y))\n", xs3, ys3);
+	if (again && chance(50)) /* another dtype: a guard fails, a recompile */
+		fprintf(f, "x = x.to(float64)\ny = y.to(float64)\ncheck(g(x, y), f(x, y))\n");
 	fclose(f);
 	free(g);
 	return text;

@@ -423,8 +423,7 @@ static void mutate_once(uint64_t *s, struct buf *b, const struct corpus *c)
 /* mutant i: a corpus file with 1 to 4 mutations */
 static void make_mutant(const struct corpus *c, uint64_t seed, size_t i, struct buf *out)
 {
-	uint64_t s = seed * 0x2545f4914f6cdd1du ^ (uint64_t)i * 0x9e3779b97f4a7c15u;
-	rng_next(&s);
+	uint64_t s = rng_stream(seed, i);
 	const struct buf *src = &c->files[rnd(&s, c->n)];
 	out->len = 0;
 	buf_reserve(out, src->len);
