@@ -107,16 +107,17 @@ static const struct cli_option run_options[] = {
 };
 
 /* "-Tsvg", "-ofile" as Graphviz's dot takes them: the value glued to the
- * letter. 1 when argv[*i] was one (taken), 0 when not. */
-static int glued_option(const char *a, struct options *o)
+ * letter. true when a was one (taken). */
+static bool glued_option(const char *a, void *opts)
 {
+	struct options *o = opts;
 	if (a[0] != '-' || (a[1] != 'T' && a[1] != 'o') || !a[2] || a[2] == '=')
-		return 0;
+		return false;
 	if (a[1] == 'T')
 		o->format = a + 2;
 	else
 		o->output = a + 2;
-	return 1;
+	return true;
 }
 
 /* 0, or -1 after printing why (usage). argv[0] is the subcommand. */
@@ -124,28 +125,9 @@ static int parse_args(const char *cmd, int argc, char **argv, const struct cli_o
 		      struct options *o)
 {
 	memset(o, 0, sizeof *o);
-	bool only_args = false;
-	for (int i = 1; i < argc; i++) {
-		const char *a = argv[i];
-		if (!only_args && strcmp(a, "--") == 0) {
-			only_args = true;
-			continue;
-		}
-		if (!only_args && a[0] == '-' && a[1]) {
-			if (glued_option(a, o))
-				continue;
-			if (cli_parse_option(NAME, cmd, defs, argc, argv, &i, o) < 0) {
-				print_usage(stderr);
-				return -1;
-			}
-			continue;
-		}
-		if (o->nargs >= max_args) {
-			fprintf(stderr, NAME " %s: unexpected argument '%s'\n", cmd, a);
-			print_usage(stderr);
-			return -1;
-		}
-		o->args[o->nargs++] = a;
+	if (cli_parse_args(NAME, cmd, defs, argc, argv, o, o->args, max_args, &o->nargs, NULL, glued_option) < 0) {
+		print_usage(stderr);
+		return -1;
 	}
 	if (!o->format)
 		o->format = "dot";

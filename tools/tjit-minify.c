@@ -166,26 +166,10 @@ static int parse_args(int argc, char **argv, struct options *o, const char **fil
 {
 	memset(o, 0, sizeof *o);
 	*file = NULL;
-	bool only_args = false;
-	for (int i = 1; i < argc; i++) {
-		const char *a = argv[i];
-		if (!only_args && strcmp(a, "--") == 0) {
-			only_args = true;
-			continue;
-		}
-		if (!only_args && a[0] == '-' && a[1]) {
-			if (cli_parse_option(NAME, NULL, options, argc, argv, &i, o) < 0) {
-				print_usage(stderr);
-				return 2;
-			}
-			continue;
-		}
-		if (*file) {
-			fprintf(stderr, NAME ": unexpected argument '%s' (one program at a time)\n", a);
-			print_usage(stderr);
-			return 2;
-		}
-		*file = a;
+	int n;
+	if (cli_parse_args(NAME, NULL, options, argc, argv, o, file, 1, &n, "one program at a time", NULL) < 0) {
+		print_usage(stderr);
+		return 2;
 	}
 	return 0;
 }

@@ -97,26 +97,9 @@ static int parse_args(const char *cmd, int argc, char **argv, const struct cli_o
 		      int max_args, const char *const *arg_names, struct options *o)
 {
 	memset(o, 0, sizeof *o);
-	bool only_args = false;
-	for (int i = 1; i < argc; i++) {
-		const char *a = argv[i];
-		if (!only_args && strcmp(a, "--") == 0) {
-			only_args = true;
-			continue;
-		}
-		if (!only_args && a[0] == '-' && a[1]) {
-			if (cli_parse_option(NAME, cmd, defs, argc, argv, &i, o) < 0) {
-				print_usage(stderr);
-				return -1;
-			}
-			continue;
-		}
-		if (o->nargs >= max_args) {
-			fprintf(stderr, NAME " %s: unexpected argument '%s'\n", cmd, a);
-			print_usage(stderr);
-			return -1;
-		}
-		o->args[o->nargs++] = a;
+	if (cli_parse_args(NAME, cmd, defs, argc, argv, o, o->args, max_args, &o->nargs, NULL, NULL) < 0) {
+		print_usage(stderr);
+		return -1;
 	}
 	if (o->nargs < min_args) {
 		fprintf(stderr, NAME " %s: missing %s\n", cmd, arg_names[o->nargs]);

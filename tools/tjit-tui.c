@@ -92,26 +92,10 @@ static int parse_args(int argc, char **argv, struct options *o)
 {
 	memset(o, 0, sizeof *o);
 	const char *positional = NULL;
-	bool only_args = false;
-	for (int i = 1; i < argc; i++) {
-		const char *a = argv[i];
-		if (!only_args && strcmp(a, "--") == 0) {
-			only_args = true;
-			continue;
-		}
-		if (!only_args && a[0] == '-' && a[1]) {
-			if (cli_parse_option(NAME, NULL, options, argc, argv, &i, o) < 0) {
-				print_usage(stderr);
-				return 2;
-			}
-			continue;
-		}
-		if (positional || (o->db && !only_args)) {
-			fprintf(stderr, NAME ": unexpected argument '%s' (one database at a time)\n", a);
-			print_usage(stderr);
-			return 2;
-		}
-		positional = a;
+	int n;
+	if (cli_parse_args(NAME, NULL, options, argc, argv, o, &positional, 1, &n, "one database at a time", NULL) < 0) {
+		print_usage(stderr);
+		return 2;
 	}
 	if (positional) {
 		if (o->db) {

@@ -53,6 +53,35 @@ void cli_print_options(const struct cli_option *defs)
 	}
 }
 
+int cli_parse_args(const char *name, const char *cmd, const struct cli_option *defs, int argc, char **argv,
+		   void *opts, const char **args, int max, int *nargs, const char *hint,
+		   bool (*glued)(const char *arg, void *opts))
+{
+	bool only_args = false;
+	*nargs = 0;
+	for (int i = 1; i < argc; i++) {
+		const char *a = argv[i];
+		if (!only_args && strcmp(a, "--") == 0) {
+			only_args = true;
+			continue;
+		}
+		if (!only_args && a[0] == '-' && a[1]) {
+			if (glued && glued(a, opts))
+				continue;
+			if (cli_parse_option(name, cmd, defs, argc, argv, &i, opts) < 0)
+				return -1;
+			continue;
+		}
+		if (*nargs >= max) {
+			fprintf(stderr, "%s%s%s: unexpected argument '%s'%s%s%s\n", name, cmd ? " " : "", cmd ? cmd : "", a,
+				hint ? " (" : "", hint ? hint : "", hint ? ")" : "");
+			return -1;
+		}
+		args[(*nargs)++] = a;
+	}
+	return 0;
+}
+
 void cli_print_lines(FILE *out, const char *const *lines)
 {
 	for (int i = 0; lines[i]; i++)

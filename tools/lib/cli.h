@@ -8,6 +8,7 @@
 #ifndef TJ_CLI_H
 #define TJ_CLI_H
 
+#include <stdbool.h>
 #include <stddef.h>
 #include <stdio.h>
 
@@ -26,6 +27,17 @@ struct cli_option {
  * is NULL); the caller prints its usage. */
 int cli_parse_option(const char *name, const char *cmd, const struct cli_option *defs, int argc, char **argv,
 		     int *i, void *opts);
+
+/* Parses argv[1..argc): the options, anywhere before "--", by defs into
+ * opts (glued, when not NULL, first tries a tool's own spellings, as
+ * tjit-dot's -Tsvg: true when it took the argument); the other arguments
+ * into args[0..max), *nargs of them. 0, or -1 after printing why: the
+ * option's error, or "NAME CMD: unexpected argument 'x'" ("NAME: ..."
+ * when cmd is NULL) with " (hint)" when hint is not NULL; the caller
+ * prints its usage. */
+int cli_parse_args(const char *name, const char *cmd, const struct cli_option *defs, int argc, char **argv,
+		   void *opts, const char **args, int max, int *nargs, const char *hint,
+		   bool (*glued)(const char *arg, void *opts));
 
 /* lines (ended by NULL) to out, a line each: a tool's usage */
 void cli_print_lines(FILE *out, const char *const *lines);
