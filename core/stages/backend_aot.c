@@ -307,94 +307,49 @@ static int tangent_dep(const struct garg *a, int na, const signed char *dep)
 	return d;
 }
 
-/* zeros in vals for the unreached nodes that args read */
-static int zeros_for(const struct graph *g, const struct garg *a, int na, const signed char *dep, value *vals,
-		     const int64_t *symval)
-{
-	for (int i = 0; i < na; i++) {
-		if (a[i].kind == GARG_LIST || a[i].kind == GARG_TUPLE) {
-			if (zeros_for(g, a[i].items, a[i].n, dep, vals, symval) < 0)
-				return -1;
-			continue;
-		}
-		if (a[i].kind != GARG_NODE || dep[a[i].node] != 2 || vals[a[i].node].tag != VAL_NONE)
-			continue;
-		const struct gnode *x = &g->nodes[a[i].node];
-		int64_t shape[TENSOR_MAX_DIMS];
-		for (int d = 0; d < x->ndim; d++)
-			shape[d] = x->shape[d].sym >= 0 ? symval[x->shape[d].sym] : x->shape[d].value;
-		tensor *z = tensor_full(x->dt, x->ndim, shape, 0.0);
-		if (!z)
-			return -1;
-		vals[a[i].node] = val_tensor(z);
-	}
-	return 0;
-}
-
 /* The backward graph when no gradient reached some outputs: as on the
  * eager tape (and in PyTorch), such a gradient is undefined, not zero, and
  * nothing flows from it: a zero tangent through the backward of var over
  * one element would make 0 * NaN. A tensor node that depends on the
- * tangents only through unreached ones does not run; where a node that
- * runs reads one, zeros stand in; a gradient out of unreached tangents
- * only is None (no gradient). On the eager kernels whatever the runner:
- * the rare case. */
+ * tangents only through unreached ones does not run (zeros stand in where
+ * a node that runs reads it); a gradient out of unreached tangents only is
+ * None (no gradient). On the eager kernels whatever the runner: the rare
+ * case. */
 static int run_backward_reached(const struct aot_artifact *a, struct vm *vm, tensor *const *in, const bool *reached,
 				value *out)
 {
 	const struct graph *g = a->backward;
-	int n = g->nnodes, nin = 0, done = 0, rc = -1;
-	value *vals = calloc((size_t)n + 1, sizeof *vals);
+	int n = g->nnodes, nin = 0, rc = -1;
 	signed char *dep = calloc((size_t)n + 1, sizeof *dep);
-	int64_t *symval = calloc((size_t)g->nsyms + 1, sizeof *symval);
-	if (!vals || !dep || !symval) {
+	bool *skip = calloc((size_t)n + 1, sizeof *skip);
+	if (!dep || !skip) {
 		tj_error_set("out of memory");
 		goto cleanup;
 	}
-	graph_bind_syms(g, in, symval);
-	for (; done < n; done++) {
-		const struct gnode *x = &g->nodes[done];
-		value r;
+	for (int i = 0; i < n; i++) {
+		const struct gnode *x = &g->nodes[i];
 		if (x->kind == GN_INPUT) {
-			int t = nin - a->nsaved;
-			dep[done] = t < 0 ? 0 : reached[t] ? 1 : 2;
-			r = val_tensor(in[nin++]);
-			val_incref(r);
+			int t = nin++ - a->nsaved;
+			dep[i] = t < 0 ? 0 : reached[t] ? 1 : 2;
 		} else if (x->kind == GN_GETITEM) {
-			value tup = vals[x->args[0].node];
-			dep[done] = dep[x->args[0].node] ? 1 : 0;
-			if (tup.tag != VAL_TUPLE || x->index < 0 || (size_t)x->index >= val_tuple(tup)->len) {
-				tj_error_set("graph node %s: no item %d", x->name, x->index);
-				goto cleanup;
-			}
-			r = val_tuple(tup)->items[x->index];
-			val_incref(r);
+			dep[i] = dep[x->args[0].node] ? 1 : 0;
 		} else {
-			dep[done] = (signed char)tangent_dep(x->args, x->nargs, dep);
-			if (dep[done] == 2 && x->is_tensor && !x->nouts)
-				continue; /* not run: zeros if a node that runs reads it */
-			if (dep[done] == 2)
-				dep[done] = 1; /* a tuple: made of zeros, as before */
-			if (zeros_for(g, x->args, x->nargs, dep, vals, symval) < 0)
-				goto cleanup;
-			r = graph_run_node(vm, x, vals, symval);
+			dep[i] = (signed char)tangent_dep(x->args, x->nargs, dep);
+			if (dep[i] == 2 && x->is_tensor && !x->nouts)
+				skip[i] = true;
+			else if (dep[i] == 2)
+				dep[i] = 1; /* a tuple: made of zeros, as before */
 		}
-		if (val_is_err(r))
-			goto cleanup;
-		vals[done] = r;
 	}
-	for (int i = 0; i < g->noutputs; i++) {
-		int k = g->outputs[i];
-		out[i] = dep[k] == 2 ? val_none() : vals[k];
-		val_incref(out[i]);
-	}
-	rc = 0;
+	rc = graph_interpret_skipping(vm, g, in, skip, out);
+	for (int i = 0; rc == 0 && i < g->noutputs; i++)
+		if (dep[g->outputs[i]] == 2) {
+			val_decref(out[i]);
+			out[i] = val_none();
+		}
 cleanup:
-	for (int i = 0; vals && i < done; i++)
-		val_decref(vals[i]);
-	free(vals);
 	free(dep);
-	free(symval);
+	free(skip);
 	return rc;
 }
 

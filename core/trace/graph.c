@@ -1413,7 +1413,23 @@ static void bind_syms(const struct graph *g, tensor *const *inputs, int64_t *sym
 	}
 }
 
+/* zeros of node n's type, its symbols' sizes from symval */
+static value zeros_of(const struct gnode *n, const int64_t *symval)
+{
+	int64_t shape[TENSOR_MAX_DIMS];
+	for (int d = 0; d < n->ndim; d++)
+		shape[d] = n->shape[d].sym >= 0 ? symval[n->shape[d].sym] : n->shape[d].value;
+	tensor *z = tensor_full(n->dt, n->ndim, shape, 0.0);
+	return z ? val_tensor(z) : val_err();
+}
+
 int graph_interpret(struct vm *vm, const struct graph *g, tensor *const *inputs, value *outputs)
+{
+	return graph_interpret_skipping(vm, g, inputs, NULL, outputs);
+}
+
+int graph_interpret_skipping(struct vm *vm, const struct graph *g, tensor *const *inputs, const bool *skip,
+			     value *outputs)
 {
 	value small[32];
 	value *vals = g->nnodes <= 32 ? small : util_malloc(sizeof(value) * (size_t)g->nnodes);
@@ -1449,7 +1465,7 @@ int graph_interpret(struct vm *vm, const struct graph *g, tensor *const *inputs,
 			break;
 		}
 		default:
-			r = run_node(vm, n, vals, symval);
+			r = skip && skip[done] ? zeros_of(n, symval) : run_node(vm, n, vals, symval);
 			break;
 		}
 		if (val_is_err(r)) {

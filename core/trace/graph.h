@@ -252,6 +252,11 @@ void graph_format_args(const struct graph *g, const struct gnode *n, struct strb
  * g->noutputs new references. Returns 0 or -1 after tj_error_set(). */
 struct vm;
 int graph_interpret(struct vm *vm, const struct graph *g, tensor *const *inputs, value *outputs);
+/* graph_interpret, but a tensor node i with skip[i] does not run: its
+ * value is zeros of its type (aot_eager's backward when no gradient
+ * reached some outputs: nothing flows from them) */
+int graph_interpret_skipping(struct vm *vm, const struct graph *g, tensor *const *inputs, const bool *skip,
+			     value *outputs);
 /* What graph_interpret does for a stage that runs some nodes itself
  * (inductor's extern calls): symval[] gets each symbol's size from the
  * inputs, and one GN_OP or GN_CALL node runs on the values vals[] of the
