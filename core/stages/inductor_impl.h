@@ -53,6 +53,7 @@ struct lower {
 	int *group_of;                  /* [nnodes]: the member's group, -1 */
 	int *owner;                     /* [nnodes]: the one group that reads an inlined node, -1 several, -2 none */
 	bool *is_mm;                    /* [nnodes]: an extern step that is one BLAS call (choose_members) */
+	bool *mm_read;                  /* [nnodes]: read by a BLAS call's plan, through transposes too */
 	struct ind_mm *mm;              /* [nnodes]: its operands, where is_mm */
 	int ngroups;
 	struct group *groups;

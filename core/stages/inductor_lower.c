@@ -537,9 +537,8 @@ static bool needs_store(struct lower *L, int i)
 		return true;
 	/* a BLAS call reads its operand's buffer, also where its plan sees
 	 * through transposes that the group computes (x.T.T @ w reads x) */
-	for (int k = 0; k < L->g->nnodes; k++)
-		if (L->is_mm[k] && (L->mm[k].arg[0] == i || L->mm[k].arg[1] == i))
-			return true;
+	if (L->mm_read[i])
+		return true;
 	int gi = L->group_of[i];
 	for (int j = L->users.first[i]; j < L->users.first[i + 1]; j++) {
 		int u = L->users.user[j];
@@ -677,11 +676,6 @@ static int final_kernel(struct lower *L, int gi, const bool *store)
 static int choose_members(struct lower *L)
 {
 	const struct graph *g = L->g;
-	bool *mm_operand = util_calloc((size_t)g->nnodes + 1, sizeof *mm_operand);
-	if (!mm_operand) {
-		tj_error_set("out of memory");
-		return -1;
-	}
 	for (int i = 0; i < g->nnodes; i++)
 		L->cls[i] = (unsigned char)ind_classify(g, i);
 	for (int i = 0; i < g->nnodes; i++) {
@@ -692,11 +686,11 @@ static int choose_members(struct lower *L)
 			L->cls[i] = NC_EXTERN;
 			L->cls[g->nodes[i].args[0].node] = NC_ABSORBED;
 		}
-		mm_operand[L->mm[i].arg[0]] = mm_operand[L->mm[i].arg[1]] = true;
+		L->mm_read[L->mm[i].arg[0]] = L->mm_read[L->mm[i].arg[1]] = true;
 	}
 	for (int i = 0; i < g->nnodes; i++) {
 		int c = L->cls[i];
-		bool m = c == NC_REDUCE || c == NC_EXTERN || L->users.noutputs[i] > 0 || mm_operand[i];
+		bool m = c == NC_REDUCE || c == NC_EXTERN || L->users.noutputs[i] > 0 || L->mm_read[i];
 		if (c == NC_POINTWISE && graph_users_count(&L->users, i) >= 2)
 			m = true;
 		for (int j = L->users.first[i]; j < L->users.first[i + 1] && !m; j++)
@@ -704,7 +698,6 @@ static int choose_members(struct lower *L)
 				m = true;
 		L->member[i] = m && c != NC_INPUT && c != NC_TUPLE && c != NC_ABSORBED;
 	}
-	free(mm_operand);
 	return 0;
 }
 
@@ -949,12 +942,13 @@ int ind_lower(const struct graph *g, struct ind_program *p, struct compile_ctx *
 	L.group_of = util_malloc((n + 1) * sizeof *L.group_of);
 	L.owner = util_malloc((n + 1) * sizeof *L.owner);
 	L.is_mm = util_calloc(n + 1, sizeof *L.is_mm);
+	L.mm_read = util_calloc(n + 1, sizeof *L.mm_read);
 	L.mm = util_calloc(n + 1, sizeof *L.mm);
 	L.reduce_ref = util_malloc((n + 1) * sizeof *L.reduce_ref);
 	L.memo = util_calloc(n + 1, sizeof *L.memo);
 	order = util_malloc((n + 1) * sizeof *order);
-	if (!p->node_buf || !L.cls || !L.member || !L.group_of || !L.owner || !L.is_mm || !L.mm || !L.reduce_ref ||
-	    !L.memo || !order || graph_users_build(g, &L.users) < 0) {
+	if (!p->node_buf || !L.cls || !L.member || !L.group_of || !L.owner || !L.is_mm || !L.mm_read || !L.mm ||
+	    !L.reduce_ref || !L.memo || !order || graph_users_build(g, &L.users) < 0) {
 		tj_error_set("out of memory");
 		goto cleanup;
 	}
@@ -992,6 +986,7 @@ cleanup:
 	free(L.group_of);
 	free(L.owner);
 	free(L.is_mm);
+	free(L.mm_read);
 	free(L.mm);
 	free(L.reduce_ref);
 	free(L.memo);
