@@ -62,13 +62,20 @@ struct summary {
 	struct time_row *times;
 };
 
+/* The copies allocate through util.h's counted helpers, so that
+ * check_stages_oom can make each of them fail in turn. */
+static char *dup_or_empty(const char *s)
+{
+	return util_strdup(s ? s : "");
+}
+
 /* Grows *items (of *cap elements of size sz) to hold n + 1. */
 static int reserve(void *items, int *cap, int n, size_t sz)
 {
 	if (n < *cap)
 		return 0;
 	int c = *cap ? *cap * 2 : 8;
-	void *bigger = realloc(*(void **)items, (size_t)c * sz);
+	void *bigger = util_realloc(*(void **)items, (size_t)c * sz);
 	if (!bigger)
 		return -1;
 	*(void **)items = bigger;
@@ -76,29 +83,57 @@ static int reserve(void *items, int *cap, int n, size_t sz)
 	return 0;
 }
 
+static void graph_copy_free(struct graph_copy *g)
+{
+	free(g->compile_id);
+	free(g->name);
+	free(g->listing);
+	for (int k = 0; g->ops && k < g->nops; k++)
+		free(g->ops[k]);
+	free(g->ops);
+}
+
+static void break_copy_free(struct break_copy *b)
+{
+	free(b->message);
+	for (int k = 0; b->stack && k < b->nstack; k++) {
+		free(b->stack[k].file);
+		free(b->stack[k].function);
+		free(b->stack[k].source);
+	}
+	free(b->stack);
+}
+
+/* Each copy is kept whole or not at all: one whose strings could not be
+ * copied (out of memory) is dropped from the summary. */
 static void summary_add_graph(struct summary *s, const struct graph *g)
 {
 	if (reserve(&s->graphs, &s->cap_graphs, s->ngraphs, sizeof *s->graphs) < 0)
 		return;
 	struct graph_copy *c = &s->graphs[s->ngraphs++];
 	memset(c, 0, sizeof *c);
-	c->compile_id = util_dup_or_empty(g->compile_id);
-	c->name = util_dup_or_empty(g->name);
+	c->compile_id = dup_or_empty(g->compile_id);
+	c->name = dup_or_empty(g->name);
 	struct strbuf sb = STRBUF_INIT;
 	graph_print(g, &sb);
 	while (sb.len && sb.buf[sb.len - 1] == '\n')
 		sb.buf[--sb.len] = '\0';
-	c->listing = sb.len ? sb_detach(&sb) : strdup("");
+	c->listing = sb.len ? sb_detach(&sb) : util_strdup("");
 	sb_release(&sb);
-	c->ops = calloc((size_t)(g->nnodes ? g->nnodes : 1), sizeof *c->ops);
-	for (int i = 0; c->ops && i < g->nnodes; i++) {
+	bool whole = c->compile_id && c->name && c->listing;
+	c->ops = util_calloc((size_t)(g->nnodes ? g->nnodes : 1), sizeof *c->ops);
+	for (int i = 0; whole && c->ops && i < g->nnodes; i++) {
 		const struct gnode *n = &g->nodes[i];
 		if (n->kind != GN_OP && n->kind != GN_CALL)
 			continue;
 		struct strbuf op = STRBUF_INIT;
 		compile_log_node_op(n, &op);
-		c->ops[c->nops++] = op.len ? sb_detach(&op) : strdup("?");
+		whole = (c->ops[c->nops++] = op.len ? sb_detach(&op) : util_strdup("?")) != NULL;
 		sb_release(&op);
+	}
+	if (!whole || !c->ops) { /* out of memory: the graph goes unsummarized */
+		graph_copy_free(c);
+		s->ngraphs--;
 	}
 }
 
@@ -109,18 +144,24 @@ static void summary_add_break(struct summary *s, const struct break_record *b)
 	struct break_copy *c = &s->breaks[s->nbreaks++];
 	memset(c, 0, sizeof *c);
 	c->info = breaks_info(b->code);
-	c->message = util_dup_or_empty(b->message ? b->message : c->info ? c->info->message : "");
-	c->stack = calloc((size_t)(b->nstack ? b->nstack : 1), sizeof *c->stack);
-	for (int i = 0; c->stack && i < b->nstack; i++) {
+	c->message = dup_or_empty(b->message ? b->message : c->info ? c->info->message : "");
+	c->stack = util_calloc((size_t)(b->nstack ? b->nstack : 1), sizeof *c->stack);
+	bool whole = c->message && c->stack;
+	for (int i = 0; whole && i < b->nstack; i++) {
 		const struct user_frame *f = &b->stack[i];
 		struct frame_copy *fc = &c->stack[c->nstack++];
-		fc->file = util_dup_or_empty(f->src && f->src->path ? f->src->path : "<unknown>");
+		fc->file = dup_or_empty(f->src && f->src->path ? f->src->path : "<unknown>");
 		fc->line = f->line;
-		fc->function = util_dup_or_empty(f->function ? f->function : "<unknown>");
+		fc->function = dup_or_empty(f->function ? f->function : "<unknown>");
 		struct strbuf sb = STRBUF_INIT;
 		compile_log_source_line(f->src, f->line, &sb);
-		fc->source = sb.len ? sb_detach(&sb) : strdup("");
+		fc->source = sb.len ? sb_detach(&sb) : util_strdup("");
 		sb_release(&sb);
+		whole = fc->file && fc->function && fc->source;
+	}
+	if (!whole) { /* out of memory: the break goes unsummarized */
+		break_copy_free(c);
+		s->nbreaks--;
 	}
 }
 
@@ -134,7 +175,8 @@ static void summary_add_times(struct summary *s, const struct compile_record *r)
 		if (reserve(&s->times, &s->cap_times, s->ntimes, sizeof *s->times) < 0)
 			return;
 		memset(&s->times[i], 0, sizeof s->times[i]);
-		s->times[i].function = strdup(fn);
+		if (!(s->times[i].function = util_strdup(fn)))
+			return; /* out of memory: the row goes, as a row that cannot grow the array */
 		s->ntimes++;
 	}
 	struct time_row *t = &s->times[i];
@@ -154,33 +196,19 @@ static void summary_add(struct summary *s, const struct compile_record *r)
 	for (int i = 0; i < r->nguards; i++) {
 		if (reserve(&s->guards, &s->cap_guards, s->nguards, sizeof *s->guards) < 0)
 			break;
-		s->guards[s->nguards++] = util_dup_or_empty(r->guards[i].text);
+		if ((s->guards[s->nguards] = dup_or_empty(r->guards[i].text)))
+			s->nguards++;
 	}
 	summary_add_times(s, r);
 }
 
 static void summary_release(struct summary *s)
 {
-	for (int i = 0; i < s->ngraphs; i++) {
-		struct graph_copy *g = &s->graphs[i];
-		free(g->compile_id);
-		free(g->name);
-		free(g->listing);
-		for (int k = 0; k < g->nops; k++)
-			free(g->ops[k]);
-		free(g->ops);
-	}
+	for (int i = 0; i < s->ngraphs; i++)
+		graph_copy_free(&s->graphs[i]);
 	free(s->graphs);
-	for (int i = 0; i < s->nbreaks; i++) {
-		struct break_copy *b = &s->breaks[i];
-		free(b->message);
-		for (int k = 0; k < b->nstack; k++) {
-			free(b->stack[k].file);
-			free(b->stack[k].function);
-			free(b->stack[k].source);
-		}
-		free(b->stack);
-	}
+	for (int i = 0; i < s->nbreaks; i++)
+		break_copy_free(&s->breaks[i]);
 	free(s->breaks);
 	for (int i = 0; i < s->nguards; i++)
 		free(s->guards[i]);
@@ -242,7 +270,7 @@ static void summary_print(const struct summary *s, struct strbuf *out, bool with
 		  plural(s->nbreaks, "graph break", "graph breaks"), nops, plural(nops, "op", "ops"));
 	if (s->nbreaks == 0)
 		return;
-	int *keep = malloc((size_t)s->nbreaks * sizeof *keep);
+	int *keep = util_malloc((size_t)s->nbreaks * sizeof *keep);
 	if (!keep)
 		return;
 	int n = dedup_breaks(s, keep);
@@ -342,8 +370,8 @@ static const struct obj_type graph_listing_type = {
 static value attr_object_new(const struct obj_type *type, char *repr, int n, const char **names,
 			     value *values)
 {
-	struct attr_object *a = calloc(1, sizeof *a);
-	value *vals = malloc((size_t)n * sizeof *vals);
+	struct attr_object *a = util_calloc(1, sizeof *a);
+	value *vals = util_malloc((size_t)n * sizeof *vals);
 	if (!a || !vals || !repr) {
 		free(a);
 		free(vals);
@@ -413,7 +441,7 @@ static value graph_object(const struct graph_copy *g)
 		str_of(g->compile_id), str_of(g->name), val_int(g->nops), list_of_strings(g->ops, g->nops),
 		str_of(g->listing),
 	};
-	return attr_object_new(&graph_listing_type, strdup(g->listing), 5, names, values);
+	return attr_object_new(&graph_listing_type, dup_or_empty(g->listing), 5, names, values);
 }
 
 static value explain_output_new(const struct summary *s)
@@ -535,18 +563,24 @@ static void program_on_compile(struct compile_listener *l, const struct compile_
 	if (i == p->ngroups) {
 		if (reserve(&p->groups, &p->cap, p->ngroups, sizeof *p->groups) < 0)
 			return;
-		struct group *g = &p->groups[p->ngroups++];
+		struct group *g = &p->groups[p->ngroups];
 		memset(g, 0, sizeof *g);
-		g->name = strdup(name);
-		g->file = strdup(file);
+		g->name = util_strdup(name);
+		g->file = util_strdup(file);
+		if (!g->name || !g->file) { /* out of memory: this compile goes unsummarized */
+			free(g->name);
+			free(g->file);
+			return;
+		}
 		g->line = line;
+		p->ngroups++;
 	}
 	summary_add(&p->groups[i].summary, r);
 }
 
 struct explain_program *explain_program_begin(struct compile_log *log)
 {
-	struct explain_program *p = calloc(1, sizeof *p);
+	struct explain_program *p = util_calloc(1, sizeof *p);
 	if (!p)
 		return NULL;
 	p->listener.on_compile = program_on_compile;
