@@ -47,12 +47,18 @@ static int64_t kernel_work(const struct lkernel *k, const int64_t *syms)
 	return most;
 }
 
+/* var 0's trip count; 1 for a kernel without outer vars (it runs once) */
+static int64_t outer_trips(const struct lkernel *k, const int64_t *syms)
+{
+	return k->nouter > 0 ? loop_eval_size(k, k->vars[0].size, syms) : 1;
+}
+
 /* the kernel over [begin, end) of var 0, split across the cores in
  * shares of at least PARALLEL_GRAIN_ELEMS elements */
 static void launch_kernel(const struct lkernel *k, loop_kernel_fn fn, void *const *bufs, const int64_t *syms,
 			  int64_t begin, int64_t end)
 {
-	int64_t n0 = k->nouter > 0 ? loop_eval_size(k, k->vars[0].size, syms) : 1;
+	int64_t n0 = outer_trips(k, syms);
 	if (end - begin > 1) {
 		int64_t work = kernel_work(k, syms), per = n0 > 0 && work / n0 > 0 ? work / n0 : 1;
 		struct launch l = {fn, bufs, syms, begin};
@@ -86,7 +92,7 @@ static int run_kernel(const struct ind_program *p, const struct ind_step *st, lo
 	if (!bufs)
 		return -1;
 	const struct lkernel *k = st->k;
-	launch_kernel(k, fn, bufs, syms, 0, k->nouter > 0 ? loop_eval_size(k, k->vars[0].size, syms) : 1);
+	launch_kernel(k, fn, bufs, syms, 0, outer_trips(k, syms));
 	if (bufs != small)
 		free(bufs);
 	return 0;
