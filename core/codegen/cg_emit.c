@@ -684,10 +684,14 @@ static LLVMValueRef section_index(struct emit *e, const struct lsection *s)
 	return lin;
 }
 
+/* reassoc alone: the loop vectorizer may then add (multiply) in another
+ * order. With nsz as well, InstCombine's FAddCombine takes the summed
+ * expression into the reassociation and folds it: acc + (b - b) became
+ * acc for an infinite or NaN b (tests/e2e/compile/inductor_sum_nan.tj) */
 static void fast_reassoc(LLVMValueRef inst)
 {
 	if (LLVMIsAInstruction(inst))
-		LLVMSetFastMathFlags(inst, LLVMFastMathAllowReassoc | LLVMFastMathNoSignedZeros);
+		LLVMSetFastMathFlags(inst, LLVMFastMathAllowReassoc);
 }
 
 static int reduce_step(struct emit *e, lref r, const struct lsection *s)
