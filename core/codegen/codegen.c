@@ -1,6 +1,8 @@
 /* codegen.c - libtjcodegen.so's table (tjit_codegen_api), the host target,
  * modules from IR text, verification, the new pass manager's pipelines
  * and object emission. The JIT is in cg_jit.c. */
+#include <elf.h>
+#include <link.h>
 #include <pthread.h>
 #include <stdarg.h>
 #include <stdio.h>
@@ -222,6 +224,52 @@ static char *dup_llvm(char *s)
 	return copy;
 }
 
+/* The GNU build-id note of this shared object as hex ("" when the linker
+ * wrote none), found among the loaded objects as the one whose segments
+ * hold this function. It ends target_id, so a kernel cached by another
+ * build of the code generator (whose emitter may make other code of the
+ * same loop IR) is never loaded. */
+struct build_id {
+	uintptr_t self;
+	char hex[2 * 32 + 1];
+};
+
+static int find_build_id(struct dl_phdr_info *info, size_t size, void *data)
+{
+	(void)size;
+	struct build_id *b = data;
+	bool mine = false;
+	for (int i = 0; i < info->dlpi_phnum && !mine; i++) {
+		const ElfW(Phdr) *ph = &info->dlpi_phdr[i];
+		uintptr_t lo = (uintptr_t)info->dlpi_addr + ph->p_vaddr;
+		mine = ph->p_type == PT_LOAD && b->self >= lo && b->self - lo < ph->p_memsz;
+	}
+	if (!mine)
+		return 0;
+	for (int i = 0; i < info->dlpi_phnum; i++) {
+		const ElfW(Phdr) *ph = &info->dlpi_phdr[i];
+		if (ph->p_type != PT_NOTE)
+			continue;
+		const char *p = (const char *)(info->dlpi_addr + ph->p_vaddr), *end = p + ph->p_memsz;
+		while ((size_t)(end - p) >= sizeof(ElfW(Nhdr))) {
+			const ElfW(Nhdr) *n = (const ElfW(Nhdr) *)p;
+			const char *name = p + sizeof *n;
+			const unsigned char *desc = (const unsigned char *)name + ((n->n_namesz + 3) & ~3u);
+			const char *next = (const char *)desc + ((n->n_descsz + 3) & ~3u);
+			if (next > end || next < p)
+				break;
+			if (n->n_type == NT_GNU_BUILD_ID && n->n_namesz == 4 && memcmp(name, "GNU", 4) == 0) {
+				size_t len = n->n_descsz < 32 ? n->n_descsz : 32;
+				for (size_t k = 0; k < len; k++)
+					snprintf(b->hex + 2 * k, 3, "%02x", desc[k]);
+				return 1;
+			}
+			p = next;
+		}
+	}
+	return 1;
+}
+
 static void cg_host_init(void)
 {
 	unsigned maj, min, patch;
@@ -243,7 +291,9 @@ static void cg_host_init(void)
 	LLVMDisposeMessage(msg);
 
 	static char *target_id;
-	if (asprintf(&target_id, "%s;%s;%s", host.triple, host.cpu, host.features) < 0)
+	struct build_id bid = {(uintptr_t)&find_build_id, ""};
+	dl_iterate_phdr(find_build_id, &bid);
+	if (asprintf(&target_id, "%s;%s;%s;%s", host.triple, host.cpu, host.features, bid.hex) < 0)
 		target_id = NULL;
 	long ncores = sysconf(_SC_NPROCESSORS_ONLN);
 

@@ -27,7 +27,9 @@ struct lkernel; /* loopir.h */
 struct codegen_api {
 	int abi;                  /* CODEGEN_ABI of the object */
 	const char *llvm_version; /* "19.1.7" */
-	/* "triple;cpu;features" of the host: part of every kernel cache key */
+	/* "triple;cpu;features;build-id": the host, and the GNU build id of
+	 * the code generator's own file (another build may emit other code
+	 * for the same kernel); part of every kernel cache key */
 	const char *target_id;
 	int ncores;               /* online processors, for the caller's pool */
 

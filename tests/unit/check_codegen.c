@@ -107,9 +107,16 @@ START_TEST(test_table)
 	const struct codegen_api *api = load();
 	ck_assert_int_eq(api->abi, CODEGEN_ABI);
 	ck_assert_int_eq(strncmp(api->llvm_version, "19.", 3), 0);
-	/* triple;cpu;features */
-	ck_assert_ptr_nonnull(strchr(api->target_id, ';'));
-	ck_assert_ptr_ne(strchr(api->target_id, ';'), strrchr(api->target_id, ';'));
+	/* triple;cpu;features;build-id */
+	int parts = 1;
+	for (const char *c = api->target_id; *c; c++)
+		parts += *c == ';';
+	ck_assert_int_eq(parts, 4);
+	/* the build id of libtjcodegen.so: a kernel cached by another build
+	 * of the code generator gets another key (linked with
+	 * --build-id=sha1: 20 bytes) */
+	const char *id = strrchr(api->target_id, ';') + 1;
+	ck_assert_msg(strlen(id) == 40 && strspn(id, "0123456789abcdef") == 40, "build id '%s'", id);
 	ck_assert_int_ge(api->ncores, 1);
 	/* a second load: the same table */
 	ck_assert_ptr_eq(codegen_load(), api);
