@@ -445,11 +445,14 @@ static int transposed_matrix(const struct lower *L, int v)
 }
 
 /* node v under the transposes of a matrix that read it: the node below
- * them, and whether their number is odd */
+ * them, and whether their number is odd. A transpose that is a BLAS call
+ * of its own (a matmul's transpose, computed as one product: plan_mm)
+ * ends the walk: it is stored, and the matmul below it never is (choose_
+ * members plans the nodes in order, so is_mm of v is already known) */
 static int through_transposes(const struct lower *L, int v, bool *odd)
 {
 	*odd = false;
-	for (int x; (x = transposed_matrix(L, v)) >= 0; v = x)
+	for (int x; !L->is_mm[v] && (x = transposed_matrix(L, v)) >= 0; v = x)
 		*odd = !*odd;
 	return v;
 }
