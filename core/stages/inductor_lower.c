@@ -497,8 +497,8 @@ static void mark_mm_covered(const struct lower *L, int i, bool *mark)
 		mark[i] = true;
 		n = &L->g->nodes[i];
 	}
-	for (int a = 0; a < 2; a++)
-		for (int v = n->args[a].node, x; (x = transposed_matrix(L, v)) >= 0; v = x)
+	for (int a = 0; a < 2; a++) /* the transposes through_transposes went through */
+		for (int v = n->args[a].node, x; !L->is_mm[v] && (x = transposed_matrix(L, v)) >= 0; v = x)
 			mark[v] = true;
 }
 
