@@ -136,6 +136,19 @@ static void add_stmt(struct gen *g, int nd, const int *shape, const char *stmt, 
 	g->n++;
 }
 
+/* the shape s (of nd dims) reduced over dim d: d dropped, or kept as 1;
+ * the new number of dims */
+static int reduced_shape(const int *s, int nd, int d, bool keep, int *ns)
+{
+	int nn = 0;
+	for (int i = 0; i < nd; i++)
+		if (i != d)
+			ns[nn++] = s[i];
+		else if (keep)
+			ns[nn++] = 1;
+	return nn;
+}
+
 static const char *const unary2[] = {"neg", "abs", "reciprocal", "minimum"};
 
 /* the rest of the language's ops, and graph breaks: ops whose result
@@ -172,20 +185,14 @@ static bool step_more(struct gen *g, const struct val *a, int k)
 	}
 	case 3:
 		if (in->nd >= 1) {
-			int ns[4], nn = 0, d = below(in->nd);
-			for (int i = 0; i < in->nd; i++)
-				if (i != d)
-					ns[nn++] = in->shape[i];
+			int ns[4], d = below(in->nd), nn = reduced_shape(in->shape, in->nd, d, false, ns);
 			add(g, nn, ns, "%s.argmax(%d).float()", in->name, d);
 			return true;
 		}
 		return false;
 	case 4:
 		if (nd >= 1) {
-			int d = below(nd), ns[4], nn = 0;
-			for (int i = 0; i < nd; i++)
-				if (i != d)
-					ns[nn++] = s[i];
+			int d = below(nd), ns[4], nn = reduced_shape(s, nd, d, false, ns);
 			add(g, nn, ns, "%s.clamp(0.5, 1.5).prod(%d)", x, d);
 			return true;
 		}
@@ -206,10 +213,7 @@ static bool step_more(struct gen *g, const struct val *a, int k)
 	case 6:
 		for (int d = 0; d < nd; d++)
 			if (s[d] == 1) {
-				int ns[4], nn = 0;
-				for (int i = 0; i < nd; i++)
-					if (i != d)
-						ns[nn++] = s[i];
+				int ns[4], nn = reduced_shape(s, nd, d, false, ns);
 				add(g, nn, ns, "%s.squeeze(%d)", x, d);
 				return true;
 			}
@@ -272,12 +276,7 @@ static void step(struct gen *g)
 			static const char *const red[] = {"sum", "mean", "max", "min"};
 			int d = below(nd), r = below(4);
 			bool keep = chance(50);
-			int ns[4], nn = 0;
-			for (int i = 0; i < nd; i++)
-				if (i != d)
-					ns[nn++] = s[i];
-				else if (keep)
-					ns[nn++] = 1;
+			int ns[4], nn = reduced_shape(s, nd, d, keep, ns);
 			add(g, nn, ns, "%s.%s(%d, keepdim=%s)%s", x, red[r], d, keep ? "True" : "False", r >= 2 ? "[0]" : "");
 			return;
 		}
