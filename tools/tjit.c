@@ -82,26 +82,10 @@ static const struct cli_option run_options[] = {
 static int parse_args(const char *cmd, int argc, char **argv, const struct cli_option *defs, struct options *o)
 {
 	memset(o, 0, sizeof(*o));
-	bool only_files = false;
-	for (int i = 1; i < argc; i++) {
-		const char *a = argv[i];
-		if (!only_files && strcmp(a, "--") == 0) {
-			only_files = true;
-			continue;
-		}
-		if (!only_files && a[0] == '-' && a[1]) {
-			if (cli_parse_option("tjit", cmd, defs, argc, argv, &i, o) < 0) {
-				print_usage(stderr);
-				return -1;
-			}
-			continue;
-		}
-		if (o->file) {
-			fprintf(stderr, "tjit %s: unexpected argument '%s'\n", cmd, a);
-			print_usage(stderr);
-			return -1;
-		}
-		o->file = a;
+	int nfiles = 0;
+	if (cli_parse_args("tjit", cmd, defs, argc, argv, o, &o->file, 1, &nfiles, NULL, NULL) < 0) {
+		print_usage(stderr);
+		return -1;
 	}
 	if (!o->file) {
 		fprintf(stderr, "tjit %s: missing FILE\n", cmd);
