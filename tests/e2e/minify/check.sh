@@ -39,7 +39,6 @@ cd "$work" || exit 99
 here=tests/e2e/minify
 prog=$here/chain.tj
 
-
 # sql NAME DB QUERY EXPECTED
 sql() {
 	[ $have_sqlite -eq 1 ] || return 0

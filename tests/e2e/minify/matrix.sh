@@ -44,7 +44,6 @@ LC_ALL=C
 export LC_ALL
 cd "$work" || exit 99
 
-
 now() { date +%s.%N; }
 tstart=$(now)
 # runrepro DIR ENV... -- ARGS: the repro of DIR alone (in a shell of its

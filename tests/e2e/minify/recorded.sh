@@ -37,7 +37,6 @@ export LC_ALL
 cd "$work" || exit 99
 here=tests/e2e/minify
 
-
 sql() {
 	[ $have_sqlite -eq 1 ] || return 0
 	got=$(sqlite3 "$2" "$3" 2>&1)
