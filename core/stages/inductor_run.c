@@ -53,14 +53,20 @@ static int64_t outer_trips(const struct lkernel *k, const int64_t *syms)
 	return k->nouter > 0 ? loop_eval_size(k, k->vars[0].size, syms) : 1;
 }
 
-/* the kernel over [begin, end) of var 0, split across the cores in
- * shares of at least PARALLEL_GRAIN_ELEMS elements */
-static void launch_kernel(const struct lkernel *k, loop_kernel_fn fn, void *const *bufs, const int64_t *syms,
-			  int64_t begin, int64_t end)
+/* the elements a step of var 0 computes (at least 1), from the largest
+ * buffer: how finely a launch may be split */
+static int64_t work_per_step(const struct lkernel *k, const int64_t *syms, int64_t n0)
 {
-	int64_t n0 = outer_trips(k, syms);
+	int64_t work = kernel_work(k, syms);
+	return n0 > 0 && work / n0 > 0 ? work / n0 : 1;
+}
+
+/* the kernel over [begin, end) of var 0, split across the cores in
+ * shares of at least PARALLEL_GRAIN_ELEMS elements (per: work_per_step) */
+static void launch_kernel(loop_kernel_fn fn, void *const *bufs, const int64_t *syms, int64_t begin, int64_t end,
+			  int64_t per)
+{
 	if (end - begin > 1) {
-		int64_t work = kernel_work(k, syms), per = n0 > 0 && work / n0 > 0 ? work / n0 : 1;
 		struct launch l = {fn, bufs, syms, begin};
 		parallel_for(end - begin, launch_range, &l, (PARALLEL_GRAIN_ELEMS + per - 1) / per);
 	} else if (end - begin == 1) {
@@ -91,8 +97,8 @@ static int run_kernel(const struct ind_program *p, const struct ind_step *st, lo
 	void **bufs = kernel_bufs(p, st, vals, small);
 	if (!bufs)
 		return -1;
-	const struct lkernel *k = st->k;
-	launch_kernel(k, fn, bufs, syms, 0, outer_trips(k, syms));
+	int64_t n0 = outer_trips(st->k, syms);
+	launch_kernel(fn, bufs, syms, 0, n0, work_per_step(st->k, syms, n0));
 	if (bufs != small)
 		free(bufs);
 	return 0;
@@ -135,6 +141,7 @@ static int run_mm_epilogue(const struct ind_compiled *c, int s, value *vals, con
 		if (p->bufs[ks->kbufs[kb]].node == st->node)
 			mb = kb;
 	int64_t unit = ks->flat ? m : 1; /* var 0's steps in a row */
+	int64_t per = work_per_step(ks->k, syms, outer_trips(ks->k, syms));
 	for (int64_t r0 = 0; r0 < n; r0 += rows) {
 		int64_t r1 = r0 + rows < n ? r0 + rows : n;
 		uintptr_t at = (uintptr_t)prod->data + (st->scratch ? 0 : (size_t)(r0 * m) * es);
@@ -143,7 +150,7 @@ static int run_mm_epilogue(const struct ind_compiled *c, int s, value *vals, con
 		 * it began r0 rows earlier (only rows r0..r1 are read) */
 		if (st->scratch && mb >= 0)
 			bufs[mb] = (void *)((uintptr_t)prod->data - (size_t)(r0 * m) * es);
-		launch_kernel(ks->k, c->fns[s + 1], bufs, syms, r0 * unit, r1 * unit);
+		launch_kernel(c->fns[s + 1], bufs, syms, r0 * unit, r1 * unit, per);
 	}
 	if (bufs != small)
 		free(bufs);
