@@ -411,9 +411,9 @@ lref loop_binary(struct lkernel *k, binop op, lref a, lref b)
 	if (a < 0 || b < 0)
 		return -1;
 	dtype dt = k->nodes[a].dt;
-	/* the decompositions spell sigmoid(x) as 1 / (1 + exp(-x)) and silu(x)
-	 * as x / (1 + exp(-x)), for autograd; as one op the code generator
-	 * knows the denominator is finite and at least 1 (cg_math.c) */
+	/* sigmoid(x) and silu(x) spelled out in a program, 1 / (1 + exp(-x))
+	 * and x / (1 + exp(-x)); as one op the code generator knows the
+	 * denominator is finite and at least 1 (cg_math.c) */
 	if (op == BINOP_div && dtype_is_float(dt)) {
 		lref x = sigmoid_denominator_of(k, b);
 		if (x >= 0 && is_float_const(k, a, 1.0))

@@ -228,6 +228,22 @@ static void r_tanh(struct ad *a, const struct garg *x, int g)
 	int o2 = bin(a, OPS_mul, a->cur, a->cur);
 	acc(a, &x[0], bin(a, OPS_mul, g, emit(a, OPS_sub, 2, aot_gnum(1), aot_gnode(o2))));
 }
+/* sigmoid and silu are primitives for these rules (doc/ops.md): over
+ * sigmoid's formula 1 / (1 + exp(-x)) the chain rule meets exp(-x) = inf
+ * below x = -88.7 and gives inf / inf = NaN, where these give 0 */
+static void r_sigmoid(struct ad *a, const struct garg *x, int g)
+{
+	int o = a->cur;
+	acc(a, &x[0], bin(a, OPS_mul, g, bin(a, OPS_mul, o, emit(a, OPS_sub, 2, aot_gnum(1), aot_gnode(o)))));
+}
+/* silu(x) = x sigmoid(x): d/dx = s (1 + x (1 - s)), s = sigmoid(x) */
+static void r_silu(struct ad *a, const struct garg *x, int g)
+{
+	int s = emit(a, OPS_sigmoid, 1, gcopy(&x[0]));
+	int xs = bin_a(a, OPS_mul, emit(a, OPS_sub, 2, aot_gnum(1), aot_gnode(s)), &x[0]);
+	int d = bin(a, OPS_mul, s, emit(a, OPS_add, 2, aot_gnum(1), aot_gnode(xs)));
+	acc(a, &x[0], bin(a, OPS_mul, g, d));
+}
 static void r_relu(struct ad *a, const struct garg *x, int g)
 {
 	acc(a, &x[0], bin(a, OPS_mul, g, emit(a, OPS_gt, 2, aot_gnode(a->cur), aot_gnum(0))));
@@ -637,7 +653,7 @@ static void r_cat(struct ad *a, const struct garg *x, int g)
 static const rule_fn rules[OPS_COUNT] = {
 	[OPS_neg] = r_neg, [OPS_abs] = r_abs, [OPS_exp] = r_exp, [OPS_log] = r_log,
 	[OPS_sqrt] = r_sqrt, [OPS_sin] = r_sin, [OPS_cos] = r_cos, [OPS_tanh] = r_tanh,
-	[OPS_relu] = r_relu, [OPS_gelu] = r_gelu,
+	[OPS_sigmoid] = r_sigmoid, [OPS_silu] = r_silu, [OPS_relu] = r_relu, [OPS_gelu] = r_gelu,
 	[OPS_floor] = r_none, [OPS_ceil] = r_none, [OPS_round] = r_none, [OPS_sign] = r_none,
 	[OPS_floordiv] = r_none,
 	[OPS_add] = r_add, [OPS_sub] = r_sub, [OPS_mul] = r_mul, [OPS_div] = r_div,
@@ -990,7 +1006,8 @@ static int64_t op_weight(const struct gnode *n)
 	switch (n->op) {
 	case OPS_reshape: case OPS_permute: case OPS_expand:
 		return 0;
-	case OPS_exp: case OPS_log: case OPS_tanh: case OPS_sin: case OPS_cos: case OPS_pow: case OPS_gelu:
+	case OPS_exp: case OPS_log: case OPS_tanh: case OPS_sigmoid: case OPS_silu: case OPS_sin: case OPS_cos:
+	case OPS_pow: case OPS_gelu:
 		return 4;
 	default:
 		return 1;

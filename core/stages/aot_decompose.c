@@ -221,26 +221,6 @@ static int dec_rsqrt(struct dec *d)
 	return emit(d, OPS_div, 2, aot_gint(1), aot_gnode(s));
 }
 
-/* 1 + exp(-x), the denominator of sigmoid and silu */
-static int one_plus_exp_neg(struct dec *d, struct garg x)
-{
-	int e = emit(d, OPS_exp, 1, aot_gnode(emit(d, OPS_neg, 1, x)));
-	return emit(d, OPS_add, 2, aot_gnode(e), aot_gint(1));
-}
-
-static int dec_sigmoid(struct dec *d)
-{
-	int den = one_plus_exp_neg(d, as_float(d, 0));
-	return emit(d, OPS_div, 2, aot_gint(1), aot_gnode(den));
-}
-
-static int dec_silu(struct dec *d)
-{
-	struct garg x = as_float(d, 0);
-	int den = one_plus_exp_neg(d, gcopy(d, &x));
-	return emit(d, OPS_div, 2, x, aot_gnode(den));
-}
-
 static int dec_reciprocal(struct dec *d) { return emit(d, OPS_div, 2, aot_gint(1), as_float(d, 0)); }
 
 /* as tensor_clamp: in the promoted dtype, back to it after each bound */

@@ -31,7 +31,7 @@ START_TEST(test_hash_consing)
 }
 END_TEST
 
-/* sigmoid and silu, spelled out by the decompositions, are one op again */
+/* sigmoid and silu, spelled out in a program, are one op again */
 START_TEST(test_sigmoid_silu_put_back)
 {
 	struct lkernel *k = loop_kernel_new();
