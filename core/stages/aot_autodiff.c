@@ -1289,6 +1289,70 @@ static void mark_live(const struct graph *g, int noutputs, const int *outputs, c
 			mark_args(&g->nodes[i], live);
 }
 
+static void mark_arg_syms(const struct garg *x, bool *mark)
+{
+	if (x->kind == GARG_SYM && x->sym >= 0)
+		mark[x->sym] = true;
+	for (int i = 0; (x->kind == GARG_LIST || x->kind == GARG_TUPLE) && i < x->n; i++)
+		mark_arg_syms(&x->items[i], mark);
+}
+
+static void mark_shape_syms(const struct gnode *n, bool *mark)
+{
+	for (int d = 0; d < n->ndim; d++)
+		if (n->shape[d].sym >= 0)
+			mark[n->shape[d].sym] = true;
+}
+
+/* Backward binds its symbols from its inputs' sizes (graph_interpret's
+ * bind_syms). One that no saved tensor and no tangent carries (x.sum()
+ * of a dynamic x: a 0-d tangent, nothing saved, a gradient expanded to
+ * (s0, s1)) gets a primal saved that carries it: a reference, no copy. */
+static int bind_backward_syms(const struct aot_joint *j, struct cut *c)
+{
+	const struct graph *g = j->g;
+	if (g->nsyms == 0)
+		return 0;
+	int first = j->nprimals + j->ntangents, nout = 0, rc = -1;
+	int *outs = util_malloc(sizeof *outs * ((size_t)j->nprimals + 1));
+	bool *live = util_calloc((size_t)g->nnodes + 1, sizeof *live);
+	bool *used = util_calloc((size_t)g->nsyms, sizeof *used), *bound = util_calloc((size_t)g->nsyms, sizeof *bound);
+	if (!outs || !live || !used || !bound) {
+		tj_error_set("out of memory");
+		goto cleanup;
+	}
+	for (int i = 0; i < j->nprimals; i++)
+		if (j->grad[i] >= 0)
+			outs[nout++] = j->grad[i];
+	mark_live(g, nout, outs, c->saved, live);
+	for (int i = 0; i < g->nnodes; i++) {
+		const struct gnode *n = &g->nodes[i];
+		if (c->saved[i] || (i >= j->nprimals && i < first)) {
+			mark_shape_syms(n, bound);
+		} else if (live[i] && i >= first) {
+			mark_shape_syms(n, used);
+			for (int a = 0; a < n->nargs; a++)
+				mark_arg_syms(&n->args[a], used);
+		}
+	}
+	for (int s = 0; s < g->nsyms; s++)
+		for (int i = 0; used[s] && !bound[s] && i < j->nprimals; i++) {
+			for (int d = 0; d < g->nodes[i].ndim; d++)
+				if (g->nodes[i].shape[d].sym == s) {
+					c->saved[i] = true;
+					mark_shape_syms(&g->nodes[i], bound);
+					break;
+				}
+		}
+	rc = 0;
+cleanup:
+	free(outs);
+	free(live);
+	free(used);
+	free(bound);
+	return rc;
+}
+
 /* forward: the primals in, the outputs and the saved out; only what they
  * need is copied */
 static int make_forward(const struct aot_joint *j, const struct cut *c, struct aot_partition *p)
@@ -1393,7 +1457,8 @@ int aot_partition(const struct aot_joint *j, const struct aot_policy *policy, st
 		tj_error_set("out of memory");
 		goto fail;
 	}
-	if (find_cut(j, policy, &c) < 0 || make_forward(j, &c, p) < 0 || make_backward(j, &c, p) < 0)
+	if (find_cut(j, policy, &c) < 0 || bind_backward_syms(j, &c) < 0 || make_forward(j, &c, p) < 0 ||
+	    make_backward(j, &c, p) < 0)
 		goto fail;
 	for (int i = 0; i < j->g->nnodes; i++)
 		p->nrecomputed += c.rec[i] && !c.saved[i];
