@@ -126,6 +126,36 @@ check "the cache limit is a compile row" "$db" \
 check "the frame ran eagerly from the limit on" "$db" \
 	"SELECT calls, cache_hits, eager_calls, eager_reason FROM frames WHERE run_id = 2" \
 	"5|0|2|cache_limit"
+check "the run's counts: the cache limit's row is a compile, not a graph or a recompile" "$db" \
+	"SELECT compile_count, graph_count, break_count, recompile_count FROM runs WHERE id = 2" \
+	"4|3|0|2"
+
+# a frame run through disable(recursive=False) is eager for that call,
+# with the reason "disabled" (its other call compiled: the graph break
+# gave inner a frame of its own)
+cat >"$work/dis.tj" <<'TJ'
+def inner(x):
+    graph_break()
+    return x * 2
+
+di = disable(inner, recursive=False)
+
+@compile(backend="eager")
+def f(x):
+    return inner(x) + 1
+
+@compile(backend="eager")
+def g(x):
+    return di(x) + 1
+
+f(ones(2))
+g(ones(2))
+TJ
+db=$work/dis.db
+run 0 run --db "$db" dis.tj
+check "a disabled frame's call is eager, reason disabled" "$db" \
+	"SELECT function, calls, eager_calls, eager_reason FROM frames WHERE eager_calls > 0" \
+	"inner|2|1|disabled"
 
 # aot_eager: its decomposed forward graph beside the captured one, with its
 # nodes, and its "decompose" phase inside "backend"

@@ -207,6 +207,7 @@ json "breaks.json" "$j" '$.eager_frames[0].eager_calls' "9"
 json "breaks.json" "$j" '$.totals.graph_breaks' "8"
 
 profile strings
+profile ties
 j=$work/strings.json
 json "strings.json" "$j" '$.graph_breaks[0].source' "$(printf 'print("tab\\there \\"quoted\\" \\\\ é ✓", s)' | sed 's/\\t/	/')"
 json "strings.json" "$j" '$.recompiles[0].guard_failures[0].values[0]' "'a\"b'"
