@@ -52,7 +52,7 @@ if [ "${1-}" = --list ]; then
 	done
 	exit 0
 fi
-records >/dev/null || exit 2
+tsv=$(records) || exit 2
 
 work=${MUTANT_DIR:-}
 if [ -z "$work" ]; then
@@ -69,7 +69,7 @@ tests=${MUTANT_TESTS:-"$(cd "$work" && make -s print-unit-tests) tests/e2e/run.s
 # $o and $n: OLD and NEW with their \n and \t made characters
 unescape='my ($o, $n) = map { my $s = $_; $s =~ s/\\n/\n/g; $s =~ s/\\t/\t/g; $s } ($ENV{OLD}, $ENV{NEW} // "");'
 caught=0 survived=0 stale=0
-records >"$work/mutants.tsv"
+printf '%s\n' "$tsv" >"$work/mutants.tsv"
 while IFS='	' read -r name title file old new; do
 	wanted "$name" ${1+"$@"} || continue
 	f=$work/$file
@@ -81,7 +81,8 @@ while IFS='	' read -r name title file old new; do
 	fi
 	cp "$f" "$work/orig"
 	OLD=$old NEW=$new perl -0pi -e "$unescape"' s/\Q$o\E/$n/' "$f"
-	rm -rf "$work/tests/kernel-cache"
+	# no kernel cached for the last mutant, no failure of its left over
+	rm -rf "$work/tests/kernel-cache" "$work/test-suite.log"
 	if (cd "$work" && make -j"$jobs" check TESTS="$tests") >"$work/$name.log" 2>&1; then
 		echo "SURVIVED $name $title"
 		survived=$((survived + 1))
