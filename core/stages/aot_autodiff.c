@@ -912,6 +912,10 @@ struct cut {
 	int n;
 	bool *bw, *needed, *in_r, *saved, *rec;
 	int *up;
+	/* after the cut: the gradients backward returns, and bw_live[i] when
+	 * backward reads node i (a saved node reads nothing) */
+	int ngrads, *grads;
+	bool *bw_live;
 };
 
 /* choose's scratch: [n] each */
@@ -1276,6 +1280,8 @@ static void cut_release(struct cut *c)
 	free(c->saved);
 	free(c->rec);
 	free(c->up);
+	free(c->grads);
+	free(c->bw_live);
 }
 
 /* live[i]: node i is an output or read by a live node; a node with
@@ -1287,6 +1293,25 @@ static void mark_live(const struct graph *g, int noutputs, const int *outputs, c
 	for (int i = g->nnodes - 1; i >= 0; i--)
 		if (live[i] && !(leaf && leaf[i]))
 			mark_args(&g->nodes[i], live);
+}
+
+/* the gradients backward returns and the nodes it reads. Computed once
+ * for bind_backward_syms and make_backward: a primal saved in between
+ * cannot change it, since a primal reads nothing. */
+static int mark_backward_live(const struct aot_joint *j, struct cut *c)
+{
+	const struct graph *g = j->g;
+	c->grads = util_malloc(sizeof *c->grads * ((size_t)j->nprimals + 1));
+	c->bw_live = util_calloc((size_t)g->nnodes + 1, sizeof *c->bw_live);
+	if (!c->grads || !c->bw_live) {
+		tj_error_set("out of memory");
+		return -1;
+	}
+	for (int i = 0; i < j->nprimals; i++)
+		if (j->grad[i] >= 0)
+			c->grads[c->ngrads++] = j->grad[i];
+	mark_live(g, c->ngrads, c->grads, c->saved, c->bw_live);
+	return 0;
 }
 
 static void mark_arg_syms(const struct garg *x, bool *mark)
@@ -1313,23 +1338,19 @@ static int bind_backward_syms(const struct aot_joint *j, struct cut *c)
 	const struct graph *g = j->g;
 	if (g->nsyms == 0)
 		return 0;
-	int first = j->nprimals + j->ntangents, nout = 0, rc = -1;
-	int *outs = util_malloc(sizeof *outs * ((size_t)j->nprimals + 1));
-	bool *live = util_calloc((size_t)g->nnodes + 1, sizeof *live);
+	int first = j->nprimals + j->ntangents;
 	bool *used = util_calloc((size_t)g->nsyms, sizeof *used), *bound = util_calloc((size_t)g->nsyms, sizeof *bound);
-	if (!outs || !live || !used || !bound) {
+	if (!used || !bound) {
+		free(used);
+		free(bound);
 		tj_error_set("out of memory");
-		goto cleanup;
+		return -1;
 	}
-	for (int i = 0; i < j->nprimals; i++)
-		if (j->grad[i] >= 0)
-			outs[nout++] = j->grad[i];
-	mark_live(g, nout, outs, c->saved, live);
 	for (int i = 0; i < g->nnodes; i++) {
 		const struct gnode *n = &g->nodes[i];
 		if (c->saved[i] || (i >= j->nprimals && i < first)) {
 			mark_shape_syms(n, bound);
-		} else if (live[i] && i >= first) {
+		} else if (c->bw_live[i] && i >= first) {
 			mark_shape_syms(n, used);
 			for (int a = 0; a < n->nargs; a++)
 				mark_arg_syms(&n->args[a], used);
@@ -1344,13 +1365,9 @@ static int bind_backward_syms(const struct aot_joint *j, struct cut *c)
 					break;
 				}
 		}
-	rc = 0;
-cleanup:
-	free(outs);
-	free(live);
 	free(used);
 	free(bound);
-	return rc;
+	return 0;
 }
 
 /* forward: the primals in, the outputs and the saved out; only what they
@@ -1395,23 +1412,18 @@ cleanup:
 static int make_backward(const struct aot_joint *j, const struct cut *c, struct aot_partition *p)
 {
 	const struct graph *g = j->g;
-	int nout = 0, n = 0, k = 0, first = j->nprimals + j->ntangents;
-	int *outs = util_malloc(sizeof *outs * ((size_t)j->nprimals + 1));
+	int n = 0, k = 0, first = j->nprimals + j->ntangents;
 	int *order = util_malloc(sizeof *order * ((size_t)g->nnodes + 1));
 	const char **as_input = util_calloc((size_t)g->nnodes + 1, sizeof *as_input);
 	char (*sources)[24] = util_malloc(sizeof *sources * ((size_t)g->nnodes + 1));
-	bool *live = util_calloc((size_t)g->nnodes + 1, sizeof *live);
+	const bool *live = c->bw_live;
 	int rc = -1;
-	if (!outs || !order || !as_input || !sources || !live) {
+	if (!order || !as_input || !sources) {
 		tj_error_set("out of memory");
 		goto cleanup;
 	}
-	for (int i = 0; i < j->nprimals; i++) {
-		p->grad_output[i] = j->grad[i] >= 0 ? nout : -1;
-		if (j->grad[i] >= 0)
-			outs[nout++] = j->grad[i];
-	}
-	mark_live(g, nout, outs, c->saved, live);
+	for (int i = 0, out = 0; i < j->nprimals; i++)
+		p->grad_output[i] = j->grad[i] >= 0 ? out++ : -1;
 	for (int i = 0; i < j->nprimals; i++) {
 		if (live[i] && !c->saved[i]) {
 			tj_error_set("aot partition: backward reads %s, which is not saved", g->nodes[i].name);
@@ -1431,7 +1443,7 @@ static int make_backward(const struct aot_joint *j, const struct cut *c, struct 
 	for (int i = first; i < g->nnodes; i++)
 		if (live[i] && !c->saved[i])
 			order[n++] = i;
-	if (!(p->bwd = graph_extract(g, n, order, as_input, nout, outs))) {
+	if (!(p->bwd = graph_extract(g, n, order, as_input, c->ngrads, c->grads))) {
 		tj_error_set("out of memory");
 		goto cleanup;
 	}
@@ -1440,11 +1452,9 @@ static int make_backward(const struct aot_joint *j, const struct cut *c, struct 
 		p->bwd->nodes[i].requires_grad = false;
 	rc = 0;
 cleanup:
-	free(outs);
 	free(order);
 	free(as_input);
 	free(sources);
-	free(live);
 	return rc;
 }
 
@@ -1457,8 +1467,8 @@ int aot_partition(const struct aot_joint *j, const struct aot_policy *policy, st
 		tj_error_set("out of memory");
 		goto fail;
 	}
-	if (find_cut(j, policy, &c) < 0 || bind_backward_syms(j, &c) < 0 || make_forward(j, &c, p) < 0 ||
-	    make_backward(j, &c, p) < 0)
+	if (find_cut(j, policy, &c) < 0 || mark_backward_live(j, &c) < 0 || bind_backward_syms(j, &c) < 0 ||
+	    make_forward(j, &c, p) < 0 || make_backward(j, &c, p) < 0)
 		goto fail;
 	for (int i = 0; i < j->g->nnodes; i++)
 		p->nrecomputed += c.rec[i] && !c.saved[i];
