@@ -21,7 +21,8 @@ LLVMValueRef cg_math_intrinsic(LLVMBuilderRef b, LLVMModuleRef mod, const char *
 /* The value of a float-only unary op (exp, log, sqrt, rsqrt, sin, cos,
  * tanh, sigmoid, gelu, silu, reciprocal) on x, a float or double, emitted
  * as inline arithmetic that vectorizes (doc/codegen-math.md gives each
- * approximation and its error); NULL for any other op. */
+ * approximation and its error); NULL for any other op. The costly ones
+ * are loop_unop_is_transcendental's (loopir.h). */
 LLVMValueRef cg_math_unary(LLVMBuilderRef b, LLVMModuleRef mod, unop op, LLVMValueRef x);
 
 #endif

@@ -43,6 +43,20 @@
 
 #define LOOP_MAX_VARS 24
 
+/* The unary ops that the code generator expands into inline polynomials
+ * or rationals of 10 to 30 instructions (cg_math.c, doc/codegen-math.md):
+ * what the scheduler counts to bound a kernel's code (inductor_lower.c). */
+static inline bool loop_unop_is_transcendental(enum unop op)
+{
+	switch (op) {
+	case UNOP_exp: case UNOP_log: case UNOP_tanh: case UNOP_sigmoid: case UNOP_silu:
+	case UNOP_gelu: case UNOP_sin: case UNOP_cos:
+		return true;
+	default:
+		return false;
+	}
+}
+
 enum lop {
 	LOP_CONST,  /* c.i (bool, int64) or c.f (float32, float64) */
 	LOP_VAR,    /* loop variable number `var` (int64) */

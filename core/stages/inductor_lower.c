@@ -263,19 +263,8 @@ static int new_group(struct lower *L)
 static int transcendentals(const struct lkernel *k)
 {
 	int n = 0;
-	for (int r = 0; r < k->nnodes; r++) {
-		const struct lnode *x = &k->nodes[r];
-		if (x->op != LOP_UNARY)
-			continue;
-		switch (x->sub) {
-		case UNOP_exp: case UNOP_log: case UNOP_tanh: case UNOP_sigmoid: case UNOP_silu:
-		case UNOP_gelu: case UNOP_sin: case UNOP_cos:
-			n++;
-			break;
-		default:
-			break;
-		}
-	}
+	for (int r = 0; r < k->nnodes; r++)
+		n += k->nodes[r].op == LOP_UNARY && loop_unop_is_transcendental((enum unop)k->nodes[r].sub);
 	return n;
 }
 
