@@ -884,21 +884,6 @@ static bool cheap(const struct gnode *n)
 	return (f & OPF_POINTWISE) || n->op == OPS_reshape || n->op == OPS_permute || n->op == OPS_expand;
 }
 
-static void mark_arg_nodes(const struct garg *x, bool *mark)
-{
-	if (x->kind == GARG_NODE)
-		mark[x->node] = true;
-	else if (x->kind == GARG_LIST || x->kind == GARG_TUPLE)
-		for (int i = 0; i < x->n; i++)
-			mark_arg_nodes(&x->items[i], mark);
-}
-
-static void mark_args(const struct gnode *n, bool *mark)
-{
-	for (int a = 0; a < n->nargs; a++)
-		mark_arg_nodes(&n->args[a], mark);
-}
-
 static int uf_find(int *up, int i)
 {
 	while (up[i] != i)
@@ -1127,7 +1112,7 @@ static int choose_budget(const struct aot_joint *j, struct cut *c, int64_t budge
 		live[g->outputs[k]] = true;
 	for (int i = n - 1; i >= 0; i--)
 		if (live[i] && !c->bw[i])
-			mark_args(&g->nodes[i], live);
+			graph_mark_reads(&g->nodes[i], live);
 	struct budget b = {g, c, live, j->nprimals, 0, ints, ints + n, ints + 2 * n, ints + 3 * n, 0, 0, 0, 0, 0, 0, false};
 	for (int i = 0; i < n; i++) {
 		ints[i] = 0;
@@ -1292,7 +1277,7 @@ static void mark_live(const struct graph *g, int noutputs, const int *outputs, c
 		live[outputs[k]] = true;
 	for (int i = g->nnodes - 1; i >= 0; i--)
 		if (live[i] && !(leaf && leaf[i]))
-			mark_args(&g->nodes[i], live);
+			graph_mark_reads(&g->nodes[i], live);
 }
 
 /* the gradients backward returns and the nodes it reads. Computed once

@@ -634,6 +634,14 @@ static void garg_each_node(const struct garg *a, void (*f)(int, void *), void *c
 			garg_each_node(&a->items[i], f, ctx);
 }
 
+static void mark_node(int node, void *mark) { ((bool *)mark)[node] = true; }
+
+void graph_mark_reads(const struct gnode *n, bool *mark)
+{
+	for (int a = 0; a < n->nargs; a++)
+		garg_each_node(&n->args[a], mark_node, mark);
+}
+
 struct users_walk {
 	struct graph_users *u;
 	int *last;      /* the last reader counted for each node (each once) */
@@ -1436,6 +1444,7 @@ int graph_interpret_skipping(struct vm *vm, const struct graph *g, tensor *const
 	int64_t symsmall[16];
 	int64_t *symval = NULL;
 	int nin = 0, done = 0, rc = 0;
+	bool *read = NULL;
 	if (g->nsyms > 0)
 		symval = g->nsyms <= 16 ? symsmall : util_malloc(sizeof(int64_t) * (size_t)g->nsyms);
 	if (!vals || (g->nsyms > 0 && !symval)) {
@@ -1445,6 +1454,18 @@ int graph_interpret_skipping(struct vm *vm, const struct graph *g, tensor *const
 	}
 	if (symval)
 		bind_syms(g, inputs, symval);
+	/* a skipped node's zeros are made only where a running node or an
+	 * output reads it */
+	if (skip && !(read = util_calloc((size_t)g->nnodes + 1, sizeof *read))) {
+		tj_error_set("out of memory");
+		rc = -1;
+		goto cleanup;
+	}
+	for (int i = 0; read && i < g->nnodes; i++)
+		if (!skip[i])
+			graph_mark_reads(&g->nodes[i], read);
+	for (int i = 0; read && i < g->noutputs; i++)
+		read[g->outputs[i]] = true;
 	for (; done < g->nnodes; done++) {
 		const struct gnode *n = &g->nodes[done];
 		value r;
@@ -1465,7 +1486,10 @@ int graph_interpret_skipping(struct vm *vm, const struct graph *g, tensor *const
 			break;
 		}
 		default:
-			r = skip && skip[done] ? zeros_of(n, symval) : run_node(vm, n, vals, symval);
+			if (skip && skip[done])
+				r = read[done] ? zeros_of(n, symval) : val_none();
+			else
+				r = run_node(vm, n, vals, symval);
 			break;
 		}
 		if (val_is_err(r)) {
@@ -1486,6 +1510,7 @@ cleanup:
 		free(vals);
 	if (symval != symsmall)
 		free(symval);
+	free(read);
 	return rc;
 }
 

@@ -177,6 +177,8 @@ struct graph_users {
 };
 /* 0, or -1 when out of memory (u is then empty) */
 int graph_users_build(const struct graph *g, struct graph_users *u);
+/* mark[k] = true for each node k that n's args read */
+void graph_mark_reads(const struct gnode *n, bool *mark);
 void graph_users_release(struct graph_users *u);
 static inline int graph_users_count(const struct graph_users *u, int i)
 {
@@ -253,8 +255,9 @@ void graph_format_args(const struct graph *g, const struct gnode *n, struct strb
 struct vm;
 int graph_interpret(struct vm *vm, const struct graph *g, tensor *const *inputs, value *outputs);
 /* graph_interpret, but a tensor node i with skip[i] does not run: its
- * value is zeros of its type (aot_eager's backward when no gradient
- * reached some outputs: nothing flows from them) */
+ * value is zeros of its type where a node that runs or an output reads it
+ * (aot_eager's backward when no gradient reached some outputs: nothing
+ * flows from them) */
 int graph_interpret_skipping(struct vm *vm, const struct graph *g, tensor *const *inputs, const bool *skip,
 			     value *outputs);
 /* What graph_interpret does for a stage that runs some nodes itself
