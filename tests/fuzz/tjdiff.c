@@ -9,7 +9,12 @@
  * twice; a third of them take a gradient through it, half of the others
  * are called again with larger sizes (a recompile, then automatic dynamic
  * shapes), and half of those once more in float64 (a recompile on the
- * dtype). Besides pointwise math and shapes, the body uses the rest of
+ * dtype). Two in five also take Python values, n (an int that unrolls a
+ * loop and picks a branch), s (a float), ws (a list) and read a global K,
+ * and are called again after each of them changes, then with the first
+ * values again: guards and recompiles on Python values, and a global that
+ * the branch taken does not read (no guard, no recompile). Besides
+ * pointwise math and shapes, the body uses the rest of
  * the language's ops (step_more) and breaks its graph: a branch on a
  * tensor, a print, .item(), an extension function. Inside, each result
  * is compared with the eager call's (within 1e-3 of the largest value,
@@ -435,6 +440,22 @@ static char *program(uint64_t seed, long i)
 		step(g);
 	const struct val *res = &g->v[g->n - 1], *other = g->n > 3 && chance(40) ? &g->v[2 + below(g->n - 3)] : NULL;
 	bool grad = chance(30), again = !grad && chance(50);
+	/* Python values (from a stream of their own, so the tensor body is
+	 * the same as without them): an int that unrolls a loop and picks a
+	 * branch, a float, a list and a global, each changed between calls:
+	 * every change must fail a guard, and the first values must find the
+	 * first entry again */
+	uint64_t tensor_rng = rng;
+	rng = rng_stream(seed ^ 0x9e3779b97f4a7c15ull, (uint64_t)i);
+	bool scalars = chance(40);
+	int order[4] = {0, 1, 2, 3};
+	for (int k = 3; k > 0; k--) {
+		int j = below(k + 1), t = order[k];
+		order[k] = order[j];
+		order[j] = t;
+	}
+	rng = tensor_rng;
+	const char *params = scalars ? ", n, s, ws" : "";
 	char xs[64], ys[64], xs3[64], ys3[64];
 	shape_str(xs, sizeof xs, x->nd, x->shape, 0);
 	shape_str(ys, sizeof ys, y->nd, y->shape, 0);
@@ -443,8 +464,16 @@ static char *program(uint64_t seed, long i)
 	char *text = NULL;
 	size_t tn = 0;
 	FILE *f = open_memstream(&text, &tn);
-	fprintf(f, "# tjdiff program %ld of seed %llu\ndef f(x, y):\n%s", i, (unsigned long long)seed, g->body);
-	fprintf(f, "    return %s,%s%s\n", res->name, other ? " " : "", other ? other->name : "");
+	fprintf(f, "# tjdiff program %ld of seed %llu\ndef f(x, y%s):\n%s", i, (unsigned long long)seed, params, g->body);
+	if (scalars)
+		fprintf(f, "    r = %s\n"
+			   "    for i in range(n):\n"
+			   "        r = r * s + i\n"
+			   "    if n > 2:\n"
+			   "        r = r + K\n"
+			   "    r = r * ws[0] + ws[1]\n",
+			res->name);
+	fprintf(f, "    return %s,%s%s\n", scalars ? "r" : res->name, other ? " " : "", other ? other->name : "");
 	fprintf(f, "g = compile(f)\n"
 		   "def check(a, b):\n"
 		   "    for p, q in zip(a, b):\n"
@@ -452,15 +481,22 @@ static char *program(uint64_t seed, long i)
 		   "        same = ((p - q).abs() <= tol).float() + (p != p).float() * (q != q).float() + (p == q).float() > 0\n"
 		   "        print(p.shape, p.dtype, same.float().sum().item() == p.numel())\n"
 		   "x = randn%s\ny = randn%s\n", xs, ys);
+	if (scalars)
+		fprintf(f, "n = 2\ns = 0.5\nws = [1.5, -1.0]\nK = 0.25\n");
 	if (grad)
-		fprintf(f, "x = x.requires_grad_()\na = g(x, y)\n(a[0].sum() + x.sum()).backward()\n"
-			   "x2 = x.detach().requires_grad_()\nb = f(x2, y)\n(b[0].sum() + x2.sum()).backward()\n"
-			   "check(a, b)\ncheck((x.grad,), (x2.grad,))\n");
+		fprintf(f, "x = x.requires_grad_()\na = g(x, y%s)\n(a[0].sum() + x.sum()).backward()\n"
+			   "x2 = x.detach().requires_grad_()\nb = f(x2, y%s)\n(b[0].sum() + x2.sum()).backward()\n"
+			   "check(a, b)\ncheck((x.grad,), (x2.grad,))\n", params, params);
 	else
-		fprintf(f, "check(g(x, y), f(x, y))\ncheck(g(x, y), f(x, y))\n");
+		fprintf(f, "check(g(x, y%s), f(x, y%s))\ncheck(g(x, y%s), f(x, y%s))\n", params, params, params, params);
+	static const char *const changes[4] = {"n = 3", "s = -2.0", "ws[1] = 4.0", "K = -3.0"};
+	for (int k = 0; scalars && k < 4; k++)
+		fprintf(f, "%s\ncheck(g(x, y%s), f(x, y%s))\n", changes[order[k]], params, params);
+	if (scalars) /* the first entry again */
+		fprintf(f, "n = 2\ns = 0.5\nws[1] = -1.0\nK = 0.25\ncheck(g(x, y%s), f(x, y%s))\n", params, params);
 	if (again)
-		fprintf(f, "x = randn%s\ny = randn%s\ncheck(g(x, y), f(x, y))\n", xs3, ys3);
-	if (again && chance(50)) /* another dtype: a guard fails, a recompile */
+		fprintf(f, "x = randn%s\ny = randn%s\ncheck(g(x, y%s), f(x, y%s))\n", xs3, ys3, params, params);
+	if (again && !scalars && chance(50)) /* another dtype: a guard fails, a recompile */
 		fprintf(f, "x = x.to(float64)\ny = y.to(float64)\ncheck(g(x, y), f(x, y))\n");
 	fclose(f);
 	free(g);
