@@ -10,10 +10,12 @@
  * are called again with larger sizes (a recompile, then automatic dynamic
  * shapes), and half of those once more in float64 (a recompile on the
  * dtype). Two in five also take Python values, n (an int that unrolls a
- * loop and picks a branch), s (a float), ws (a list) and read a global K,
- * and are called again after each of them changes, then with the first
- * values again: guards and recompiles on Python values, and a global that
- * the branch taken does not read (no guard, no recompile). Besides
+ * loop with a continue and picks a branch), s (a float), ws (a list), read
+ * a global K, call a function h (inlined, or with a print inside: a
+ * break in an inlined call) and a closure from a global, and are called
+ * again after each of n, s, ws, K and the closure changes, then with the
+ * first values again: guards and recompiles on Python values, and a
+ * global that the branch taken does not read (no guard, no recompile). Besides
  * pointwise math and shapes, the body uses the rest of
  * the language's ops (step_more) and breaks its graph: a branch on a
  * tensor, a print, .item(), an extension function. Inside, each result
@@ -447,9 +449,9 @@ static char *program(uint64_t seed, long i)
 	 * first entry again */
 	uint64_t tensor_rng = rng;
 	rng = rng_stream(seed ^ 0x9e3779b97f4a7c15ull, (uint64_t)i);
-	bool scalars = chance(40);
-	int order[4] = {0, 1, 2, 3};
-	for (int k = 3; k > 0; k--) {
+	bool scalars = chance(40), helper_break = chance(50);
+	int order[5] = {0, 1, 2, 3, 4};
+	for (int k = 4; k > 0; k--) {
 		int j = below(k + 1), t = order[k];
 		order[k] = order[j];
 		order[j] = t;
@@ -464,14 +466,29 @@ static char *program(uint64_t seed, long i)
 	char *text = NULL;
 	size_t tn = 0;
 	FILE *f = open_memstream(&text, &tn);
-	fprintf(f, "# tjdiff program %ld of seed %llu\ndef f(x, y%s):\n%s", i, (unsigned long long)seed, params, g->body);
+	fprintf(f, "# tjdiff program %ld of seed %llu\n", i, (unsigned long long)seed);
+	if (scalars) /* an inlined call (with a graph break inside: the caller
+		      * breaks at the call, h is a frame of its own) and a closure */
+		fprintf(f, "def h(a, c):\n"
+			   "    t = a * c + 1\n"
+			   "%s"
+			   "    return t\n"
+			   "def mk(k):\n"
+			   "    def inner(v):\n"
+			   "        return v - k\n"
+			   "    return inner\n"
+			   "inner = mk(0.5)\n",
+			helper_break ? "    print(\"in h\")\n" : "");
+	fprintf(f, "def f(x, y%s):\n%s", params, g->body);
 	if (scalars)
-		fprintf(f, "    r = %s\n"
+		fprintf(f, "    r = h(%s, s)\n"
 			   "    for i in range(n):\n"
+			   "        if i == 1:\n"
+			   "            continue\n"
 			   "        r = r * s + i\n"
 			   "    if n > 2:\n"
 			   "        r = r + K\n"
-			   "    r = r * ws[0] + ws[1]\n",
+			   "    r = inner(r * ws[0] + ws[1])\n",
 			res->name);
 	fprintf(f, "    return %s,%s%s\n", scalars ? "r" : res->name, other ? " " : "", other ? other->name : "");
 	fprintf(f, "g = compile(f)\n"
@@ -489,11 +506,12 @@ static char *program(uint64_t seed, long i)
 			   "check(a, b)\ncheck((x.grad,), (x2.grad,))\n", params, params);
 	else
 		fprintf(f, "check(g(x, y%s), f(x, y%s))\ncheck(g(x, y%s), f(x, y%s))\n", params, params, params, params);
-	static const char *const changes[4] = {"n = 3", "s = -2.0", "ws[1] = 4.0", "K = -3.0"};
-	for (int k = 0; scalars && k < 4; k++)
+	static const char *const changes[5] = {"n = 3", "s = -2.0", "ws[1] = 4.0", "K = -3.0", "inner = mk(-1.0)"};
+	for (int k = 0; scalars && k < 5; k++)
 		fprintf(f, "%s\ncheck(g(x, y%s), f(x, y%s))\n", changes[order[k]], params, params);
 	if (scalars) /* the first entry again */
-		fprintf(f, "n = 2\ns = 0.5\nws[1] = -1.0\nK = 0.25\ncheck(g(x, y%s), f(x, y%s))\n", params, params);
+		fprintf(f, "n = 2\ns = 0.5\nws[1] = -1.0\nK = 0.25\ninner = mk(0.5)\ncheck(g(x, y%s), f(x, y%s))\n",
+			params, params);
 	if (again)
 		fprintf(f, "x = randn%s\ny = randn%s\ncheck(g(x, y%s), f(x, y%s))\n", xs3, ys3, params, params);
 	if (again && !scalars && chance(50)) /* another dtype: a guard fails, a recompile */
