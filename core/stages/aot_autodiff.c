@@ -325,7 +325,7 @@ static void r_mod(struct ad *a, const struct garg *x, int g)
 static void maximum_grads(struct ad *a, const struct garg *x, int g, bool is_max)
 {
 	int win = is_max ? OPS_gt : OPS_lt;
-	if (is_number(&x[1])) { /* clamp's: where(a == b, 0.5, a > b), the same values in one node less */
+	if (is_number(&x[1])) { /* where(a == b, 0.5, a > b), the same values in one node less */
 		if (!wants(a, &x[0]))
 			return;
 		int tie = a_a(a, OPS_eq, &x[0], &x[1]);
@@ -340,6 +340,34 @@ static void maximum_grads(struct ad *a, const struct garg *x, int g, bool is_max
 		acc(a, &x[1], bin(a, OPS_mul, g, bin(a, OPS_add, a_a(a, win, &x[1], &x[0]), half)));
 }
 static void r_maximum(struct ad *a, const struct garg *x, int g) { maximum_grads(a, x, g, true); }
+/* where(c, g, 0) */
+static int masked(struct ad *a, int c, int g) { return emit(a, OPS_where, 3, aot_gnode(c), aot_gnode(g), aot_gnum(0)); }
+/* clamp(x, lo, hi) = minimum(maximum(x, lo), hi) is a primitive for
+ * eager's rule (autograd.c's bw_clamp, PyTorch's): x gets g where
+ * lo <= x <= hi, ties included, where maximum and minimum would split a
+ * tie in half; lo gets it where lo > x (and lo <= hi), hi where hi < x
+ * or hi < lo */
+static void r_clamp(struct ad *a, const struct garg *x, int g)
+{
+	bool lo = !is_none(&x[1]), hi = !is_none(&x[2]);
+	if (wants(a, &x[0])) {
+		int m = g;
+		if (hi)
+			m = masked(a, a_a(a, OPS_le, &x[0], &x[2]), m);
+		if (lo)
+			m = masked(a, a_a(a, OPS_ge, &x[0], &x[1]), m);
+		acc(a, &x[0], m);
+	}
+	if (lo && wants(a, &x[1])) {
+		int m = hi ? masked(a, a_a(a, OPS_le, &x[1], &x[2]), g) : g;
+		acc(a, &x[1], masked(a, a_a(a, OPS_gt, &x[1], &x[0]), m));
+	}
+	if (hi && wants(a, &x[2])) {
+		int m = a_a(a, OPS_lt, &x[2], &x[0]);
+		int past = lo ? emit(a, OPS_where, 3, aot_gnode(a_a(a, OPS_lt, &x[2], &x[1])), aot_gnode(g), aot_gnum(0)) : -1;
+		acc(a, &x[2], past >= 0 ? emit(a, OPS_where, 3, aot_gnode(m), aot_gnode(g), aot_gnode(past)) : masked(a, m, g));
+	}
+}
 static void r_minimum(struct ad *a, const struct garg *x, int g) { maximum_grads(a, x, g, false); }
 static void r_where(struct ad *a, const struct garg *x, int g)
 {
@@ -653,7 +681,7 @@ static void r_cat(struct ad *a, const struct garg *x, int g)
 static const rule_fn rules[OPS_COUNT] = {
 	[OPS_neg] = r_neg, [OPS_abs] = r_abs, [OPS_exp] = r_exp, [OPS_log] = r_log,
 	[OPS_sqrt] = r_sqrt, [OPS_sin] = r_sin, [OPS_cos] = r_cos, [OPS_tanh] = r_tanh,
-	[OPS_sigmoid] = r_sigmoid, [OPS_silu] = r_silu, [OPS_relu] = r_relu, [OPS_gelu] = r_gelu,
+	[OPS_sigmoid] = r_sigmoid, [OPS_clamp] = r_clamp, [OPS_silu] = r_silu, [OPS_relu] = r_relu, [OPS_gelu] = r_gelu,
 	[OPS_floor] = r_none, [OPS_ceil] = r_none, [OPS_round] = r_none, [OPS_sign] = r_none,
 	[OPS_floordiv] = r_none,
 	[OPS_add] = r_add, [OPS_sub] = r_sub, [OPS_mul] = r_mul, [OPS_div] = r_div,

@@ -124,15 +124,6 @@ static int arg_type(struct dec *d, const struct garg *a, struct meta_tensor *t)
 
 static int item(struct dec *d, int t, int k) { return aot_item(&d->b, t, k); }
 
-/* x as dtype dt: x itself when it is one already */
-static struct garg convert(struct dec *d, struct garg x, dtype dt)
-{
-	struct meta_tensor t;
-	if (arg_type(d, &x, &t) < 0 || t.dt == dt)
-		return x;
-	return aot_gnode(emit(d, OPS_to, 2, x, aot_gdtype(dt)));
-}
-
 /* argument i as a floating point tensor, as the float-only kernels take it */
 static struct garg as_float(struct dec *d, int i)
 {
@@ -222,18 +213,6 @@ static int dec_rsqrt(struct dec *d)
 }
 
 static int dec_reciprocal(struct dec *d) { return emit(d, OPS_div, 2, aot_gint(1), as_float(d, 0)); }
-
-/* as tensor_clamp: in the promoted dtype, back to it after each bound */
-static int dec_clamp(struct dec *d)
-{
-	struct garg x = convert(d, arg(d, 0), d->node.dt);
-	for (int k = 1; k <= 2; k++)
-		if (!is_none(&d->args[k])) {
-			int r = emit(d, k == 1 ? OPS_maximum : OPS_minimum, 2, x, arg(d, k));
-			x = convert(d, aot_gnode(r), d->node.dt);
-		}
-	return d->b.failed ? -1 : x.node;
-}
 
 static int dec_mean(struct dec *d)
 {

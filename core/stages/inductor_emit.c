@@ -158,7 +158,7 @@ int ind_classify(const struct graph *g, int i)
 	if (n->kind != GN_OP || n->nouts > 0 || !n->is_tensor)
 		return NC_EXTERN;
 	int op = n->op;
-	if (impl_is(op, "unary") || impl_is(op, "binary") || impl_is(op, "where") || op == OPS_to ||
+	if (impl_is(op, "unary") || impl_is(op, "binary") || impl_is(op, "where") || op == OPS_clamp || op == OPS_to ||
 	    op == OPS_clone)
 		return NC_POINTWISE;
 	if (op == OPS_round)
@@ -393,6 +393,14 @@ static lref emit_pointwise(struct lower *L, const struct gnode *n, const lref *i
 	}
 	if (n->op == OPS_to || n->op == OPS_clone)
 		return emit_arg(L, &n->args[0], n->ndim, n->shape, idx, n->dt);
+	if (n->op == OPS_clamp) { /* as tensor_clamp: maximum, then minimum, in the promoted dtype */
+		lref x = emit_arg(L, &n->args[0], n->ndim, n->shape, idx, n->dt);
+		for (int b = 1; b <= 2; b++)
+			if (!(n->args[b].kind == GARG_CONST && n->args[b].constant.tag == VAL_NONE))
+				x = loop_binary(k, b == 1 ? BINOP_maximum : BINOP_minimum, x,
+						emit_arg(L, &n->args[b], n->ndim, n->shape, idx, n->dt));
+		return x;
+	}
 	/* unary (and round with 0 decimals): the input converted to the
 	 * result's dtype first (float-only ops of ints compute in float32);
 	 * logical_not reads its input as it is */
