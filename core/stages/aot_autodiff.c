@@ -202,7 +202,19 @@ static int times(struct ad *a, int g, const struct garg *c)
 
 typedef void (*rule_fn)(struct ad *a, const struct garg *args, int g);
 
-static void r_none(struct ad *a, const struct garg *x, int g) { (void)a, (void)x, (void)g; }
+/* floor, ceil, round, sign, floordiv: zero almost everywhere, and a
+ * gradient of zeros for each tensor input, as eager's bw_zero and PyTorch
+ * give (not None: x.grad prints zeros) */
+static void r_zero(struct ad *a, const struct garg *x, int g)
+{
+	(void)g;
+	int nargs = a->b.g->nodes[a->cur].nargs;
+	for (int k = 0; k < nargs; k++)
+		if (wants(a, &x[k])) {
+			struct gnode t = a->b.g->nodes[x[k].node];
+			acc(a, &x[k], emit(a, OPS_zeros, 2, gsizes(a, t.ndim, t.shape), aot_gdtype(t.dt)));
+		}
+}
 static void r_identity(struct ad *a, const struct garg *x, int g) { acc(a, &x[0], g); }
 static void r_neg(struct ad *a, const struct garg *x, int g) { acc(a, &x[0], negate(a, g)); }
 static void r_abs(struct ad *a, const struct garg *x, int g)
@@ -682,8 +694,8 @@ static const rule_fn rules[OPS_COUNT] = {
 	[OPS_neg] = r_neg, [OPS_abs] = r_abs, [OPS_exp] = r_exp, [OPS_log] = r_log,
 	[OPS_sqrt] = r_sqrt, [OPS_sin] = r_sin, [OPS_cos] = r_cos, [OPS_tanh] = r_tanh,
 	[OPS_sigmoid] = r_sigmoid, [OPS_clamp] = r_clamp, [OPS_silu] = r_silu, [OPS_relu] = r_relu, [OPS_gelu] = r_gelu,
-	[OPS_floor] = r_none, [OPS_ceil] = r_none, [OPS_round] = r_none, [OPS_sign] = r_none,
-	[OPS_floordiv] = r_none,
+	[OPS_floor] = r_zero, [OPS_ceil] = r_zero, [OPS_round] = r_zero, [OPS_sign] = r_zero,
+	[OPS_floordiv] = r_zero,
 	[OPS_add] = r_add, [OPS_sub] = r_sub, [OPS_mul] = r_mul, [OPS_div] = r_div,
 	[OPS_pow] = r_pow, [OPS_mod] = r_mod, [OPS_maximum] = r_maximum, [OPS_minimum] = r_minimum,
 	[OPS_where] = r_where,
