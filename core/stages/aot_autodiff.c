@@ -202,18 +202,23 @@ static int times(struct ad *a, int g, const struct garg *c)
 
 typedef void (*rule_fn)(struct ad *a, const struct garg *args, int g);
 
-/* floor, ceil, round, sign, floordiv: zero almost everywhere, and a
- * gradient of zeros for each tensor input, as eager's bw_zero and PyTorch
- * give (not None: x.grad prints zeros) */
+/* a gradient of zeros for forward arg x (when it wants one): not None,
+ * so that x.grad prints zeros, as in eager and PyTorch */
+static void acc_zeros(struct ad *a, const struct garg *x)
+{
+	if (!wants(a, x))
+		return;
+	struct gnode t = a->b.g->nodes[x->node];
+	acc(a, x, emit(a, OPS_zeros, 2, gsizes(a, t.ndim, t.shape), aot_gdtype(t.dt)));
+}
+/* floor, ceil, round, sign, floordiv: zero almost everywhere, for each
+ * tensor input (eager's bw_zero) */
 static void r_zero(struct ad *a, const struct garg *x, int g)
 {
 	(void)g;
 	int nargs = a->b.g->nodes[a->cur].nargs;
 	for (int k = 0; k < nargs; k++)
-		if (wants(a, &x[k])) {
-			struct gnode t = a->b.g->nodes[x[k].node];
-			acc(a, &x[k], emit(a, OPS_zeros, 2, gsizes(a, t.ndim, t.shape), aot_gdtype(t.dt)));
-		}
+		acc_zeros(a, &x[k]);
 }
 static void r_identity(struct ad *a, const struct garg *x, int g) { acc(a, &x[0], g); }
 static void r_neg(struct ad *a, const struct garg *x, int g) { acc(a, &x[0], negate(a, g)); }
@@ -302,7 +307,9 @@ static void r_div(struct ad *a, const struct garg *x, int g)
 }
 static void r_pow(struct ad *a, const struct garg *x, int g)
 {
-	if (wants(a, &x[0]) && is_number(&x[1]) && number(&x[1]) != 0) { /* g b a^(b-1) */
+	if (is_number(&x[1]) && number(&x[1]) == 0) /* a ** 0 */
+		acc_zeros(a, &x[0]);
+	else if (wants(a, &x[0]) && is_number(&x[1])) { /* g b a^(b-1) */
 		int p = emit(a, OPS_pow, 2, gcopy(&x[0]), aot_gnum(number(&x[1]) - 1));
 		acc(a, &x[0], bin(a, OPS_mul, g, emit(a, OPS_mul, 2, aot_gnode(p), gcopy(&x[1]))));
 	} else if (wants(a, &x[0]) && !is_number(&x[1])) { /* the same, 0 where b == 0 */
@@ -440,8 +447,10 @@ static void r_prod(struct ad *a, const struct garg *x, int g)
 	int nz = emit(a, OPS_sum, 3, aot_gnode(zero), gdims(a, nd, dims), aot_gbool(true));
 	int rest = emit(a, OPS_where, 3, aot_gnode(zero), aot_gnum(1), gcopy(&x[0]));
 	rest = emit(a, OPS_prod, 3, aot_gnode(rest), gdims(a, nd, dims), aot_gbool(true));
+	/* two zeros or more: 0 with the sign of the others' product, as eager's
+	 * prefix and suffix products give it (-0.0 prints as such) */
 	int at_zero = emit(a, OPS_where, 3, aot_gnode(emit(a, OPS_eq, 2, aot_gnode(nz), aot_gint(1))), aot_gnode(rest),
-			   aot_gnum(0));
+			   aot_gnode(emit(a, OPS_mul, 2, aot_gnode(rest), aot_gnum(0))));
 	int out = emit(a, OPS_reshape, 2, aot_gnode(a->cur), gsizes(a, in.ndim, k));
 	int q = emit(a, OPS_div, 2, aot_gnode(out), gcopy(&x[0]));
 	int d = emit(a, OPS_where, 3, aot_gnode(zero), aot_gnode(at_zero), aot_gnode(q));
