@@ -157,9 +157,12 @@ DEFINE_MINMAX(min, d, double, PICK_MIN)
  * a NaN counts as the best (the first NaN wins). A contiguous row finds
  * the best value with the vectorized max/min first, then its first index;
  * columns (b > 1) keep a row of best values and indices. */
+/* ARG_PICK without branches, CMP the comparison (> or <): a select the
+ * vectorizer can do */
+#define ARG_PICK_BITS(v, m, CMP) (((m) == (m)) & (((v) != (v)) | ((v)CMP(m))))
 #define ARG_PICK(v, m, is_max) \
 	((m) == (m) && ((v) != (v) || ((is_max) ? (v) > (m) : (v) < (m))))
-#define DEFINE_ARG(SFX, T)                                                                        \
+#define DEFINE_ARG(SFX, T, VEC)                                                                   \
 	static void red_arg_##SFX(const void *x_, void *vals_, int64_t *idx, int64_t a, int64_t r, \
 				  int64_t b, bool is_max)                                           \
 	{                                                                                         \
@@ -187,6 +190,7 @@ DEFINE_MINMAX(min, d, double, PICK_MIN)
 			const T *p0 = x + i * r * b;                                              \
 			T *restrict m = best ? best + i * b : NULL;                               \
 			T tmp[64];                                                                \
+			int32_t k32[64];                                                          \
 			int64_t *restrict ix = idx + i * b;                                       \
 			for (int64_t j0 = 0; j0 < b; j0 += 64) { /* 64 columns at a time */       \
 				int64_t nj = b - j0 < 64 ? b - j0 : 64;                           \
@@ -194,6 +198,28 @@ DEFINE_MINMAX(min, d, double, PICK_MIN)
 				for (int64_t j = 0; j < nj; j++) {                                \
 					mm[j] = p0[j0 + j];                                       \
 					ix[j0 + j] = 0;                                           \
+					k32[j] = 0;                                               \
+				}                                                                 \
+				if (VEC && r <= INT32_MAX) {                                      \
+					/* float: branch-free, indices in 32 bits, as wide as    \
+					 * the values: it vectorizes */                           \
+					for (int64_t k = 1; k < r; k++) {                         \
+						const T *restrict p = p0 + k * b + j0;            \
+						int32_t kk = (int32_t)k;                          \
+						if (is_max)                                       \
+							VLOOP(nj, j, T v = p[j]; T w = mm[j];     \
+							      bool pk = ARG_PICK_BITS(v, w, >);   \
+							      mm[j] = pk ? v : w;                 \
+							      k32[j] = pk ? kk : k32[j]);         \
+						else                                              \
+							VLOOP(nj, j, T v = p[j]; T w = mm[j];     \
+							      bool pk = ARG_PICK_BITS(v, w, <);   \
+							      mm[j] = pk ? v : w;                 \
+							      k32[j] = pk ? kk : k32[j]);         \
+					}                                                         \
+					for (int64_t j = 0; j < nj; j++)                          \
+						ix[j0 + j] = k32[j];                              \
+					continue;                                                 \
 				}                                                                 \
 				for (int64_t k = 1; k < r; k++) {                                 \
 					const T *restrict p = p0 + k * b + j0;                    \
@@ -206,10 +232,10 @@ DEFINE_MINMAX(min, d, double, PICK_MIN)
 			}                                                                         \
 		}                                                                                 \
 	}
-DEFINE_ARG(b, uint8_t)
-DEFINE_ARG(i, int64_t)
-DEFINE_ARG(f, float)
-DEFINE_ARG(d, double)
+DEFINE_ARG(b, uint8_t, 0)
+DEFINE_ARG(i, int64_t, 0)
+DEFINE_ARG(f, float, 1)
+DEFINE_ARG(d, double, 0)
 
 /* variance: two passes (mean, then squared deviations), in double */
 #define DEFINE_VAR(SFX, T)                                                                        \
