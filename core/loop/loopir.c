@@ -420,14 +420,18 @@ lref loop_binary(struct lkernel *k, binop op, lref a, lref b)
 			return loop_unary(k, UNOP_sigmoid, x);
 		if (x >= 0 && x == a)
 			return loop_unary(k, UNOP_silu, x);
-		/* a division by a constant is a multiplication by its reciprocal,
-		 * as Inductor's lowering does: within 1 ulp of the quotient, and a
-		 * multiply costs a third of a divide (0 and a reciprocal that is
-		 * not a normal number keep the division) */
+		/* a division by a power of two is a multiplication by its
+		 * reciprocal, which is exact: the same result, at a third of a
+		 * divide's cost. Not by another constant: x * (1/3) is within 1
+		 * ulp of x / 3 but not it, and that prints (eager's 1537 / 3 is
+		 * 512.3333, 1537 * (1/3) 512.3334); nor when the reciprocal is
+		 * not a normal number. */
 		const struct lnode *c = &k->nodes[b];
+		int e = 0;
 		double r = c->op == LOP_CONST ? 1.0 / c->c.f : 0;
 		double tiny = dt == DT_FLOAT32 ? 0x1p-126 : 0x1p-1022, huge = dt == DT_FLOAT32 ? 0x1p127 : 0x1p1023;
-		if (c->op == LOP_CONST && c->c.f != 0 && fabs(r) >= tiny && fabs(r) <= huge)
+		if (c->op == LOP_CONST && c->c.f != 0 && isfinite(c->c.f) && fabs(frexp(c->c.f, &e)) == 0.5 &&
+		    fabs(r) >= tiny && fabs(r) <= huge)
 			return loop_binary(k, BINOP_mul, a, loop_const_float(k, dt, r));
 	}
 	if (dt != k->nodes[b].dt) {

@@ -58,8 +58,9 @@ START_TEST(test_sigmoid_silu_put_back)
 }
 END_TEST
 
-/* a division by a constant is a multiplication by its reciprocal, unless
- * the constant is 0 or its reciprocal is not a normal number */
+/* a division by a power of two is a multiplication by its reciprocal
+ * (exact), unless the reciprocal is not a normal number; by any other
+ * constant it stays a division (x * (1/3) is not x / 3) */
 START_TEST(test_div_by_constant)
 {
 	struct lkernel *k = loop_kernel_new();
@@ -68,18 +69,18 @@ START_TEST(test_div_by_constant)
 	lref x = loop_load(k, b, loop_var_ref(k, v));
 	lref q = loop_binary(k, BINOP_div, x, loop_const_float(k, DT_FLOAT32, 4.0));
 	ck_assert_int_eq(q, loop_binary(k, BINOP_mul, x, loop_const_float(k, DT_FLOAT32, 0.25)));
-	q = loop_binary(k, BINOP_div, x, loop_const_float(k, DT_FLOAT32, 3.0));
-	ck_assert_int_eq(loop_node(k, q)->sub, BINOP_mul);
-	ck_assert(loop_node(k, loop_node(k, q)->a[1])->c.f == (float)(1.0 / 3.0));
-	static const double keep[] = {0.0, -0.0, 1e-40, 1e39};
+	q = loop_binary(k, BINOP_div, x, loop_const_float(k, DT_FLOAT32, -0x1p126));
+	ck_assert_int_eq(q, loop_binary(k, BINOP_mul, x, loop_const_float(k, DT_FLOAT32, -0x1p-126)));
+	static const double keep[] = {0.0, -0.0, 3.0, 0.1, 10.0, 1e-40, 0x1p127, 0x1p-128};
 	for (size_t i = 0; i < sizeof keep / sizeof *keep; i++) {
 		q = loop_binary(k, BINOP_div, x, loop_const_float(k, DT_FLOAT32, keep[i]));
 		ck_assert_msg(loop_node(k, q)->sub == BINOP_div, "x / %g", keep[i]);
 	}
-	/* 1e39 is a float64's normal number: its reciprocal too */
+	/* 2^127's reciprocal is a float64's normal number */
 	int b64 = loop_add_buf(k, DT_FLOAT64, false, c64(k, 10), "y");
 	lref y = loop_load(k, b64, loop_var_ref(k, v));
-	ck_assert_int_eq(loop_node(k, loop_binary(k, BINOP_div, y, loop_const_float(k, DT_FLOAT64, 1e39)))->sub, BINOP_mul);
+	ck_assert_int_eq(loop_node(k, loop_binary(k, BINOP_div, y, loop_const_float(k, DT_FLOAT64, 0x1p127)))->sub, BINOP_mul);
+	ck_assert_int_eq(loop_node(k, loop_binary(k, BINOP_div, y, loop_const_float(k, DT_FLOAT64, 3.0)))->sub, BINOP_div);
 	loop_kernel_free(k);
 }
 END_TEST
