@@ -542,8 +542,8 @@ int tensor_reduce_with_indices(redop op, const tensor *x, int dim, bool keepdim,
 						q[k] = EXP(p[k] - m);                              \
 						s += q[k];                                         \
 					}                                                          \
-					T inv = (T)(1.0 / s);                                      \
-					VLOOP(r, k, q[k] *= inv);                                  \
+					T sum = (T)s; /* e / sum, as the decomposition */         \
+					VLOOP(r, k, q[k] /= sum);                                  \
 				}                                                                  \
 			}                                                                          \
 			return;                                                                    \
@@ -578,7 +578,7 @@ int tensor_reduce_with_indices(redop op, const tensor *x, int dim, bool keepdim,
 					for (int64_t j = 0; j < b; j++)                            \
 						q[j] = p[j] - m[j] - (T)LOG(s[j]);                 \
 				else                                                               \
-					VLOOP(b, j, q[j] = (T)(q[j] / s[j]));                      \
+					VLOOP(b, j, q[j] = q[j] / (T)s[j]);                        \
 			}                                                                          \
 		}                                                                                  \
 	}
