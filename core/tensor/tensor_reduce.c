@@ -29,7 +29,10 @@ const char *const redop_names[REDOP_COUNT] = {
 
 /* ---- kernels, one set per input dtype ---- */
 
-/* sum or mean: out[i][j] = sum_k x[i][k][j] (/ r for mean) */
+/* sum or mean: out[i][j] = sum_k x[i][k][j] (/ r for mean: the sum
+ * rounded to OUT, then divided in OUT, as PyTorch's mean and the
+ * decomposition sum / n compute it, so that compiled code gives the same
+ * bits) */
 #define DEFINE_SUM(SFX, T, ACC, OUT)                                                              \
 	static void red_sum_##SFX(const void *x_, void *o_, int64_t a, int64_t r, int64_t b,       \
 				  bool mean, void *scratch)                                         \
@@ -48,7 +51,7 @@ const char *const redop_names[REDOP_COUNT] = {
 					((acc[4] + acc[5]) + (acc[6] + acc[7]));                  \
 				for (; k < r; k++)                                                \
 					s += (ACC)p[k];                                           \
-				o[i] = mean ? (OUT)((double)s / (double)r) : (OUT)s;              \
+				o[i] = mean ? (OUT)s / (OUT)r : (OUT)s;                           \
 			}                                                                         \
 			return;                                                                   \
 		}                                                                                 \
@@ -61,7 +64,7 @@ const char *const redop_names[REDOP_COUNT] = {
 			}                                                                         \
 			OUT *restrict q = o + i * b;                                              \
 			if (mean)                                                                 \
-				VLOOP(b, j, q[j] = (OUT)((double)acc[j] / (double)r));            \
+				VLOOP(b, j, q[j] = (OUT)acc[j] / (OUT)r);                         \
 			else                                                                      \
 				VLOOP(b, j, q[j] = (OUT)acc[j]);                                  \
 		}                                                                                 \
