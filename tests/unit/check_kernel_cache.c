@@ -195,6 +195,26 @@ static void cut_payload(const char *path) { ck_assert_int_eq(truncate(path, 48 +
 static void cut_header(const char *path) { ck_assert_int_eq(truncate(path, 20), 0); }
 static void empty(const char *path) { ck_assert_int_eq(truncate(path, 0), 0); }
 
+/* bytes after the object code: a file that grew (or two writes run together) */
+static void append_bytes(const char *path)
+{
+	FILE *f = fopen(path, "ab");
+	ck_assert_ptr_nonnull(f);
+	fputs("trailing", f);
+	fclose(f);
+}
+
+/* the version before this one, as an older tjit wrote it */
+static void older_version(const char *path)
+{
+	FILE *f = fopen(path, "r+b");
+	ck_assert_ptr_nonnull(f);
+	ck_assert_int_eq(fseek(f, 8, SEEK_SET), 0);
+	unsigned char v[4] = {(unsigned char)(KERNEL_CACHE_VERSION - 1), 0, 0, 0};
+	ck_assert_uint_eq(fwrite(v, 1, 4, f), 4);
+	fclose(f);
+}
+
 static void other_kernel(const char *path)
 {
 	/* another key's file renamed to this key's name */
@@ -222,6 +242,10 @@ END_TEST
 START_TEST(test_renamed_entry) { check_damaged(other_kernel, "another kernel's entry"); }
 END_TEST
 START_TEST(test_other_version) { check_damaged(flip_version, "cache format version"); }
+END_TEST
+START_TEST(test_older_version) { check_damaged(older_version, "cache format version"); }
+END_TEST
+START_TEST(test_trailing_bytes) { check_damaged(append_bytes, "truncated or corrupt"); }
 END_TEST
 
 START_TEST(test_unwritable_dir)
@@ -347,6 +371,8 @@ int main(void)
 	tcase_add_test(tc, test_wrong_key);
 	tcase_add_test(tc, test_renamed_entry);
 	tcase_add_test(tc, test_other_version);
+	tcase_add_test(tc, test_older_version);
+	tcase_add_test(tc, test_trailing_bytes);
 	tcase_add_test(tc, test_unwritable_dir);
 	tcase_add_test(tc, test_racing_writers);
 	tcase_add_test(tc, test_default_dir);

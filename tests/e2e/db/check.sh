@@ -157,6 +157,31 @@ check "a disabled frame's call is eager, reason disabled" "$db" \
 	"SELECT function, calls, eager_calls, eager_reason FROM frames WHERE eager_calls > 0" \
 	"inner|2|1|disabled"
 
+# the columns of a break and of nodes: where each starts on its line,
+# counted from 1 as in error messages (a break after a statement on the
+# same line; a parenthesized operand)
+cat >"$work/cols.tj" <<'TJ'
+@compile(backend="eager")
+def f(x):
+    y = (x + 1) * 3
+    z = y.sum() + 1; print("z")
+    return y * z
+
+f(ones(2))
+TJ
+db=$work/cols.db
+run 0 run --db "$db" cols.tj
+check "a graph break's line and column" "$db" \
+	"SELECT c.label, b.line, b.col FROM graph_breaks b JOIN compiles c ON c.id = b.compile_id" \
+	"0/0|4|22"
+check "the nodes' lines and columns" "$db" \
+	"SELECT c.label, n.op, n.line, n.col FROM nodes n JOIN graphs gr ON gr.id = n.graph_id JOIN compiles c ON c.id = gr.compile_id WHERE n.kind = 'op' ORDER BY c.id, n.idx" \
+	"0/0|add|3|10
+0/0|mul|3|9
+0/0|sum|4|9
+0/0|add|4|9
+1/0|mul|5|12"
+
 # aot_eager: its decomposed forward graph beside the captured one, with its
 # nodes, and its "decompose" phase inside "backend"
 cat >"$work/aot.tj" <<'TJ'

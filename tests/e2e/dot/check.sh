@@ -219,6 +219,8 @@ same "unknown graph id: message" "tjit-dot: no graph 99 in ops.db" "$work/err"
 empty "unknown graph id: stdout" "$work/out"
 expect 1 "bad graph id" "$dot" graph --db ops.db 1x
 same "bad graph id: message" "tjit-dot: bad graph id '1x': expected a number (as tjit-dot run shows)" "$work/err"
+expect 1 "graph id 0" "$dot" graph --db ops.db 0
+same "graph id 0: message (ids start at 1)" "tjit-dot: bad graph id '0': expected a number (as tjit-dot run shows)" "$work/err"
 expect 1 "bad F/N" "$dot" graph --db ops.db --compile 0-0
 same "bad F/N: message" "tjit-dot: bad compile id '0-0': expected F/N, as 0/1" "$work/err"
 expect 1 "no compile 0/9" "$dot" graph --db ops.db --compile 0/9
