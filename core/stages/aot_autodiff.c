@@ -383,7 +383,7 @@ static void r_clamp(struct ad *a, const struct garg *x, int g)
 	}
 	if (hi && wants(a, &x[2])) {
 		int m = a_a(a, OPS_lt, &x[2], &x[0]);
-		int past = lo ? emit(a, OPS_where, 3, aot_gnode(a_a(a, OPS_lt, &x[2], &x[1])), aot_gnode(g), aot_gnum(0)) : -1;
+		int past = lo ? masked(a, a_a(a, OPS_lt, &x[2], &x[1]), g) : -1;
 		acc(a, &x[2], past >= 0 ? emit(a, OPS_where, 3, aot_gnode(m), aot_gnode(g), aot_gnode(past)) : masked(a, m, g));
 	}
 }

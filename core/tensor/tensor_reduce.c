@@ -160,11 +160,11 @@ DEFINE_MINMAX(min, d, double, PICK_MIN)
  * a NaN counts as the best (the first NaN wins). A contiguous row finds
  * the best value with the vectorized max/min first, then its first index;
  * columns (b > 1) keep a row of best values and indices. */
+#define ARG_PICK(v, m, is_max) \
+	((m) == (m) && ((v) != (v) || ((is_max) ? (v) > (m) : (v) < (m))))
 /* ARG_PICK without branches, CMP the comparison (> or <): a select the
  * vectorizer can do */
 #define ARG_PICK_BITS(v, m, CMP) (((m) == (m)) & (((v) != (v)) | ((v)CMP(m))))
-#define ARG_PICK(v, m, is_max) \
-	((m) == (m) && ((v) != (v) || ((is_max) ? (v) > (m) : (v) < (m))))
 #define DEFINE_ARG(SFX, T, VEC)                                                                   \
 	static void red_arg_##SFX(const void *x_, void *vals_, int64_t *idx, int64_t a, int64_t r, \
 				  int64_t b, bool is_max)                                           \
