@@ -101,21 +101,35 @@ static LLVMValueRef pow2i(struct mb *m, LLVMValueRef n, bool f64)
 	return LLVMBuildBitCast(m->b, LLVMBuildShl(m->b, e, ki(m, f64 ? 52 : 23), ""), m->t, "");
 }
 
-/* exp(x) = 2^n exp(r), n = round(x / ln2), r = x - n ln2 in two parts
- * (ln2_hi has 16 bits for float, 32 for double, so n ln2_hi is exact). x
- * is clamped first ([-104, 89] for float, [-746, 710] for double; NaN to
- * the top), so that n fits and overflow / underflow come out of the last
- * product: 2^n is applied as 2^(n - n/2) 2^(n/2), the first product exact,
- * the second rounding once into the inf, normal or denormal result. */
+/* x clamped to [lo, hi]; NaN goes to hi (the callers put NaN back) */
+static LLVMValueRef clamp_nan_hi(struct mb *m, LLVMValueRef x, double lo, double hi)
+{
+	LLVMValueRef xc = sel(m, cmp(m, LLVMRealOLT, x, k(m, hi)), x, k(m, hi));
+	return sel(m, cmp(m, LLVMRealOGT, xc, k(m, lo)), xc, k(m, lo));
+}
+
+/* exp's argument reduction in m's type: n = round(x / ln2) and
+ * r = x - n ln2 in two parts (ln2_hi has 16 bits for float, 32 for
+ * double, so n ln2_hi is exact); r is in [-ln2/2, ln2/2] */
+static LLVMValueRef exp_reduce(struct mb *m, LLVMValueRef x, LLVMValueRef *r)
+{
+	bool f64 = LLVMGetTypeKind(m->t) == LLVMDoubleTypeKind;
+	LLVMValueRef n = call1(m, "llvm.roundeven", mul(m, x, k(m, 1.44269504088896341)));
+	*r = fma_(m, n, k(m, f64 ? -0.6931471803691238 : -0.693145751953125), x);
+	*r = fma_(m, n, k(m, f64 ? -1.9082149292705877e-10 : -1.428606820309417232e-06), *r);
+	return n;
+}
+
+/* exp(x) = 2^n exp(r) (exp_reduce). x is clamped first ([-104, 89] for
+ * float, [-746, 710] for double; NaN to the top), so that n fits and
+ * overflow / underflow come out of the last product: 2^n is applied as
+ * 2^(n - n/2) 2^(n/2), the first product exact, the second rounding once
+ * into the inf, normal or denormal result. */
 static LLVMValueRef exp_flt(struct mb *m, LLVMValueRef x, bool f64)
 {
 	LLVMBuilderRef b = m->b;
-	double hi = f64 ? 710.0 : 89.0, lo = f64 ? -746.0 : -104.0;
-	LLVMValueRef xc = sel(m, cmp(m, LLVMRealOLT, x, k(m, hi)), x, k(m, hi));
-	xc = sel(m, cmp(m, LLVMRealOGT, xc, k(m, lo)), xc, k(m, lo));
-	LLVMValueRef n = call1(m, "llvm.roundeven", mul(m, xc, k(m, 1.44269504088896341)));
-	LLVMValueRef r = fma_(m, n, k(m, f64 ? -0.6931471803691238 : -0.693145751953125), xc);
-	r = fma_(m, n, k(m, f64 ? -1.9082149292705877e-10 : -1.428606820309417232e-06), r);
+	LLVMValueRef xc = clamp_nan_hi(m, x, f64 ? -746.0 : -104.0, f64 ? 710.0 : 89.0), r;
+	LLVMValueRef n = exp_reduce(m, xc, &r);
 	LLVMValueRef p = f64 ? horner(m, r, exp_d, 14) : horner(m, r, exp_c, 7);
 	LLVMValueRef ni = LLVMBuildFPToSI(b, n, m->ti, "");
 	LLVMValueRef n1 = LLVMBuildAShr(b, ni, ki(m, 1), "");
@@ -142,12 +156,8 @@ static LLVMValueRef exp_f32(struct mb *m, LLVMValueRef x)
 	LLVMBuilderRef b = m->b;
 	LLVMContextRef cx = LLVMGetModuleContext(m->mod);
 	struct mb d = {b, m->mod, LLVMDoubleTypeInContext(cx), LLVMInt64TypeInContext(cx)};
-	LLVMValueRef xc = sel(m, cmp(m, LLVMRealOLT, x, k(m, 89.0)), x, k(m, 89.0));
-	xc = sel(m, cmp(m, LLVMRealOGT, xc, k(m, -104.0)), xc, k(m, -104.0));
-	LLVMValueRef xd = LLVMBuildFPExt(b, xc, d.t, "");
-	LLVMValueRef n = call1(&d, "llvm.roundeven", mul(&d, xd, k(&d, 1.44269504088896341)));
-	LLVMValueRef r = fma_(&d, n, k(&d, -0.6931471803691238), xd);
-	r = fma_(&d, n, k(&d, -1.9082149292705877e-10), r);
+	LLVMValueRef xd = LLVMBuildFPExt(b, clamp_nan_hi(m, x, -104.0, 89.0), d.t, ""), r;
+	LLVMValueRef n = exp_reduce(&d, xd, &r);
 	LLVMValueRef p = horner(&d, r, exp_cr, sizeof exp_cr / sizeof *exp_cr);
 	LLVMValueRef y = mul(&d, p, pow2i(&d, LLVMBuildFPToSI(b, n, d.ti, ""), true));
 	return sel(m, cmp(m, LLVMRealUNO, x, x), x, LLVMBuildFPTrunc(b, y, m->t, ""));
@@ -158,9 +168,7 @@ static LLVMValueRef exp_f32(struct mb *m, LLVMValueRef x)
  * exponent's bits all ones) above */
 static LLVMValueRef exp_narrow_f32(struct mb *m, LLVMValueRef t)
 {
-	LLVMValueRef n = call1(m, "llvm.roundeven", mul(m, t, k(m, 1.44269504088896341)));
-	LLVMValueRef r = fma_(m, n, k(m, -0.693145751953125), t);
-	r = fma_(m, n, k(m, -1.428606820309417232e-06), r);
+	LLVMValueRef r, n = exp_reduce(m, t, &r);
 	return mul(m, horner(m, r, exp_c, 7), pow2i(m, LLVMBuildFPToSI(m->b, n, m->ti, ""), false));
 }
 

@@ -165,6 +165,10 @@ DEFINE_MINMAX(min, d, double, PICK_MIN)
 /* ARG_PICK without branches, CMP the comparison (> or <): a select the
  * vectorizer can do */
 #define ARG_PICK_BITS(v, m, CMP) (((m) == (m)) & (((v) != (v)) | ((v)CMP(m))))
+/* one row k of DEFINE_ARG's branch-free column loop, in type T */
+#define ARG_COLUMNS_STEP(T, CMP)                                                                  \
+	VLOOP(nj, j, T v = p[j]; T w = mm[j]; bool pk = ARG_PICK_BITS(v, w, CMP); mm[j] = pk ? v : w; \
+	      k32[j] = pk ? kk : k32[j])
 #define DEFINE_ARG(SFX, T, VEC)                                                                   \
 	static void red_arg_##SFX(const void *x_, void *vals_, int64_t *idx, int64_t a, int64_t r, \
 				  int64_t b, bool is_max)                                           \
@@ -198,32 +202,27 @@ DEFINE_MINMAX(min, d, double, PICK_MIN)
 			for (int64_t j0 = 0; j0 < b; j0 += 64) { /* 64 columns at a time */       \
 				int64_t nj = b - j0 < 64 ? b - j0 : 64;                           \
 				T *restrict mm = m ? m + j0 : tmp;                                \
-				for (int64_t j = 0; j < nj; j++) {                                \
+				for (int64_t j = 0; j < nj; j++)                                  \
 					mm[j] = p0[j0 + j];                                       \
-					ix[j0 + j] = 0;                                           \
-					k32[j] = 0;                                               \
-				}                                                                 \
 				if (VEC && r <= INT32_MAX) {                                      \
 					/* float: branch-free, indices in 32 bits, as wide as    \
 					 * the values: it vectorizes */                           \
+					for (int64_t j = 0; j < nj; j++)                          \
+						k32[j] = 0;                                       \
 					for (int64_t k = 1; k < r; k++) {                         \
 						const T *restrict p = p0 + k * b + j0;            \
 						int32_t kk = (int32_t)k;                          \
 						if (is_max)                                       \
-							VLOOP(nj, j, T v = p[j]; T w = mm[j];     \
-							      bool pk = ARG_PICK_BITS(v, w, >);   \
-							      mm[j] = pk ? v : w;                 \
-							      k32[j] = pk ? kk : k32[j]);         \
+							ARG_COLUMNS_STEP(T, >);                   \
 						else                                              \
-							VLOOP(nj, j, T v = p[j]; T w = mm[j];     \
-							      bool pk = ARG_PICK_BITS(v, w, <);   \
-							      mm[j] = pk ? v : w;                 \
-							      k32[j] = pk ? kk : k32[j]);         \
+							ARG_COLUMNS_STEP(T, <);                   \
 					}                                                         \
 					for (int64_t j = 0; j < nj; j++)                          \
 						ix[j0 + j] = k32[j];                              \
 					continue;                                                 \
 				}                                                                 \
+				for (int64_t j = 0; j < nj; j++)                                  \
+					ix[j0 + j] = 0;                                           \
 				for (int64_t k = 1; k < r; k++) {                                 \
 					const T *restrict p = p0 + k * b + j0;                    \
 					for (int64_t j = 0; j < nj; j++)                          \
