@@ -83,9 +83,18 @@ static struct var *identity(struct tstate *st, enum vm_cmpop op, struct var *a, 
 			trace_graph_break(st, BRK_UNSUPPORTED, "'is' on a %s", var_kind_name(st, o));
 		same = false;
 	} else if (ra->kind == VK_TENSOR && rb->kind == VK_TENSOR) {
-		if (ra->src >= 0 && rb->src >= 0 && ra->ex == rb->ex)
-			trace_graph_break(st, BRK_UNSUPPORTED, "'is' between two inputs that are the same tensor");
+		/* two tensors from outside are one object or two: guarded
+		 * (L['y'] is L['x'], or is not); a tensor the graph makes is
+		 * a new object, never one from outside nor another */
 		same = false;
+		if (ra->src >= 0 && rb->src >= 0) {
+			same = ra->ex == rb->ex;
+			struct guard g = {.kind = GK_ALIAS,
+					  .source = ra->src > rb->src ? ra->src : rb->src,
+					  .expect = val_bool(same),
+					  .n = ra->src > rb->src ? rb->src : ra->src};
+			need_guard(st, &g);
+		}
 	} else if (ra->kind == VK_LIST && rb->kind == VK_LIST) {
 		same = ra->rec == rb->rec;
 		if (!same && ra->rec->src >= 0 && rb->rec->src >= 0)
