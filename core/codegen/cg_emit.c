@@ -52,6 +52,10 @@ struct emit {
 	int *memo;               /* depth whose loop holds val[r], -1: none */
 	int *home;               /* home depth of a node, HOME_UNSET until known */
 	LLVMValueRef *acc, *acc_idx; /* REDUCE roots' accumulators (allocas) */
+	int8_t *reads_load;      /* per node: 0 not known yet, 1 no, 2 it reads a buffer */
+	bool checks;             /* the kernel checks its data (data_checked) */
+	LLVMValueRef check_acc;  /* an i1 alloca: a check failed */
+	LLVMValueRef check_out;  /* the body's last parameter: the int32 the wrapper finds at bufs[nbufs] */
 	int depth;
 	int var_depth[LOOP_MAX_VARS]; /* -1 while the var's loop is not open */
 	LLVMValueRef var_val[LOOP_MAX_VARS];
@@ -315,12 +319,57 @@ static LLVMValueRef emit_unary(struct emit *e, lref r, const struct lnode *n, LL
 		    dtype_name(dt));
 }
 
-/* Python's // and % on int64; division by zero gives 0 (the graph checks
- * it before: this only must not trap), b == -1 never overflows */
-static LLVMValueRef int_divmod(struct emit *e, LLVMValueRef a, LLVMValueRef d, bool want_mod)
+/* ---- the checks of the data ----
+ * What eager refuses on the values (an integer // or % by zero, an integer
+ * to a negative integer power) the kernel computes anyway, without a trap,
+ * and reports: each such operation ORs its condition into check_acc, and
+ * the body ends by setting *check_out to 1 when one held. The runtime
+ * then reruns the frame eagerly, which raises the error where eager code
+ * would (inductor_run.c). Only operands read from buffers are checked:
+ * index arithmetic divides by sizes, and a constant was seen by the trace. */
+
+static bool reads_load(struct emit *e, lref r)
+{
+	if (r < 0 || r >= e->k->nnodes)
+		return false;
+	if (!e->reads_load[r]) {
+		const struct lnode *n = &e->k->nodes[r];
+		bool yes = n->op == LOP_LOAD || n->op == LOP_REDUCE;
+		for (int i = 0; i < 3 && !yes; i++)
+			yes = n->a[i] >= 0 && n->a[i] < r && reads_load(e, n->a[i]);
+		e->reads_load[r] = yes ? 2 : 1;
+	}
+	return e->reads_load[r] == 2;
+}
+
+/* node r is an int64 //, % or ** whose right operand comes from the data */
+static bool data_checked(struct emit *e, lref r)
+{
+	const struct lnode *n = &e->k->nodes[r];
+	if (n->op != LOP_BINARY || n->a[0] < 0 || n->a[0] >= r || n->a[1] < 0 || n->a[1] >= r ||
+	    e->k->nodes[n->a[0]].dt != DT_INT64 || n->dt != DT_INT64)
+		return false;
+	if (n->sub != BINOP_floordiv && n->sub != BINOP_mod && n->sub != BINOP_pow)
+		return false;
+	return reads_load(e, n->a[1]);
+}
+
+static void check_or(struct emit *e, LLVMValueRef bad)
+{
+	if (!e->check_acc)
+		return;
+	LLVMValueRef was = LLVMBuildLoad2(e->b, e->t1, e->check_acc, "");
+	LLVMBuildStore(e->b, LLVMBuildOr(e->b, was, bad, ""), e->check_acc);
+}
+
+/* Python's // and % on int64; division by zero gives 0 and, for a divisor
+ * from the data, fails the kernel's check; b == -1 never overflows */
+static LLVMValueRef int_divmod(struct emit *e, LLVMValueRef a, LLVMValueRef d, lref dr, bool want_mod)
 {
 	LLVMBuilderRef b = e->b;
 	LLVMValueRef z = ci(e, 0), one = ci(e, 1), m1 = ci(e, -1);
+	if (reads_load(e, dr))
+		check_or(e, icmp(e, LLVMIntEQ, d, z));
 	LLVMValueRef bad = LLVMBuildOr(b, icmp(e, LLVMIntEQ, d, z), icmp(e, LLVMIntEQ, d, m1), "");
 	LLVMValueRef sd = sel(e, bad, one, d);
 	LLVMValueRef q = LLVMBuildSDiv(b, a, sd, ""), m = LLVMBuildSRem(b, a, sd, "");
@@ -333,13 +382,16 @@ static LLVMValueRef int_divmod(struct emit *e, LLVMValueRef a, LLVMValueRef d, b
 	return sel(e, icmp(e, LLVMIntEQ, d, z), z, q);
 }
 
-/* a ** b on int64 by squaring, wrapping (b >= 0: checked by the graph) */
+/* a ** b on int64 by squaring, wrapping; b < 0 from the data fails the
+ * kernel's check */
 static LLVMValueRef int_pow(struct emit *e, LLVMValueRef a, LLVMValueRef p, lref pr)
 {
 	LLVMBuilderRef b = e->b;
 	int64_t c;
 	int steps = 63;
 	const struct lnode *pn = &e->k->nodes[pr];
+	if (reads_load(e, pr))
+		check_or(e, icmp(e, LLVMIntSLT, p, ci(e, 0)));
 	if (pn->op == LOP_CONST && (c = pn->c.i) >= 0)
 		for (steps = 0; c; c >>= 1)
 			steps++;
@@ -445,8 +497,8 @@ static LLVMValueRef emit_binary(struct emit *e, lref r, const struct lnode *n, L
 		case BINOP_sub: return LLVMBuildSub(b, a, d, "");
 		case BINOP_mul: return LLVMBuildMul(b, a, d, "");
 		case BINOP_pow: return int_pow(e, a, d, n->a[1]);
-		case BINOP_floordiv: return int_divmod(e, a, d, false);
-		case BINOP_mod: return int_divmod(e, a, d, true);
+		case BINOP_floordiv: return int_divmod(e, a, d, n->a[1], false);
+		case BINOP_mod: return int_divmod(e, a, d, n->a[1], true);
 		case BINOP_maximum: return sel(e, icmp(e, LLVMIntSGT, a, d), a, d);
 		case BINOP_minimum: return sel(e, icmp(e, LLVMIntSLT, a, d), a, d);
 		default: break;
@@ -827,6 +879,10 @@ static int emit_body(struct emit *e)
 	LLVMBuilderRef b = e->b;
 	e->entry = LLVMAppendBasicBlockInContext(e->cx, e->body, "entry");
 	LLVMPositionBuilderAtEnd(b, e->entry);
+	if (e->checks) {
+		e->check_acc = LLVMBuildAlloca(b, e->t1, "check");
+		LLVMBuildStore(b, LLVMConstInt(e->t1, 0, 0), e->check_acc);
+	}
 	for (int v = 0; v < k->nvars; v++) {
 		/* sizes: int64 expressions of symbols, once at entry */
 		if (v == 0 && k->nouter > 0)
@@ -856,6 +912,18 @@ static int emit_body(struct emit *e)
 		loop_close(e, &outer[v], v);
 	LLVMBuildBr(b, ret);
 	LLVMPositionBuilderAtEnd(b, ret);
+	if (e->checks) {
+		/* once a call, by any thread: an atomic store */
+		LLVMBasicBlockRef set = LLVMAppendBasicBlockInContext(e->cx, e->body, "check_failed");
+		LLVMBasicBlockRef done = LLVMAppendBasicBlockInContext(e->cx, e->body, "done");
+		LLVMBuildCondBr(b, LLVMBuildLoad2(b, e->t1, e->check_acc, ""), set, done);
+		LLVMPositionBuilderAtEnd(b, set);
+		LLVMValueRef st = LLVMBuildStore(b, LLVMConstInt(LLVMInt32TypeInContext(e->cx), 1, 0), e->check_out);
+		LLVMSetOrdering(st, LLVMAtomicOrderingMonotonic);
+		LLVMSetAlignment(st, 4);
+		LLVMBuildBr(b, done);
+		LLVMPositionBuilderAtEnd(b, done);
+	}
 	LLVMBuildRetVoid(b);
 	return 0;
 }
@@ -874,17 +942,18 @@ static void emit_wrapper(struct emit *e, LLVMTypeRef body_ty)
 	LLVMValueRef fn = LLVMAddFunction(e->mod, k->name, LLVMFunctionType(LLVMVoidTypeInContext(e->cx), params, 4, 0));
 	add_attr(e, fn, LLVMAttributeFunctionIndex, "nounwind");
 	LLVMPositionBuilderAtEnd(e->b, LLVMAppendBasicBlockInContext(e->cx, fn, "entry"));
-	int n = k->nbufs + 3;
+	int n = k->nbufs + 3 + e->checks;
 	LLVMValueRef *args = calloc(n, sizeof *args);
 	if (!args) {
 		fail(e, -1, "out of memory");
 		return;
 	}
-	for (int i = 0; i < k->nbufs; i++) {
+	for (int i = 0; i < k->nbufs + e->checks; i++) {
+		/* bufs[nbufs]: where a kernel with checks reports a failed one */
 		LLVMValueRef ix = ci(e, i);
 		LLVMValueRef p = LLVMBuildInBoundsGEP2(e->b, e->tp, LLVMGetParam(fn, 0), &ix, 1, "");
-		args[i] = LLVMBuildLoad2(e->b, e->tp, p, "");
-		LLVMSetAlignment(args[i], 8);
+		args[i < k->nbufs ? i : n - 1] = LLVMBuildLoad2(e->b, e->tp, p, "");
+		LLVMSetAlignment(args[i < k->nbufs ? i : n - 1], 8);
 	}
 	for (int i = 0; i < 3; i++)
 		args[k->nbufs + i] = LLVMGetParam(fn, 1 + i);
@@ -902,7 +971,8 @@ static int emit_alloc(struct emit *e)
 	e->memo = malloc(n * sizeof *e->memo);
 	e->home = malloc(n * sizeof *e->home);
 	e->bufp = calloc(e->k->nbufs + 1, sizeof *e->bufp);
-	if (!e->val || !e->acc || !e->acc_idx || !e->memo || !e->home || !e->bufp)
+	e->reads_load = calloc(n, 1);
+	if (!e->val || !e->acc || !e->acc_idx || !e->memo || !e->home || !e->bufp || !e->reads_load)
 		return -1;
 	for (int i = 0; i < n; i++)
 		e->memo[i] = -1, e->home[i] = HOME_UNSET;
@@ -956,7 +1026,7 @@ int cg_emit_kernel(LLVMModuleRef mod, const struct lkernel *k, char **err)
 	LLVMTypeRef *params = NULL;
 	if (!kernel_shape_ok(&e))
 		return -1;
-	if (emit_alloc(&e) < 0 || !(params = calloc(k->nbufs + 3, sizeof *params))) {
+	if (emit_alloc(&e) < 0 || !(params = calloc(k->nbufs + 4, sizeof *params))) {
 		fail(&e, -1, "out of memory");
 		goto cleanup;
 	}
@@ -968,7 +1038,10 @@ int cg_emit_kernel(LLVMModuleRef mod, const struct lkernel *k, char **err)
 		params[i] = e.tp;
 	params[k->nbufs] = e.tp;
 	params[k->nbufs + 1] = params[k->nbufs + 2] = e.t64;
-	LLVMTypeRef body_ty = LLVMFunctionType(LLVMVoidTypeInContext(e.cx), params, k->nbufs + 3, 0);
+	for (lref r = 0; r < k->nnodes && !e.checks; r++)
+		e.checks = data_checked(&e, r);
+	params[k->nbufs + 3] = e.tp; /* with checks: check_out */
+	LLVMTypeRef body_ty = LLVMFunctionType(LLVMVoidTypeInContext(e.cx), params, k->nbufs + 3 + e.checks, 0);
 	char name[sizeof k->name + 8];
 	snprintf(name, sizeof name, "%s.body", k->name);
 	e.body = LLVMAddFunction(mod, name, body_ty);
@@ -982,6 +1055,8 @@ int cg_emit_kernel(LLVMModuleRef mod, const struct lkernel *k, char **err)
 	e.syms = LLVMGetParam(e.body, k->nbufs);
 	e.begin = LLVMGetParam(e.body, k->nbufs + 1);
 	e.end = LLVMGetParam(e.body, k->nbufs + 2);
+	if (e.checks)
+		e.check_out = LLVMGetParam(e.body, k->nbufs + 3);
 	e.b = LLVMCreateBuilderInContext(e.cx);
 	if (emit_body(&e) < 0)
 		goto cleanup;
@@ -1001,6 +1076,7 @@ cleanup:
 	free(e.val);
 	free(e.acc);
 	free(e.acc_idx);
+	free(e.reads_load);
 	free(e.memo);
 	free(e.home);
 	free(e.bufp);

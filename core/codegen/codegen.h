@@ -13,8 +13,9 @@
 
 #include <stddef.h>
 
-/* the layout of struct codegen_api: raise it with any change to it */
-#define CODEGEN_ABI 2
+/* the layout of struct codegen_api and the kernels' calling convention
+ * (loopir.h's loop_kernel_fn): raise it with any change to them */
+#define CODEGEN_ABI 3
 
 /* the name of the one symbol the object exports */
 #define CODEGEN_API_SYMBOL "tjit_codegen_api"

@@ -129,7 +129,10 @@ struct lkernel {
 /* The machine code's signature: bufs[] the buffers' data in kernel order,
  * syms[] the symbols' values, and the range [begin, end) of var 0 (the
  * whole trip count, or a thread's share of it). A kernel with no outer var
- * runs once for begin = 0, end = 1. */
+ * runs once for begin = 0, end = 1. bufs[nbufs] points to an int32 that
+ * the kernel sets to 1 when a check of its data fails (an int64 // or %
+ * by zero, ** to a negative power, of operands read from buffers:
+ * doc/codegen.md); a kernel without such operations does not read it. */
 typedef void (*loop_kernel_fn)(void *const *bufs, const int64_t *syms, int64_t begin, int64_t end);
 
 /* ---- building a kernel (loopir.c; the code generator does not call these) ----

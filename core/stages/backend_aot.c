@@ -78,9 +78,11 @@ static void artifact_decref(struct aot_artifact *a)
 static int run_graph(const struct aot_artifact *a, bool backward, struct vm *vm, tensor *const *inputs,
 		     value *outputs)
 {
-	if (a->runner)
-		return a->runner->run(backward ? a->bwd_prep : a->fwd_prep, vm, inputs, outputs);
-	return graph_interpret(vm, backward ? a->backward : a->forward, inputs, outputs);
+	/* the eager kernels' errors, or the kernels' checks of the data
+	 * (inductor_run.c): the VM raises them where eager code would */
+	int rc = a->runner ? a->runner->run(backward ? a->bwd_prep : a->fwd_prep, vm, inputs, outputs)
+			   : graph_interpret(vm, backward ? a->backward : a->forward, inputs, outputs);
+	return rc < 0 ? BACKEND_RUN_DATA_ERROR : 0;
 }
 
 static void aot_release(void *compiled)
@@ -509,12 +511,12 @@ static int aot_run(void *compiled, struct vm *vm, tensor *const *inputs, value *
 {
 	struct aot_artifact *a = compiled;
 	if (a->run_bug && run_bug(a->bug) < 0)
-		return -1;
+		return BACKEND_RUN_ERROR;
 	if (!a->backward)
 		return run_graph(a, false, vm, inputs, outputs);
 	return run_with_backward(a, vm, inputs, outputs);
 }
 
 const struct backend backend_aot_eager = {
-	"aot_eager", aot_compile, aot_run, aot_release, false, &backend_eager,
+	"aot_eager", aot_compile, aot_run, aot_release, &backend_eager,
 };

@@ -10,7 +10,8 @@ void *backend_eager_compile(struct compile_ctx *cc, const struct graph *g)
 
 int backend_eager_run(void *compiled, struct vm *vm, tensor *const *inputs, value *outputs)
 {
-	return graph_interpret(vm, compiled, inputs, outputs);
+	/* an eager kernel's error: the VM raises it where eager code would */
+	return graph_interpret(vm, compiled, inputs, outputs) < 0 ? BACKEND_RUN_DATA_ERROR : 0;
 }
 
 void backend_eager_release(void *compiled)

@@ -49,5 +49,5 @@ static void inductor_release(void *compiled)
 }
 
 const struct backend backend_inductor = {
-	"inductor", inductor_compile, inductor_run, inductor_release, false, &backend_aot_eager,
+	"inductor", inductor_compile, inductor_run, inductor_release, &backend_aot_eager,
 };

@@ -5,7 +5,7 @@
 #include "backends.h"
 
 const struct backend backend_eager = {
-	"eager", backend_eager_compile, backend_eager_run, backend_eager_release, true, NULL,
+	"eager", backend_eager_compile, backend_eager_run, backend_eager_release, NULL,
 };
 /* in the order `--backend` lists them */
 static const struct backend *const backends[] = {

@@ -74,11 +74,13 @@ static void launch_kernel(loop_kernel_fn fn, void *const *bufs, const int64_t *s
 	}
 }
 
-/* the kernel's buffers' data pointers: into small, or malloc'd */
-static void **kernel_bufs(const struct ind_program *p, const struct ind_step *st, const value *vals, void **small)
+/* the kernel's buffers' data pointers, then the int32 where it reports a
+ * failed check of its data (loopir.h): into small, or malloc'd */
+static void **kernel_bufs(const struct ind_program *p, const struct ind_step *st, const value *vals, void **small,
+			  int32_t *check_failed)
 {
 	const struct lkernel *k = st->k;
-	void **bufs = k->nbufs <= RUN_SMALL ? small : malloc(k->nbufs * sizeof *bufs);
+	void **bufs = k->nbufs < RUN_SMALL ? small : malloc((k->nbufs + 1) * sizeof *bufs);
 	if (!bufs) {
 		tj_error_set("out of memory");
 		return NULL;
@@ -87,21 +89,33 @@ static void **kernel_bufs(const struct ind_program *p, const struct ind_step *st
 		value v = vals[p->bufs[st->kbufs[b]].node];
 		bufs[b] = v.tag == VAL_NONE ? NULL : val_as_tensor(v)->data;
 	}
+	bufs[k->nbufs] = check_failed;
 	return bufs;
+}
+
+/* after the launches: a kernel's check of the data failed (the frame then
+ * reruns eagerly, which raises the error: backend.h) */
+static int checked(const int32_t *check_failed)
+{
+	if (!*check_failed)
+		return 0;
+	tj_error_set("a kernel's check of its data failed (an integer division by zero or a negative power)");
+	return -1;
 }
 
 static int run_kernel(const struct ind_program *p, const struct ind_step *st, loop_kernel_fn fn, const value *vals,
 		      const int64_t *syms)
 {
 	void *small[RUN_SMALL];
-	void **bufs = kernel_bufs(p, st, vals, small);
+	int32_t check_failed = 0;
+	void **bufs = kernel_bufs(p, st, vals, small, &check_failed);
 	if (!bufs)
 		return -1;
 	int64_t n0 = outer_trips(st->k, syms);
 	launch_kernel(fn, bufs, syms, 0, n0, work_per_step(st->k, syms, n0));
 	if (bufs != small)
 		free(bufs);
-	return 0;
+	return checked(&check_failed);
 }
 
 /* a block of a matmul's rows, made by BLAS and then read by its epilogue:
@@ -130,7 +144,8 @@ static int run_mm_epilogue(const struct ind_compiled *c, int s, value *vals, con
 	if (!st->scratch)
 		vals[st->node] = val_tensor(prod);
 	void *small[RUN_SMALL];
-	void **bufs = kernel_bufs(p, ks, vals, small);
+	int32_t check_failed = 0;
+	void **bufs = kernel_bufs(p, ks, vals, small, &check_failed);
 	if (!bufs) {
 		if (st->scratch)
 			tensor_decref(prod);
@@ -156,7 +171,7 @@ static int run_mm_epilogue(const struct ind_compiled *c, int s, value *vals, con
 		free(bufs);
 	if (st->scratch)
 		tensor_decref(prod);
-	return 0;
+	return checked(&check_failed);
 }
 
 /* buffer b's sizes, its symbols' values from syms */

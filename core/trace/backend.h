@@ -29,6 +29,8 @@
 
 struct vm;
 
+enum { BACKEND_RUN_ERROR = -1, BACKEND_RUN_DATA_ERROR = -2 };
+
 struct backend {
 	const char *name;
 	/* Compiles g (which stays alive, unchanged, as long as the result) and
@@ -41,13 +43,14 @@ struct backend {
 	void *(*compile)(struct compile_ctx *cc, const struct graph *g);
 	/* Runs a compiled artifact: inputs are the graph's input tensors in the
 	 * order of its GN_INPUT nodes (borrowed); outputs[] receives
-	 * g->noutputs new references. 0, or -1 after tj_error_set(). */
+	 * g->noutputs new references. 0; BACKEND_RUN_ERROR after
+	 * tj_error_set(), the backend's own error (an injected bug), raised
+	 * at the frame as is; or BACKEND_RUN_DATA_ERROR: an op failed on the
+	 * data (an integer division by zero, an index out of range, a
+	 * negative integer power), which the VM raises where eager code
+	 * would: nothing of the run is kept, and the frame reruns in the VM. */
 	int (*run)(void *compiled, struct vm *vm, tensor *const *inputs, value *outputs);
 	void (*release)(void *compiled);
-	/* An error of run() is an error of an eager kernel, which the VM
-	 * raises where eager code would: the frame reruns in the VM (eager);
-	 * otherwise it is the backend's error, raised as is. */
-	bool rerun_on_error;
 	/* Where a graph goes that compile() reports unsupported: the frame
 	 * evaluator warns at the frame's line, logs the compile with outcome
 	 * "error" and its message, and installs this backend's artifact of

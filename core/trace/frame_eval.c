@@ -777,8 +777,8 @@ static int run_entry(struct vm *vm, struct frame *f, struct entry *e, value *res
 		for (int i = 0; i < tr->ninputs; i++)
 			tensor_decref(in[i]);
 		if (rc < 0) {
-			if (e->backend->rerun_on_error) {
-				/* a kernel error: the VM raises it where eager code would */
+			if (rc == BACKEND_RUN_DATA_ERROR) {
+				/* the VM raises it where eager code would */
 				tj_error_clear();
 				rng_set_state(seed, offset);
 				rc = 2;
