@@ -31,6 +31,7 @@
 
 #include "aot_autodiff.h"
 #include "aot_decompose.h"
+#include "aot_inline.h"
 #include "autograd.h"
 #include "backends.h"
 #include "ops.h"
@@ -264,12 +265,28 @@ void *aot_compile_with(struct compile_ctx *cc, const struct graph *g, const stru
 				    grad && !runner ? aot_eager_saved_bytes(g, rg) : 0};
 	if (policy.budget < 0)
 		goto fail;
+	/* allow_in_graph calls traced through: their ops join the others */
+	char *opaque = NULL;
+	if (aot_inline_calls(a->forward, cc, &opaque) < 0)
+		goto fail;
+	graph_check(a->forward, "aot_inline_calls");
 	/* names the op and the user line when a composite cannot be decomposed */
-	if (aot_decompose_keeping(a->forward, cc, grad ? NULL : acts_on_tape) < 0)
+	if (aot_decompose_keeping(a->forward, cc, grad ? NULL : acts_on_tape) < 0) {
+		free(opaque);
 		goto fail;
-	/* names the op and the user line when it has no gradient rule */
-	if (grad && differentiate(cc, a, rg, &policy) < 0)
+	}
+	/* names the op and the user line when it has no gradient rule (an
+	 * allow_in_graph call left opaque: why it was) */
+	if (grad && differentiate(cc, a, rg, &policy) < 0) {
+		if (opaque && strstr(tj_error_peek() ? tj_error_peek() : "", "allow_in_graph")) {
+			char *msg = tj_error_take();
+			tj_error_set("%s (%s)", msg ? msg : "no gradient rule", opaque);
+			free(msg);
+		}
+		free(opaque);
 		goto fail;
+	}
+	free(opaque);
 	const struct graph *shown_fwd = show(cc, a->forward), *shown_bwd = NULL;
 	if (!shown_fwd || (a->backward && !(shown_bwd = show(cc, a->backward))))
 		goto fail;

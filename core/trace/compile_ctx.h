@@ -99,6 +99,8 @@ struct compile_ctx {
 	const struct inject_bug *bug;     /* never NULL */
 	struct compile_log *log;          /* NULL: no logging */
 	const char *compile_id;           /* "0/1" */
+	struct vm *vm;                    /* the program's, set by the frame evaluator; NULL: a
+	                                     graph compiled outside a run (aot_inline.h) */
 	/* handed back */
 	bool unsupported;                 /* set by a compile that returns NULL because it cannot
 	                                     handle the graph: the frame runs on the backend's

@@ -460,6 +460,7 @@ static void job_begin(struct job *j, struct vm *vm, struct frame *f, struct eval
 	int frame = k->frame_index >= 0 ? k->frame_index : j->rt->fe->next_frame_index;
 	snprintf(j->id, sizeof j->id, "%d/%d", frame, k->ncompiles);
 	compile_ctx_init(&j->cc, j->cfg, &j->rt->bug, j->rt->log, j->id);
+	j->cc.vm = vm;
 }
 
 /* the bytecode to a graph, guards and a plan (tracer.h); the tracer times

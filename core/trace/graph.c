@@ -744,6 +744,41 @@ int graph_insert(struct graph *g, int pos, const struct gnode *n)
 	return pos;
 }
 
+int graph_insert_copy(struct graph *g, int pos, const struct gnode *n, const int *to, int nouter,
+		      const struct user_frame *outer)
+{
+	struct gnode d = *n;
+	d.source = NULL;
+	d.nargs = 0;
+	d.name = graph_fresh_name(g, n->name);
+	d.args = n->nargs ? graph_alloc(g, sizeof *d.args * (size_t)n->nargs) : NULL;
+	d.nstack = nouter + n->nstack;
+	d.stack = d.nstack ? graph_alloc(g, sizeof *d.stack * (size_t)d.nstack) : NULL;
+	if (!d.name || (n->nargs && !d.args) || (d.nstack && !d.stack))
+		return -1;
+	if (nouter)
+		memcpy(d.stack, outer, sizeof *d.stack * (size_t)nouter);
+	if (n->nstack)
+		memcpy(d.stack + nouter, n->stack, sizeof *d.stack * (size_t)n->nstack);
+	for (; d.nargs < n->nargs; d.nargs++) {
+		if (garg_copy(g, &d.args[d.nargs], &n->args[d.nargs]) < 0) {
+			d.nargs++;
+			goto fail;
+		}
+		graph_remap_arg(&d.args[d.nargs], to);
+	}
+	if (n->kind == GN_CALL)
+		val_incref(n->callee);
+	if (graph_insert(g, pos, &d) >= 0)
+		return pos;
+	if (n->kind == GN_CALL)
+		val_decref(n->callee);
+fail:
+	for (int i = 0; i < d.nargs; i++)
+		garg_release(&d.args[i]);
+	return -1;
+}
+
 static int garg_replace(struct garg *a, int from, int to)
 {
 	if (a->kind == GARG_NODE && a->node == from) {

@@ -204,6 +204,13 @@ static inline bool graph_is_used(const struct graph_users *u, int i)
  * read nodes before pos. Returns pos, the graph then holding n's
  * references; or -1 when out of memory, with nothing changed. */
 int graph_insert(struct graph *g, int pos, const struct gnode *n);
+/* Puts at pos a copy of node n of another graph (an op or a getitem): a
+ * fresh name from n's, its arg trees copied into g's arena with every
+ * node arg k renumbered to to[k] (a node of g before pos), and its user
+ * stack the frames outer[0, nouter) (the call it is inlined at) then n's.
+ * Returns pos, or -1 when out of memory, with nothing changed. */
+int graph_insert_copy(struct graph *g, int pos, const struct gnode *n, const int *to, int nouter,
+		      const struct user_frame *outer);
 /* Every arg and output that reads node from reads node to instead;
  * returns how many were changed. to must come before from's readers. */
 int graph_replace_uses(struct graph *g, int from, int to);

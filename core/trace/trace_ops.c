@@ -621,7 +621,8 @@ struct var *op_call(struct tstate *st, int op, struct var **args, int nargs, val
 }
 
 /* The body of an allow_in_graph function runs here, to give the node its
- * result's dtype and shape, and again each time the graph runs: its side
+ * result's dtype and shape, and again each time the graph runs (under
+ * eager; aot_eager traces it through where it can, aot_inline.h): its side
  * effects happen once more on every call that compiles. Said once per
  * call site, at the call (doc/language.md). */
 static void warn_body_runs(struct tstate *st, const char *fname)
@@ -631,8 +632,7 @@ static void warn_body_runs(struct tstate *st, const char *fname)
 		return;
 	struct strbuf sb = STRBUF_INIT;
 	sb_printf(&sb,
-		  "allow_in_graph: %s runs while tracing and again when the graph runs"
-		  " (a side effect in it happens once more on each compile)",
+		  "allow_in_graph: %s runs while tracing (a side effect in it happens once more on each compile)",
 		  fname);
 	if (sb.buf)
 		compile_log_warning_once_at(rt->log, st->cur->code->src, trace_loc(st->cur), sb.buf);

@@ -273,9 +273,10 @@ check "aot_eager: the forward graph returns them after its output" "$db" \
 check "a compile without a partition saves nothing" "$work/aot.db" \
 	"SELECT saved_bytes IS NULL, (SELECT count(*) FROM aot_saved) FROM compiles" "1|0"
 cat >"$work/aotn.tj" <<'TJ'
+k = 3
 @allow_in_graph
 def opaque(x):
-    return x * 3
+    return x * k
 
 def f(x):
     return opaque(x + 1).sum()
@@ -288,7 +289,7 @@ db=$work/aotn.db
 run 0 run --db "$db" aotn.tj
 check "aot_eager: no gradient rule is the compile's outcome" "$db" \
 	"SELECT label, backend, outcome, error FROM compiles" \
-	"0/0|aot_eager|error|aot_eager: no gradient rule for an allow_in_graph call at aotn.tj:6"
+	"0/0|aot_eager|error|aot_eager: no gradient rule for an allow_in_graph call at aotn.tj:7 (opaque: its body assumes G['k'] == 3, which the caller's guards do not check)"
 check "aot_eager: ... and the frame ran on eager, compiled once" "$db" \
 	"SELECT calls, cache_hits, eager_calls FROM frames" \
 	"2|1|0"
