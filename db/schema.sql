@@ -228,7 +228,7 @@ CREATE TABLE IF NOT EXISTS kernels (
 	hash        TEXT NOT NULL,        -- hash of its loop IR: the kernel cache key
 	fused_nodes TEXT NOT NULL,        -- names of the graph's nodes it computes: 'abs_1, add_2'
 	loop_ir     TEXT NOT NULL,        -- the printed loop nest
-	llvm_ir     TEXT,                 -- the optimized LLVM IR; NULL when none was generated
+	llvm_ir     TEXT,                 -- the optimized LLVM IR (from the kernel cache for a cache hit); NULL when none
 	cache_hit   INTEGER NOT NULL,     -- 1: taken from the kernel cache, 0: generated
 	codegen_ms  REAL NOT NULL DEFAULT 0, -- lowering, LLVM optimization and JIT
 	UNIQUE (graph_id, idx)            -- also the index of kernels by graph

@@ -1471,7 +1471,7 @@ static int build_kernel(struct tui *t, struct view *v, int i, char **err)
 		add_text_row(p, T_NONE, "LLVM IR:");
 		add_text_lines(p, kr->llvm_ir);
 	} else {
-		add_text_row(p, T_NONE, "LLVM IR: none generated (the kernel cache gave the machine code)");
+		add_text_row(p, T_NONE, "LLVM IR: none recorded (a kernel from the cache of an older tjit)");
 	}
 	rc = 0;
 cleanup:

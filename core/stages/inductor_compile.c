@@ -8,8 +8,9 @@
  * Phases of the compile (compile_phases, tjit-profile): schedule, lower,
  * codegen (the LLVM IR), llvm_optimize, jit (object code and loading).
  * The kernels that the cache does not have compile at once on the thread
- * pool's threads, so their codegen, llvm_optimize and jit times are
- * summed over threads and may add up to more than the compile's time.
+ * pool's threads: their codegen, llvm_optimize and jit times, summed over
+ * the threads, are scaled to the wall time the pool took (each phase
+ * keeps its share), so that the phases add up to the compile's time.
  * Each kernel is a row of the kernels table with its loop IR, its LLVM IR
  * (when it was compiled in this run), its time and whether it came from
  * the cache; TJIT_LOGS=output_code prints both IRs, fusion the
@@ -146,9 +147,49 @@ static int by_size_desc(const void *a, const void *b)
 	return (y->k->nnodes > x->k->nnodes) - (y->k->nnodes < x->k->nnodes);
 }
 
+/* A cache entry's payload: the object code, then the optimized LLVM IR
+ * (text, no NUL: the database's kernels.llvm_ir for a kernel taken from
+ * the cache too), then the object's length, a u64 little-endian. */
+static void *payload_make(const void *obj, size_t len, const char *ir, size_t *plen)
+{
+	size_t nir = ir ? strlen(ir) : 0;
+	unsigned char *p = util_malloc(len + nir + 8);
+	if (!p)
+		return NULL;
+	memcpy(p, obj, len);
+	if (nir)
+		memcpy(p + len, ir, nir);
+	for (int b = 0; b < 8; b++)
+		p[len + nir + b] = (unsigned char)((uint64_t)len >> (8 * b));
+	*plen = len + nir + 8;
+	return p;
+}
+
+/* the object and the IR (malloc'd, NULL when none) of a payload; -1 when
+ * it is not one (a foreign entry: the kernel is compiled again) */
+static int payload_read(const void *payload, size_t plen, size_t *len, char **ir)
+{
+	const unsigned char *p = payload;
+	uint64_t n = 0;
+	if (plen < 8)
+		return -1;
+	for (int b = 0; b < 8; b++)
+		n |= (uint64_t)p[plen - 8 + b] << (8 * b);
+	if (n == 0 || n > plen - 8)
+		return -1;
+	*len = (size_t)n;
+	*ir = NULL;
+	size_t nir = plen - 8 - (size_t)n;
+	if (nir && (*ir = util_malloc(nir + 1))) {
+		memcpy(*ir, p + n, nir);
+		(*ir)[nir] = '\0';
+	}
+	return 0;
+}
+
 /* the cache's objects; the others compiled, several kernels at once on
  * the pool's threads (largest first), their phases' times summed over
- * the kernels */
+ * the kernels and scaled to the wall time they took together */
 static int lookup_or_compile(struct compile_ctx *cc, struct kjob *jobs, int n)
 {
 	struct kernel_cache *kc = the_cache();
@@ -167,6 +208,10 @@ static int lookup_or_compile(struct compile_ctx *cc, struct kjob *jobs, int n)
 		kernel_cache_key_hex(j->key, hex);
 		j->rec.hash = util_strdup(hex);
 		enum kc_result got = kernel_cache_get(kc, j->key, &j->obj, &j->len, &why);
+		if ((got == KC_MEMORY || got == KC_DISK) && payload_read(j->obj, j->len, &j->len, &j->rec.source) < 0) {
+			got = KC_BAD;
+			why = util_strdup("not a kernel's entry");
+		}
 		if (got == KC_BAD)
 			hint(cc, "inductor: kernel %s recompiled: %s\n", j->k->name, why ? why : "bad cache entry");
 		free(why);
@@ -182,15 +227,16 @@ static int lookup_or_compile(struct compile_ctx *cc, struct kjob *jobs, int n)
 			miss[nmiss++] = j;
 	}
 	qsort(miss, (size_t)nmiss, sizeof *miss, by_size_desc);
+	double t0 = util_now_ms();
 	parallel_for(nmiss, compile_jobs, miss, 1);
-	static const char *const phases[3] = {"codegen", "llvm_optimize", "jit"};
-	for (int p = 0; p < 3; p++) {
-		double ms = 0;
+	double wall = util_now_ms() - t0, ms[3] = {0, 0, 0};
+	for (int p = 0; p < 3; p++)
 		for (int i = 0; i < nmiss; i++)
-			ms += miss[i]->ms[p];
-		if (nmiss)
-			compile_ctx_phase_add(cc, phases[p], ms);
-	}
+			ms[p] += miss[i]->ms[p];
+	double busy = ms[0] + ms[1] + ms[2];
+	static const char *const phases[3] = {"codegen", "llvm_optimize", "jit"};
+	for (int p = 0; p < 3 && nmiss; p++)
+		compile_ctx_phase_add(cc, phases[p], busy > wall ? ms[p] * wall / busy : ms[p]);
 	free(miss);
 	return 0;
 }
@@ -203,15 +249,20 @@ static int load_kernel(struct compile_ctx *cc, struct kjob *j, loop_kernel_fn *f
 		j->err = NULL;
 		return cg_error(cc, j->k, j->what, err);
 	}
-	if (j->made && kernel_cache_put(the_cache(), j->key, j->made, j->len) < 0) {
+	size_t plen = 0;
+	void *payload = j->made ? payload_make(j->made, j->len, j->rec.source, &plen) : NULL;
+	if (j->made && (!payload || kernel_cache_put(the_cache(), j->key, payload, plen) < 0)) {
 		/* not fatal: this run has the kernel; the next compiles it again */
 		char *msg = tj_error_take();
-		hint(cc, "inductor: kernel %s not cached: %s\n", j->k->name, msg ? msg : "");
+		hint(cc, "inductor: kernel %s not cached: %s\n", j->k->name, msg ? msg : "out of memory");
 		free(msg);
 	}
+	free(payload);
 	if (j->twin) {
 		j->obj = j->twin->obj;
 		j->len = j->twin->len;
+		if (j->twin->rec.source && !j->rec.source)
+			j->rec.source = util_strdup(j->twin->rec.source);
 	}
 	double t0 = util_now_ms();
 	char *err = NULL;

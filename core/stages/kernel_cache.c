@@ -7,9 +7,10 @@
  *   8  u32 version    KERNEL_CACHE_VERSION
  *  12  u32 0          reserved
  *  16  u64 key.hi, u64 key.lo
- *  32  u64 length     of the object code
- *  40  u64 checksum   FNV-1a 64 of the object code
- *  48  the object code */
+ *  32  u64 length     of the payload
+ *  40  u64 checksum   FNV-1a 64 of the payload
+ *  48  the payload (inductor's: the object code, the LLVM IR text, and
+ *      the object code's length as a u64: inductor_compile.c) */
 #define _GNU_SOURCE /* vasprintf */
 #include "kernel_cache.h"
 

@@ -1,7 +1,7 @@
-/* kernel_cache.h - compiled kernels (object code) by a hash of what made
- * them: in memory within a run, and in files that later runs read
- * (doc/codegen.md, "The kernel cache"). No LLVM here: the bytes are
- * whatever the code generator emitted. */
+/* kernel_cache.h - compiled kernels by a hash of what made them: in
+ * memory within a run, and in files that later runs read (doc/codegen.md,
+ * "The kernel cache"). No LLVM here: the bytes are whatever the caller
+ * puts (inductor: the object code and its LLVM IR, inductor_compile.c). */
 #ifndef TJ_KERNEL_CACHE_H
 #define TJ_KERNEL_CACHE_H
 
@@ -11,7 +11,7 @@
 
 /* the file format's version: raise it with any change to the format or
  * to what a key hashes (older files then read as foreign and are rebuilt) */
-#define KERNEL_CACHE_VERSION 1
+#define KERNEL_CACHE_VERSION 2
 
 /* 128 bits of FNV-1a (hash.h) */
 struct kc_key {
