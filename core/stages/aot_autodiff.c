@@ -1440,9 +1440,11 @@ cleanup:
 	return rc;
 }
 
-/* backward: the saved (inputs "saved[k]" with their nodes' names) and
- * the tangents in, the gradients out; the forward nodes it reads and
- * that are not saved computed again; only what it needs is copied */
+/* backward: the saved (inputs "saved[k]" with their nodes' names, k
+ * their place among all the saved, aot_saved.idx, after the saved graph
+ * inputs, which keep their sources) and the tangents in, the gradients
+ * out; the forward nodes it reads and that are not saved computed again;
+ * only what it needs is copied */
 static int make_backward(const struct aot_joint *j, const struct cut *c, struct aot_partition *p)
 {
 	const struct graph *g = j->g;
@@ -1466,6 +1468,7 @@ static int make_backward(const struct aot_joint *j, const struct cut *c, struct 
 		if (c->saved[i])
 			order[n++] = i;
 	}
+	k = n;
 	for (int i = first; i < g->nnodes; i++)
 		if (c->saved[i]) {
 			snprintf(sources[n], sizeof *sources, "saved[%d]", k++);

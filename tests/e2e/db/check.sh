@@ -237,7 +237,7 @@ check "aot_eager with grad: the forward returns the loss and the saved" "$db" \
 check "aot_eager with grad: the backward's inputs" "$db" \
 	"SELECT n.idx, n.name, n.args, n.shape FROM graphs gr JOIN nodes n ON n.graph_id = gr.id WHERE gr.stage = 'aot_backward' AND n.kind = 'input' ORDER BY n.idx" \
 	"0|w|L['w']|[2]
-1|sqrt|saved[0]|[2]
+1|sqrt|saved[1]|[2]
 2|tangents_1|tangents[0]|[]"
 check "aot_eager with grad: decompose, joint and partition are phases of the backend's" "$db" \
 	"SELECT position, name, parent FROM compile_phases ORDER BY position" \
