@@ -709,6 +709,7 @@ static void log_miss(struct vm *vm, struct frame *f, struct eval_ctx *ctx, struc
 	struct compile_record rec;
 	record_begin(&rec, rt, k, ctx->cfg, reason, k->ncompiles);
 	record_failures(&rec, k, vm, f, ctx->cfg->backend);
+	k->ncompiles++; /* its compile id is its own: a later compile takes the next */
 	rec.outcome = "skipped";
 	if (strcmp(reason, "cache_limit") == 0) {
 		k->limit_warned = true;
