@@ -24,6 +24,7 @@
 #include "cli.h"
 #include "db.h"
 #include "query.h"
+#include "strbuf.h"
 #include "util.h"
 #include "viz.h"
 
@@ -132,7 +133,7 @@ static int parse_args(const char *cmd, int argc, char **argv, const struct cli_o
 	if (!o->format)
 		o->format = "dot";
 	if (!viz_format_known(o->format)) {
-		fprintf(stderr, NAME " %s: -T: expected " VIZ_FORMATS ", got '%s'\n", cmd, o->format);
+		fprintf_shown(stderr, NAME " %s: -T: expected " VIZ_FORMATS ", got '%s'\n", cmd, o->format);
 		return -1;
 	}
 	if (o->max_nodes) {
@@ -140,7 +141,7 @@ static int parse_args(const char *cmd, int argc, char **argv, const struct cli_o
 		errno = 0;
 		long n = strtol(o->max_nodes, &end, 10);
 		if (errno || end == o->max_nodes || *end || n < 0 || n > INT_MAX) {
-			fprintf(stderr, NAME " %s: --max-nodes: expected a whole number >= 0, got '%s'\n", cmd,
+			fprintf_shown(stderr, NAME " %s: --max-nodes: expected a whole number >= 0, got '%s'\n", cmd,
 				o->max_nodes);
 			return -1;
 		}
@@ -160,7 +161,7 @@ static struct dbq *open_db(const struct options *o)
 	char *err = NULL;
 	struct dbq *q = dbq_open(db_default_path(o->db), &err);
 	if (!q) {
-		fprintf(stderr, NAME ": %s\n", err ? err : "cannot open the database");
+		fprintf_shown(stderr, NAME ": %s\n", err ? err : "cannot open the database");
 		free(err);
 	}
 	return q;
@@ -170,7 +171,7 @@ static struct dbq *open_db(const struct options *o)
 static int fail(char *err)
 {
 	fflush(stdout);
-	fprintf(stderr, NAME ": %s\n", err ? err : "failed");
+	fprintf_shown(stderr, NAME ": %s\n", err ? err : "failed");
 	free(err);
 	return 1;
 }
@@ -211,7 +212,7 @@ static int cmd_graph(int argc, char **argv)
 	}
 	int64_t id = 0;
 	if (o.nargs && !parse_id(o.args[0], &id)) {
-		fprintf(stderr, NAME ": bad graph id '%s': expected a number (as tjit-dot run shows)\n", o.args[0]);
+		fprintf_shown(stderr, NAME ": bad graph id '%s': expected a number (as tjit-dot run shows)\n", o.args[0]);
 		return 1;
 	}
 	struct dbq *q = open_db(&o);
@@ -260,7 +261,7 @@ static int cmd_minify(int argc, char **argv)
 		return 2;
 	int64_t id = 0;
 	if (o.nargs && !parse_id(o.args[0], &id)) {
-		fprintf(stderr, NAME ": bad session '%s': expected a number (as tjit-tui's sessions show)\n", o.args[0]);
+		fprintf_shown(stderr, NAME ": bad session '%s': expected a number (as tjit-tui's sessions show)\n", o.args[0]);
 		return 1;
 	}
 	struct dbq *q = open_db(&o);

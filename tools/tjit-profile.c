@@ -108,7 +108,7 @@ static int parse_args(const char *cmd, int argc, char **argv, const struct cli_o
 	}
 	if (o->color && strcmp(o->color, "auto") != 0 && strcmp(o->color, "always") != 0 &&
 	    strcmp(o->color, "never") != 0) {
-		fprintf(stderr, NAME " %s: --color: expected auto, always or never, got '%s'\n", cmd, o->color);
+		fprintf_shown(stderr, NAME " %s: --color: expected auto, always or never, got '%s'\n", cmd, o->color);
 		return -1;
 	}
 	return 0;
@@ -140,7 +140,7 @@ static struct dbq *open_db(const struct options *o)
 	char *err = NULL;
 	struct dbq *q = dbq_open(db_default_path(o->db), &err);
 	if (!q) {
-		fprintf(stderr, NAME ": %s\n", err ? err : "cannot open the database");
+		fprintf_shown(stderr, NAME ": %s\n", err ? err : "cannot open the database");
 		free(err);
 	}
 	return q;
@@ -152,7 +152,7 @@ static int load(struct dbq *q, const char *spec, struct profile *p)
 	char *err = NULL;
 	int64_t id = 0;
 	if (dbq_resolve_run(q, spec, &id, &err) < 0 || profile_load(q, id, p, &err) < 0) {
-		fprintf(stderr, NAME ": %s\n", err ? err : "cannot read the run");
+		fprintf_shown(stderr, NAME ": %s\n", err ? err : "cannot read the run");
 		free(err);
 		return 1;
 	}
@@ -187,14 +187,15 @@ static int cmd_run(int argc, char **argv)
 	char *err = NULL;
 	struct dbq *q = dbq_open(res.db_path, &err);
 	if (!q) {
-		fprintf(stderr, NAME ": %s\n", err ? err : "cannot open the database");
+		fprintf_shown(stderr, NAME ": %s\n", err ? err : "cannot open the database");
 		free(err);
 		return 1;
 	}
 	int64_t id = dbq_find_run(q, res.run_id, (int64_t)getpid(), "tjit-profile run");
 	struct profile p;
 	if (!id || profile_load(q, id, &p, &err) < 0) {
-		fprintf(stderr, NAME ": %s\n", err ? err : "the run was not logged (see the database error above)");
+		fprintf_shown(stderr, NAME ": %s\n",
+			      err ? err : "the run was not logged (see the database error above)");
 		free(err);
 		dbq_close(q);
 		return 1;

@@ -24,6 +24,7 @@
 #include "db.h"
 #include "draw.h"
 #include "query.h"
+#include "strbuf.h"
 #include "util.h"
 #include "view.h"
 #include "viz.h"
@@ -99,7 +100,7 @@ static int parse_args(int argc, char **argv, struct options *o)
 	}
 	if (positional) {
 		if (o->db) {
-			fprintf(stderr, NAME ": unexpected argument '%s' (one database at a time)\n", positional);
+			fprintf_shown(stderr, NAME ": unexpected argument '%s' (one database at a time)\n", positional);
 			print_usage(stderr);
 			return 2;
 		}
@@ -127,7 +128,7 @@ int main(int argc, char **argv)
 	char *err = NULL;
 	struct dbq *q = dbq_open(path, &err);
 	if (!q) {
-		fprintf(stderr, NAME ": %s\n", err ? err : "cannot open the database");
+		fprintf_shown(stderr, NAME ": %s\n", err ? err : "cannot open the database");
 		free(err);
 		return 1;
 	}
@@ -144,7 +145,7 @@ int main(int argc, char **argv)
 	};
 	struct tui *t = tui_new(q, &to, 24, 80, &err);
 	if (!t) {
-		fprintf(stderr, NAME ": %s\n", err ? err : "cannot read the database");
+		fprintf_shown(stderr, NAME ": %s\n", err ? err : "cannot read the database");
 		free(err);
 		dbq_close(q);
 		return 1;
@@ -152,7 +153,7 @@ int main(int argc, char **argv)
 	bool color = !o.no_color && !getenv("NO_COLOR"); /* as tjit-profile: set at all */
 	struct draw *d = draw_open(NULL, stdin, stdout, color, &err);
 	if (!d) {
-		fprintf(stderr, NAME ": %s\n", err ? err : "cannot start curses");
+		fprintf_shown(stderr, NAME ": %s\n", err ? err : "cannot start curses");
 		free(err);
 		tui_free(t);
 		dbq_close(q);

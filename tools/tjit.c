@@ -20,6 +20,7 @@
 #include "compile_log.h"
 #include "error.h"
 #include "run.h"
+#include "strbuf.h"
 #include "util.h"
 #include "value.h"
 
@@ -45,11 +46,13 @@ struct command {
 
 static void print_usage(FILE *out) { cli_print_lines(out, usage_lines); }
 
-static int usage_error(const char *fmt, const char *arg)
+/* "tjit: WHAT" or "tjit: WHAT 'ARG'", then the usage: 2 */
+static int usage_error(const char *what, const char *arg)
 {
-	fputs("tjit: ", stderr);
-	fprintf(stderr, fmt, arg);
-	fputc('\n', stderr);
+	if (arg)
+		fprintf_shown(stderr, "tjit: %s '%s'\n", what, arg);
+	else
+		fprintf(stderr, "tjit: %s\n", what);
 	print_usage(stderr);
 	return 2;
 }
@@ -192,7 +195,7 @@ int main(int argc, char **argv)
 	if (!isatty(STDOUT_FILENO))
 		setvbuf(stdout, NULL, _IOFBF, 1 << 16);
 	if (argc < 2)
-		return usage_error("%s", "missing command");
+		return usage_error("missing command", NULL);
 	const char *cmd = argv[1];
 	if (strcmp(cmd, "--help") == 0 || strcmp(cmd, "-h") == 0 || strcmp(cmd, "help") == 0) {
 		print_help();
@@ -222,5 +225,5 @@ int main(int argc, char **argv)
 			return c->fn(argc - 1, argv + 1);
 		}
 	}
-	return usage_error("unknown command '%s'", cmd);
+	return usage_error("unknown command", cmd);
 }

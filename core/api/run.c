@@ -18,6 +18,7 @@
 #include "inductor_compile.h"
 #include "prelude.h"
 #include "runtime.h"
+#include "strbuf.h"
 #include "util.h"
 #include "vm.h"
 
@@ -29,7 +30,7 @@ static int apply_switches(const struct run_options *o, struct runtime_config *rc
 	const char *logs = o->logs ? o->logs : getenv("TJIT_LOGS");
 	char *err = NULL;
 	if (log_parse_artifacts(logs, &rc->log.artifacts, &err) < 0) {
-		fprintf(stderr, "%s %s: %s: %s\n", o->name, o->cmd, o->logs ? "--logs" : "TJIT_LOGS", err);
+		fprintf_shown(stderr, "%s %s: %s: %s\n", o->name, o->cmd, o->logs ? "--logs" : "TJIT_LOGS", err);
 		free(err);
 		return 2;
 	}
@@ -38,8 +39,8 @@ static int apply_switches(const struct run_options *o, struct runtime_config *rc
 		errno = 0;
 		long n = strtol(o->cache_size_limit, &end, 10);
 		if (errno || end == o->cache_size_limit || *end || n < 1 || n > INT_MAX) {
-			fprintf(stderr, "%s %s: --cache-size-limit: expected a whole number >= 1, got '%s'\n", o->name,
-				o->cmd, o->cache_size_limit);
+			fprintf_shown(stderr, "%s %s: --cache-size-limit: expected a whole number >= 1, got '%s'\n",
+				      o->name, o->cmd, o->cache_size_limit);
 			return 2;
 		}
 		rc->switches.cache_size_limit = (int)n;
@@ -48,12 +49,12 @@ static int apply_switches(const struct run_options *o, struct runtime_config *rc
 		rc->switches.cache_size_limit = INT_MAX;
 	if (o->backend && !(rc->switches.backend = backend_find(o->backend))) {
 		char *msg = tj_error_take();
-		fprintf(stderr, "%s %s: --backend: %s\n", o->name, o->cmd, msg ? msg : "unknown backend");
+		fprintf_shown(stderr, "%s %s: --backend: %s\n", o->name, o->cmd, msg ? msg : "unknown backend");
 		free(msg);
 		return 2;
 	}
 	if (compile_ctx_parse_bug(getenv("TJIT_INJECT_BUG"), &rc->bug, &err) < 0) {
-		fprintf(stderr, "%s %s: TJIT_INJECT_BUG: %s\n", o->name, o->cmd, err);
+		fprintf_shown(stderr, "%s %s: TJIT_INJECT_BUG: %s\n", o->name, o->cmd, err);
 		free(err);
 		return 2;
 	}
@@ -70,8 +71,9 @@ static int apply_switches(const struct run_options *o, struct runtime_config *rc
 		int f, n, len = 0;
 		if (!colon || !colon[1] || sscanf(record, "%d/%d%n", &f, &n, &len) != 2 || record + len != colon ||
 		    f < 0 || n < 0) {
-			fprintf(stderr, "%s %s: TJIT_RECORD: expected F/N:PATH (a compile id, a file), got '%s'\n",
-				o->name, o->cmd, record);
+			fprintf_shown(stderr,
+				      "%s %s: TJIT_RECORD: expected F/N:PATH (a compile id, a file), got '%s'\n",
+				      o->name, o->cmd, record);
 			return 2;
 		}
 		rc->switches.record = record;
@@ -150,11 +152,11 @@ static struct db_writer *open_db(const struct run_options *o, const char **path,
 	struct db_writer *w = db_open_writer(p, &err);
 	if (!w) {
 		if (o->db_required) {
-			fprintf(stderr, "%s: database: %s\n", o->name, err ? err : "cannot open");
+			fprintf_shown(stderr, "%s: database: %s\n", o->name, err ? err : "cannot open");
 			if (!*status)
 				*status = 1;
 		} else {
-			fprintf(stderr, "%s: database: %s (running without a log)\n", o->name,
+			fprintf_shown(stderr, "%s: database: %s (running without a log)\n", o->name,
 				err ? err : "cannot open");
 		}
 		free(err);

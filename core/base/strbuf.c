@@ -2,6 +2,7 @@
 #include "strbuf.h"
 
 #include <stdarg.h>
+#include <stdbool.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -95,6 +96,22 @@ char *shown_dup(const char *s)
 	struct strbuf sb = STRBUF_INIT;
 	sb_add_shown(&sb, s, strlen(s));
 	return sb_detach(&sb);
+}
+
+void fprintf_shown(FILE *f, const char *fmt, ...)
+{
+	struct strbuf text = STRBUF_INIT, shown = STRBUF_INIT;
+	va_list ap;
+	va_start(ap, fmt);
+	sb_vprintf(&text, fmt, ap);
+	va_end(ap);
+	bool nl = text.len && text.buf[text.len - 1] == '\n';
+	sb_add_shown(&shown, sb_str(&text), text.len - nl);
+	if (nl)
+		sb_putc(&shown, '\n');
+	fputs(sb_str(&shown), f);
+	sb_release(&text);
+	sb_release(&shown);
 }
 
 void sb_puts(struct strbuf *sb, const char *s)

@@ -7,6 +7,7 @@
 
 #include <stdarg.h>
 #include <stddef.h>
+#include <stdio.h>
 
 struct strbuf {
 	char *buf;
@@ -30,6 +31,10 @@ void sb_add_shown(struct strbuf *sb, const char *s, size_t n);
 void sb_add_shown_lines(struct strbuf *sb, const char *s, size_t n);
 /* sb_add_shown of the string s into a new one (caller frees) */
 char *shown_dup(const char *s);
+/* fprintf(f, fmt, ...) of a message line that names a path, a name or an
+ * argument: the whole text as sb_add_shown shows it, but a "\n" at its
+ * end (a newline inside, as any control character, is shown as \x0a) */
+void fprintf_shown(FILE *f, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
 char *sb_detach(struct strbuf *sb);                /* caller frees */
 void sb_reset(struct strbuf *sb);                  /* empty again, keeping its memory */
 void sb_release(struct strbuf *sb);

@@ -70,6 +70,17 @@ START_TEST(test_shown)
 	sb_add_shown_lines(&sb, "x\x1b\ny\r\n\n", 7); /* line ends kept, the rest escaped */
 	ck_assert_str_eq(sb_str(&sb), "x\\x1b\ny\\x0d\n\n");
 	sb_release(&sb);
+
+	/* a message line: the arguments escaped, the line end at its end kept */
+	char *buf = NULL;
+	size_t len = 0;
+	FILE *f = open_memstream(&buf, &len);
+	ck_assert_ptr_nonnull(f);
+	fprintf_shown(f, "t: no database at '%s'\n", "x\x1b[2J\n.db");
+	fprintf_shown(f, "%s %d", "no\tend", 7);
+	fclose(f);
+	ck_assert_str_eq(buf, "t: no database at 'x\\x1b[2J\\x0a.db'\nno end 7");
+	free(buf);
 }
 END_TEST
 

@@ -4,6 +4,7 @@
 #include <stdbool.h>
 #include <string.h>
 
+#include "strbuf.h"
 #include "util.h"
 
 int cli_parse_option(const char *name, const char *cmd, const struct cli_option *defs, int argc, char **argv,
@@ -19,7 +20,7 @@ int cli_parse_option(const char *name, const char *cmd, const struct cli_option 
 	while (d && d->name && !(strlen(d->name) == len && strncmp(d->name, a, len) == 0))
 		d++;
 	if (!d || !d->name) {
-		fprintf(stderr, "%s%s%s: unknown option '%s'\n", name, sep, cmd, a);
+		fprintf_shown(stderr, "%s%s%s: unknown option '%s'\n", name, sep, cmd, a);
 		return -1;
 	}
 	if (!d->arg) {
@@ -73,8 +74,8 @@ int cli_parse_args(const char *name, const char *cmd, const struct cli_option *d
 			continue;
 		}
 		if (*nargs >= max) {
-			fprintf(stderr, "%s%s%s: unexpected argument '%s'%s%s%s\n", name, cmd ? " " : "", cmd ? cmd : "", a,
-				hint ? " (" : "", hint ? hint : "", hint ? ")" : "");
+			fprintf_shown(stderr, "%s%s%s: unexpected argument '%s'%s%s%s\n", name, cmd ? " " : "",
+				      cmd ? cmd : "", a, hint ? " (" : "", hint ? hint : "", hint ? ")" : "");
 			return -1;
 		}
 		args[(*nargs)++] = a;
@@ -134,7 +135,7 @@ int cli_tool_main(const struct cli_tool *t, int argc, char **argv)
 		}
 		return c->fn ? c->fn(argc - 1, argv + 1) : tool_help(t);
 	}
-	fprintf(stderr, "%s: unknown command '%s'\n", t->name, cmd);
+	fprintf_shown(stderr, "%s: unknown command '%s'\n", t->name, cmd);
 	cli_tool_usage(t, stderr);
 	return 2;
 }

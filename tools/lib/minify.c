@@ -307,7 +307,7 @@ static int prepare_dir(struct session *s)
 {
 	s->dir = s->o->out_dir ? xstrdup(s->o->out_dir) : default_dir(s->o->program);
 	if (mkdir(s->dir, 0777) < 0 && errno != EEXIST) {
-		fprintf(stderr, NAME ": cannot make the folder '%s': %s\n", s->dir, strerror(errno));
+		fprintf_shown(stderr, NAME ": cannot make the folder '%s': %s\n", s->dir, strerror(errno));
 		return -1;
 	}
 	/* absolute: the graph programs run in the folder (their sidecars) */
@@ -350,7 +350,7 @@ static int reference(struct session *s, const char *source_text)
 	fprintf(s->out, "failure: not_compiler_bug\n");
 	if (c.res.err && *c.res.err) /* the error as the user's own run shows it, with its place */
 		fputs(c.res.err, stderr);
-	fprintf(stderr, NAME ": %s fails without compile() too (%s): not a compiler bug\n", s->o->program, t);
+	fprintf_shown(stderr, NAME ": %s fails without compile() too (%s): not a compiler bug\n", s->o->program, t);
 	begin_session(s, minify_class_name(c.sig.cls), source_text);
 	end_session(s, NULL, "not_compiler_bug", NULL);
 	free(t);
@@ -403,12 +403,13 @@ static int classify(struct session *s, const char *source_text)
 	} else {
 		fprintf(s->out, "failure: none\n");
 		if (s->o->match && runs[0].sig.cls != MZ_PASS)
-			fprintf(stderr, NAME ": %s fails with backend %s, but not with a message that contains '%s'\n",
-				s->o->program, s->o->backend, s->o->match);
+			fprintf_shown(stderr,
+				      NAME ": %s fails with backend %s, but not with a message that contains '%s'\n",
+				      s->o->program, s->o->backend, s->o->match);
 		else
-			fprintf(stderr,
-				NAME ": %s does not fail with backend %s: %d runs printed what the eager run printed\n",
-				s->o->program, s->o->backend, nrun);
+			fprintf_shown(stderr,
+				      NAME ": %s does not fail with backend %s: %d runs printed what the eager run printed\n",
+				      s->o->program, s->o->backend, nrun);
 	}
 	for (int i = 0; i < nrun; i++)
 		cand_release(&runs[i]);
@@ -546,7 +547,7 @@ static bool write_file(const char *path, const char *text)
 	if (ok && rename(tmp, path) < 0)
 		ok = false;
 	if (!ok) {
-		fprintf(stderr, NAME ": cannot write '%s': %s\n", path, strerror(errno));
+		fprintf_shown(stderr, NAME ": cannot write '%s': %s\n", path, strerror(errno));
 		unlink(tmp);
 	}
 	free(tmp);
@@ -1063,7 +1064,7 @@ static void report_failure(struct session *s, const char *stage)
 		fprintf(s->out, "detail: %s\n", s->sig.detail);
 	fprintf(s->out, "stage: %s\n", stage ? stage : "unknown");
 	if (s->graph)
-		fprintf(s->out, "graph: %s\n", s->graph);
+		fprintf_shown(s->out, "graph: %s\n", s->graph);
 	if (s->kernel)
 		fprintf(s->out, "kernel: %s\n", s->kernel);
 	if (s->shrunk)
@@ -1078,7 +1079,7 @@ static struct db_writer *open_log(const struct minify_options *o, const char *so
 	char *err = NULL;
 	struct db_writer *w = db_open_writer(db_default_path(o->db), &err);
 	if (!w) {
-		fprintf(stderr, NAME ": database: %s (minifying without a log)\n", err ? err : "cannot open");
+		fprintf_shown(stderr, NAME ": database: %s (minifying without a log)\n", err ? err : "cannot open");
 		free(err);
 		w = db_null_writer();
 	}
@@ -1104,10 +1105,11 @@ static int minify_failure(struct session *s, const char *source_text)
 	shrink(s, stage);
 	report_failure(s, stage);
 	bool ok = verify(s);
-	fprintf(s->out, "runs: %ld\nrepro: %s\n", s->queries, s->repro);
+	fprintf(s->out, "runs: %ld\n", s->queries);
+	fprintf_shown(s->out, "repro: %s\n", s->repro);
 	s->runs_reported = true;
 	if (!ok)
-		fprintf(stderr, NAME ": %s: %s\n", s->repro,
+		fprintf_shown(stderr, NAME ": %s: %s\n", s->repro,
 			s->stopped ? "not checked: the limits ran out" : "does not fail alone");
 	end_session(s, stage, !ok ? "not_reproduced" : s->shrunk ? "minified" : "classified", s->repro_text);
 	return ok ? 0 : 1;
@@ -1144,10 +1146,11 @@ int minify_main(const struct minify_options *o, FILE *out)
 	if (!code && status == 2)
 		return 2;
 	s.db = open_log(o, src ? src->text : NULL);
-	fprintf(out, "program: %s\nbackend: %s\n", o->program, o->backend);
+	fprintf_shown(out, "program: %s\n", o->program);
+	fprintf(out, "backend: %s\n", o->backend);
 	if (!code) {
 		fprintf(out, "failure: not_compiler_bug\n");
-		fprintf(stderr, NAME ": %s has a syntax error: not a compiler bug\n", o->program);
+		fprintf_shown(stderr, NAME ": %s has a syntax error: not a compiler bug\n", o->program);
 		begin_session(&s, "syntax_error", NULL);
 		end_session(&s, NULL, "not_compiler_bug", NULL);
 		status = 1;

@@ -1848,8 +1848,9 @@ bool profile_diff_print(const struct profile *a, const struct profile *b, struct
 	struct style st = style_of(color);
 	struct diff d;
 	diff_build(a, b, &d);
-	sb_printf(out, "%sRun %lld against run %lld of %s%s\n", st.title, (long long)b->run.id, (long long)a->run.id,
-		  b->db_path, st.off);
+	sb_printf(out, "%sRun %lld against run %lld of ", st.title, (long long)b->run.id, (long long)a->run.id);
+	sb_add_shown(out, b->db_path, strlen(b->db_path));
+	sb_printf(out, "%s\n", st.off);
 	char *line = xasprintf("run %lld, %s", (long long)a->run.id, a->run.command);
 	put_para(out, "  A: ", "     ", line);
 	free(line);

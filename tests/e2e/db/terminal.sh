@@ -9,10 +9,13 @@
 # run and graph, an error's source line and traceback -- must hold no
 # control character but the line end and the tab, and must show the
 # escape as \x1b. The runs are all in the database, under their names.
+# Then tjit-minify on such a program, and every tool's messages that name
+# a database, a run or an argument.
 # (tjit-tui's screens: tests/unit/check_tui.c.)
 #
-# Environment: TJIT, TJIT_PROFILE, TJIT_DOT (default: beside TJIT),
-# TJ_SRCDIR. Exit 77 (skipped) without the sqlite3 shell.
+# Environment: TJIT, TJIT_PROFILE, TJIT_DOT, TJIT_TUI, TJIT_MINIFY
+# (default: beside TJIT), TJ_SRCDIR. Exit 77 (skipped) without the sqlite3
+# shell.
 set -u
 
 top=${TJ_SRCDIR:-$(cd "$(dirname "$0")/../../.." && pwd)}
@@ -20,6 +23,7 @@ top=$(cd "$top" && pwd) || exit 99
 # shellcheck source=tests/e2e/lib.sh
 . "$top/tests/e2e/lib.sh"
 find_tools terminal.sh
+find_minify terminal.sh
 if ! command -v sqlite3 >/dev/null 2>&1; then
 	echo "SKIP: no sqlite3 command-line shell"
 	exit 77
@@ -130,6 +134,68 @@ x = 1 \x1b[2J
 
 expect 2 "a missing file's name" "$tjit" run --no-db "$(printf 'm\033[2J.tj')"
 same "a missing file's name: the message" "tjit: cannot read 'm\x1b[2J.tj': No such file or directory" "$work/err"
+
+# tjit-minify's report and messages name the program, its graph and the
+# repro's folder
+mname=$(printf 'n\033[2Jr.tj')
+printf '@compile\ndef f(x):\n    y = x * 2\n    z = y.relu()\n    w = z + 1\n    return w.sum()\n\nprint(f(ones(4, 4)))\n' >"$mname"
+expect 0 "tjit-minify: a failure" env TJIT_INJECT_BUG=aot:compile_error "$minify" --db m.db "$mname"
+clean "tjit-minify: the report" "$work/out"
+empty "tjit-minify: stderr" "$work/err"
+has "tjit-minify: the program" "$work/out" 'program: n\x1b[2Jr.tj'
+has "tjit-minify: the graph" "$work/out" 'graph: 0/0 f (n\x1b[2Jr.tj:2)'
+has "tjit-minify: the repro" "$work/out" 'repro: n\x1b[2Jr.minify/repro.tj'
+expect 1 "tjit-minify: no failure" "$minify" --db m.db "$mname"
+clean "tjit-minify: no failure: the report" "$work/out"
+clean "tjit-minify: no failure: stderr" "$work/err"
+has "tjit-minify: no failure: the program" "$work/out" 'program: n\x1b[2Jr.tj'
+has "tjit-minify: no failure: the message" "$work/err" \
+	'tjit-minify: n\x1b[2Jr.tj does not fail with backend inductor'
+expect 1 "tjit-minify: a database in no folder" "$minify" --db "nofolder/$mname.db" "$mname"
+clean "tjit-minify: a database in no folder" "$work/err"
+has "tjit-minify: a database in no folder: its name" "$work/err" 'database: nofolder/n\x1b[2Jr.tj.db'
+
+# every message that names a database, a run or an argument
+nodb=$(printf 'no\033[2J.db')
+expect 1 "tjit-profile report: no database" "$prof" report --db "$nodb"
+same "tjit-profile report: no database: the message" "tjit-profile: no database at 'no\x1b[2J.db'" "$work/err"
+expect 1 "tjit-dot run: no database" "$dot" run --db "$nodb"
+same "tjit-dot run: no database: the message" "tjit-dot: no database at 'no\x1b[2J.db'" "$work/err"
+expect 1 "tjit-tui: no database" "$tui" --db "$nodb"
+same "tjit-tui: no database: the message" "tjit-tui: no database at 'no\x1b[2J.db'" "$work/err"
+expect 1 "tjit-profile run: a database in no folder" "$prof" run --db "nofolder/$nodb" "$sql"
+clean "tjit-profile run: a database in no folder" "$work/err"
+has "tjit-profile run: a database in no folder: its name" "$work/err" 'database: nofolder/no\x1b[2J.db'
+expect 0 "tjit run: a database in no folder" "$tjit" run --db "nofolder/$nodb" "$sql"
+clean "tjit run: a database in no folder" "$work/err"
+has "tjit run: a database in no folder: its name" "$work/err" 'database: nofolder/no\x1b[2J.db'
+cdb=$(printf 'c\033[2J.db')
+"$tjit" run --db "$cdb" "$sql" >/dev/null 2>&1
+"$tjit" run --db "$cdb" "$sql" >/dev/null 2>&1
+expect 0 "tjit-profile diff: the database's name" "$prof" diff --db "$cdb" 1 2
+clean "tjit-profile diff: the database's name" "$work/out"
+has "tjit-profile diff: the database's name" "$work/out" 'Run 2 against run 1 of c\x1b[2J.db'
+expect 1 "tjit-dot graph: no such compile" "$dot" graph --db "$cdb" --compile 7/0
+same "tjit-dot graph: no such compile: the message" 'tjit-dot: no compile 7/0 in run 2' "$work/err"
+arg=$(printf 'x\033[2J')
+for t in "$tjit" "$prof" "$dot"; do
+	expect 2 "$(basename "$t"): an unknown command" "$t" "$arg"
+	head -n 1 "$work/err" >"$work/first"
+	same "$(basename "$t"): an unknown command: the message" "$(basename "$t"): unknown command 'x\x1b[2J'" \
+		"$work/first"
+done
+expect 2 "tjit run: an unknown option" "$tjit" run "--$arg" "$sql"
+has "tjit run: an unknown option: the message" "$work/err" "tjit run: unknown option '--x\x1b[2J'"
+expect 2 "tjit run: an unexpected argument" "$tjit" run "$sql" "$arg"
+has "tjit run: an unexpected argument: the message" "$work/err" "tjit run: unexpected argument 'x\x1b[2J'"
+expect 2 "tjit run: a bad --cache-size-limit" "$tjit" run --cache-size-limit "$arg" "$sql"
+has "tjit run: a bad --cache-size-limit: the message" "$work/err" "got 'x\x1b[2J'"
+expect 2 "tjit-dot graph: a bad -T" "$dot" graph -T "$arg" 1
+has "tjit-dot graph: a bad -T: the message" "$work/err" "got 'x\x1b[2J'"
+expect 2 "tjit-profile report: a bad --color" "$prof" report --color "$arg"
+has "tjit-profile report: a bad --color: the message" "$work/err" "got 'x\x1b[2J'"
+expect 2 "tjit-tui: two databases" "$tui" a.db "$arg"
+has "tjit-tui: two databases: the message" "$work/err" "unexpected argument 'x\x1b[2J'"
 
 echo "$pass passed, $fail failed"
 [ $fail -eq 0 ]
