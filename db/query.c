@@ -10,6 +10,7 @@
 #include "query.h"
 
 #include <errno.h>
+#include <limits.h>
 #include <signal.h>
 #include <sqlite3.h>
 #include <stdarg.h>
@@ -517,6 +518,23 @@ static int no_run(struct dbq *q, const char *spec, char **err)
 	return set_err(err, "no run '%s' in %s (it has %lld run%s)", spec, q->path, (long long)n, n == 1 ? "" : "s");
 }
 
+bool dbq_parse_id(const char *s, int64_t *id)
+{
+	int64_t v = 0;
+	if (!parse_count(s, &v) || v == 0)
+		return false;
+	*id = v;
+	return true;
+}
+
+bool dbq_run_spec_ok(const char *spec)
+{
+	int64_t v = 0;
+	if (strncmp(spec, "latest", 6) == 0 && (spec[6] == 0 || spec[6] == '~'))
+		return spec[6] == 0 || parse_count(spec + 7, &v);
+	return dbq_parse_id(spec, &v);
+}
+
 int dbq_resolve_run(struct dbq *q, const char *spec, int64_t *id, char **err)
 {
 	if (err)
@@ -544,7 +562,7 @@ int dbq_resolve_run(struct dbq *q, const char *spec, int64_t *id, char **err)
 		*id = v;
 		return 0;
 	}
-	if (!parse_count(spec, &v) || v == 0)
+	if (!dbq_parse_id(spec, &v))
 		return set_err(err, "bad run '%s': expected a run id, latest or latest~N", spec);
 	sqlite3_stmt *st = stmt(q, Q_RUN_OF, err);
 	if (!st)
@@ -754,11 +772,27 @@ static void bind_page(sqlite3_stmt *st, int i, int64_t key, int limit)
 }
 
 /* a compile id "F/N" */
+/* "F/N": two runs of digits, each at most INT_MAX */
 static bool parse_label(const char *label, int *frame, int *index)
 {
-	int used = 0;
-	return label[0] >= '0' && label[0] <= '9' && sscanf(label, "%d/%d%n", frame, index, &used) == 2 &&
-	       !label[used] && *frame >= 0 && *index >= 0;
+	const char *slash = strchr(label, '/');
+	if (!slash || slash == label || (size_t)(slash - label) > 10)
+		return false;
+	char f[11];
+	memcpy(f, label, (size_t)(slash - label));
+	f[slash - label] = 0;
+	int64_t a = 0, b = 0;
+	if (!parse_count(f, &a) || !parse_count(slash + 1, &b) || a > INT_MAX || b > INT_MAX)
+		return false;
+	*frame = (int)a;
+	*index = (int)b;
+	return true;
+}
+
+bool dbq_compile_label_ok(const char *label)
+{
+	int frame, index;
+	return parse_label(label, &frame, &index);
 }
 
 /* ---- frames ---- */

@@ -38,6 +38,15 @@ const char *dbq_path(const struct dbq *q);
  * runs)", "bad run 'x': expected a run id, latest or latest~N"). */
 int dbq_resolve_run(struct dbq *q, const char *spec, int64_t *id, char **err);
 
+/* The spellings the tools take, checked before a database is opened (a
+ * malformed one is bad usage, exit 2; a well-formed one that names
+ * nothing in the database is not there, exit 1): a RUN as above (a run
+ * id is 1 or more); a row id, a graph's or a minifier session's (digits,
+ * 1 or more, into *id); a compile id F/N (F, N >= 0). */
+bool dbq_run_spec_ok(const char *spec);
+bool dbq_parse_id(const char *s, int64_t *id);
+bool dbq_compile_label_ok(const char *label);
+
 /* The run a process logged: handle (what db_begin_run returned) when that
  * row has this pid and tool, else the newest run with them (another
  * process logged into the file meanwhile); 0 when there is none. */

@@ -5,7 +5,8 @@
  * their output viz/.
  *
  * Exit status: 0 success; 1 no database, no such graph, run or compile,
- * or an output that cannot be written or rendered; 2 bad usage.
+ * or an output that cannot be written or rendered; 2 bad usage (a
+ * malformed id too, checked before the database is opened).
  */
 #ifdef HAVE_CONFIG_H
 #include "config.h"
@@ -176,17 +177,7 @@ static int fail(char *err)
 	return 1;
 }
 
-/* a graph id: digits only */
-static bool parse_id(const char *s, int64_t *id)
-{
-	char *end = NULL;
-	errno = 0;
-	long long v = strtoll(s, &end, 10);
-	if (errno || end == s || *end || v < 1 || s[0] == '+' || s[0] == ' ')
-		return false;
-	*id = v;
-	return true;
-}
+#define RUN_EXPECTED "a run id (1, 2, ...), latest or latest~N"
 
 /* ---- the subcommands ---- */
 
@@ -211,10 +202,12 @@ static int cmd_graph(int argc, char **argv)
 		return 2;
 	}
 	int64_t id = 0;
-	if (o.nargs && !parse_id(o.args[0], &id)) {
-		fprintf_shown(stderr, NAME ": bad graph id '%s': expected a number (as tjit-dot run shows)\n", o.args[0]);
-		return 1;
-	}
+	if (o.nargs && !dbq_parse_id(o.args[0], &id))
+		return cli_bad_arg(&tool, "graph", "graph id", o.args[0], "a number >= 1 (as tjit-dot run shows)");
+	if (o.compile && !dbq_compile_label_ok(o.compile))
+		return cli_bad_arg(&tool, "graph", "compile id", o.compile, "F/N, as 0/1");
+	if (o.run && !dbq_run_spec_ok(o.run))
+		return cli_bad_arg(&tool, "graph", "run", o.run, RUN_EXPECTED);
 	struct dbq *q = open_db(&o);
 	if (!q)
 		return 1;
@@ -241,6 +234,8 @@ static int cmd_run(int argc, char **argv)
 	struct options o;
 	if (parse_args("run", argc, argv, run_options, 1, &o) < 0)
 		return 2;
+	if (o.nargs && !dbq_run_spec_ok(o.args[0]))
+		return cli_bad_arg(&tool, "run", "run", o.args[0], RUN_EXPECTED);
 	struct dbq *q = open_db(&o);
 	if (!q)
 		return 1;
@@ -260,10 +255,8 @@ static int cmd_minify(int argc, char **argv)
 	if (parse_args("minify", argc, argv, minify_options, 1, &o) < 0)
 		return 2;
 	int64_t id = 0;
-	if (o.nargs && !parse_id(o.args[0], &id)) {
-		fprintf_shown(stderr, NAME ": bad session '%s': expected a number (as tjit-tui's sessions show)\n", o.args[0]);
-		return 1;
-	}
+	if (o.nargs && !dbq_parse_id(o.args[0], &id))
+		return cli_bad_arg(&tool, "minify", "session", o.args[0], "a number >= 1 (as tjit-tui's sessions show)");
 	struct dbq *q = open_db(&o);
 	if (!q)
 		return 1;
@@ -291,11 +284,13 @@ static const struct cli_tool tool = {
 	"An ID is a graph's id in the database (tjit-dot run shows them). A RUN\n"
 	"is a run id (1, 2, ...), latest, or latest~N (the Nth run before the\n"
 	"latest). A SESSION is a tjit-minify session's id (default: the latest).\n"
+	"Ids start at 1; F/N is two numbers from 0.\n"
 	"TJIT_DB names the default database.\n"
 	"-o replaces a drawing (DOT, Graphviz's SVG, PNG, PDF) or an empty file;\n"
 	"any other file only with --force.\n"
 	"\nExit status: 0 success; 1 no database, graph, run or compile, or an\n"
-	"output that cannot be written or is not a drawing; 2 bad usage.\n",
+	"output that cannot be written or is not a drawing; 2 bad usage (a\n"
+	"malformed ID, F/N, RUN or SESSION too).\n",
 	commands,
 };
 

@@ -9,7 +9,8 @@
  *
  * Exit status: 0 success; 1 the program failed, no database or no such
  * run, or `diff --fail-on-new` found new breaks or recompiles; 2 bad usage
- * or an unreadable program.
+ * (a malformed RUN too, checked before the database is opened) or an
+ * unreadable program.
  */
 #ifdef HAVE_CONFIG_H
 #include "config.h"
@@ -159,6 +160,8 @@ static int load(struct dbq *q, const char *spec, struct profile *p)
 	return 0;
 }
 
+#define RUN_EXPECTED "a run id (1, 2, ...), latest or latest~N"
+
 /* ---- the subcommands ---- */
 
 static int cmd_run(int argc, char **argv)
@@ -213,6 +216,8 @@ static int cmd_report(int argc, char **argv)
 	struct options o;
 	if (parse_args("report", argc, argv, report_options, 0, 1, (const char *const[]){"RUN"}, &o) < 0)
 		return 2;
+	if (o.nargs && !dbq_run_spec_ok(o.args[0]))
+		return cli_bad_arg(&tool, "report", "run", o.args[0], RUN_EXPECTED);
 	struct dbq *q = open_db(&o);
 	if (!q)
 		return 1;
@@ -236,6 +241,9 @@ static int cmd_diff(int argc, char **argv)
 	struct options o;
 	if (parse_args("diff", argc, argv, diff_options, 2, 2, (const char *const[]){"RUN_A", "RUN_B"}, &o) < 0)
 		return 2;
+	for (int i = 0; i < 2; i++)
+		if (!dbq_run_spec_ok(o.args[i]))
+			return cli_bad_arg(&tool, "diff", "run", o.args[i], RUN_EXPECTED);
 	struct dbq *q = open_db(&o);
 	if (!q)
 		return 1;
@@ -282,7 +290,8 @@ static const struct cli_tool tool = {
 	"A RUN is a run id of the database (1, 2, ...), latest, or latest~N (the\n"
 	"Nth run before the latest). TJIT_DB names the default database.\n"
 	"\nExit status: 0 success; 1 the program failed, no database or run, or\n"
-	"diff --fail-on-new found something new; 2 bad usage.\n",
+	"diff --fail-on-new found something new; 2 bad usage (a malformed RUN\n"
+	"too).\n",
 	commands,
 };
 

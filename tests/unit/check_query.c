@@ -208,6 +208,7 @@ START_TEST(test_resolve_run)
 		ck_assert_msg(dbq_resolve_run(q, good[i].spec, &id, &err) == 0, "%s: %s", good[i].spec,
 			      err ? err : "?");
 		ck_assert_int_eq(id, good[i].id);
+		ck_assert(dbq_run_spec_ok(good[i].spec));
 	}
 	char want[700];
 	const char *missing[] = {"latest~3", "latest~99999", "4", "12345678901"};
@@ -218,6 +219,7 @@ START_TEST(test_resolve_run)
 		snprintf(want, sizeof want, "no run '%s' in %s (it has 3 runs)", missing[i], dbpath);
 		ck_assert_str_eq(err, want);
 		free(err);
+		ck_assert(dbq_run_spec_ok(missing[i])); /* well-formed: not there, not bad usage */
 	}
 	const char *bad[] = {"0", "-1", "abc", "latest~", "latest~-1", "latest~x", "1x", "", "latest1", "~1",
 			     "99999999999999999999", " 1"};
@@ -228,6 +230,7 @@ START_TEST(test_resolve_run)
 		snprintf(want, sizeof want, "bad run '%s': expected a run id, latest or latest~N", bad[i]);
 		ck_assert_str_eq(err, want);
 		free(err);
+		ck_assert_msg(!dbq_run_spec_ok(bad[i]), "%s", bad[i]);
 	}
 	dbq_close(q);
 }
@@ -711,6 +714,23 @@ START_TEST(test_browsing)
 	ck_assert_int_eq(dbq_compile_get(q, 4, "x", &one, &err), -1);
 	ck_assert_str_eq(err, "bad compile id 'x': expected F/N, as 0/1");
 	free(err);
+	ck_assert_int_eq(dbq_compile_get(q, 4, "0/ 0", &one, &err), -1);
+	ck_assert_str_eq(err, "bad compile id '0/ 0': expected F/N, as 0/1");
+	free(err);
+	/* the spellings, before any database */
+	const char *labels_ok[] = {"0/0", "12/345", "0/9", "2147483647/0"};
+	for (size_t i = 0; i < sizeof labels_ok / sizeof labels_ok[0]; i++)
+		ck_assert_msg(dbq_compile_label_ok(labels_ok[i]), "%s", labels_ok[i]);
+	const char *labels_bad[] = {"x", "", "0", "0/", "/0", "0-0", "-1/0", "0/-0", "+1/0", "0/ 1", " 0/1",
+				    "0/1x", "0/1/2", "2147483648/0", "99999999999/0"};
+	for (size_t i = 0; i < sizeof labels_bad / sizeof labels_bad[0]; i++)
+		ck_assert_msg(!dbq_compile_label_ok(labels_bad[i]), "%s", labels_bad[i]);
+	int64_t row = -1;
+	ck_assert(dbq_parse_id("1", &row) && row == 1);
+	ck_assert(dbq_parse_id("0042", &row) && row == 42);
+	const char *ids_bad[] = {"0", "-1", "+1", " 1", "1x", "", "abc", "99999999999999999999"};
+	for (size_t i = 0; i < sizeof ids_bad / sizeof ids_bad[0]; i++)
+		ck_assert_msg(!dbq_parse_id(ids_bad[i], &row), "%s", ids_bad[i]);
 
 	struct dbq_graph *gs = NULL;
 	ck_assert_int_eq(dbq_graphs_of(q, cid, &gs, &n, &err), 0);

@@ -94,6 +94,13 @@ void cli_tool_usage(const struct cli_tool *t, FILE *out)
 	cli_print_lines(out, t->usage);
 }
 
+int cli_bad_arg(const struct cli_tool *t, const char *cmd, const char *what, const char *arg, const char *expected)
+{
+	fprintf_shown(stderr, "%s %s: bad %s '%s': expected %s\n", t->name, cmd, what, arg, expected);
+	cli_tool_usage(t, stderr);
+	return 2;
+}
+
 static int tool_help(const struct cli_tool *t)
 {
 	cli_tool_usage(t, stdout);

@@ -63,6 +63,10 @@ struct cli_tool {
 	const struct cli_command *commands; /* ended by a NULL name */
 };
 void cli_tool_usage(const struct cli_tool *t, FILE *out);
+/* An argument not spelled as the command takes it (a malformed id) is bad
+ * usage: "NAME CMD: bad WHAT 'ARG': expected EXPECTED" (the argument
+ * escaped, fprintf_shown) and the usage, on stderr. Returns 2. */
+int cli_bad_arg(const struct cli_tool *t, const char *cmd, const char *what, const char *arg, const char *expected);
 /* The tool's main: --help, -h, --version, then the command named by
  * argv[1] (a --help among its arguments prints the help instead). A
  * missing or unknown command is bad usage: 2. Standard output is

@@ -217,18 +217,43 @@ same "run: no database: message" "tjit-dot: no database at '$work/none.db'" "$wo
 expect 1 "unknown graph id" "$dot" graph --db ops.db 99
 same "unknown graph id: message" "tjit-dot: no graph 99 in ops.db" "$work/err"
 empty "unknown graph id: stdout" "$work/out"
-expect 1 "bad graph id" "$dot" graph --db ops.db 1x
-same "bad graph id: message" "tjit-dot: bad graph id '1x': expected a number (as tjit-dot run shows)" "$work/err"
-expect 1 "graph id 0" "$dot" graph --db ops.db 0
-same "graph id 0: message (ids start at 1)" "tjit-dot: bad graph id '0': expected a number (as tjit-dot run shows)" "$work/err"
-expect 1 "bad F/N" "$dot" graph --db ops.db --compile 0-0
-same "bad F/N: message" "tjit-dot: bad compile id '0-0': expected F/N, as 0/1" "$work/err"
+# a malformed id is bad usage (2, with the usage), before any database is
+# opened; a well-formed one that is not in the database is 1 (above)
+first_line() {
+	sed -n 1p "$work/err" >"$work/line1"
+	same "$1" "$2" "$work/line1"
+	if grep -q '^usage: tjit-dot' "$work/err"; then ok; else bad "$1: no usage"; fi
+}
+expect 2 "bad graph id" "$dot" graph --db ops.db 1x
+first_line "bad graph id: message" "tjit-dot graph: bad graph id '1x': expected a number >= 1 (as tjit-dot run shows)"
+expect 2 "graph id abc" "$dot" graph --db "$work/none.db" abc
+first_line "graph id abc: message" "tjit-dot graph: bad graph id 'abc': expected a number >= 1 (as tjit-dot run shows)"
+expect 2 "graph id 0" "$dot" graph --db ops.db 0
+first_line "graph id 0: message (ids start at 1)" \
+	"tjit-dot graph: bad graph id '0': expected a number >= 1 (as tjit-dot run shows)"
+expect 2 "graph id -1" "$dot" graph --db ops.db -1
+first_line "graph id -1: message" "tjit-dot graph: unknown option '-1'"
+expect 2 "bad F/N" "$dot" graph --db ops.db --compile 0-0
+first_line "bad F/N: message" "tjit-dot graph: bad compile id '0-0': expected F/N, as 0/1"
+expect 2 "--compile abc" "$dot" graph --db "$work/none.db" --compile abc
+first_line "--compile abc: message" "tjit-dot graph: bad compile id 'abc': expected F/N, as 0/1"
+expect 2 "--compile: a bad --run" "$dot" graph --db ops.db --run last --compile 0/0
+first_line "--compile: a bad --run: message" \
+	"tjit-dot graph: bad run 'last': expected a run id (1, 2, ...), latest or latest~N"
+expect 2 "minify: bad session" "$dot" minify --db "$work/none.db" abc
+first_line "minify: bad session: message" \
+	"tjit-dot minify: bad session 'abc': expected a number >= 1 (as tjit-tui's sessions show)"
 expect 1 "no compile 0/9" "$dot" graph --db ops.db --compile 0/9
 same "no compile 0/9: message" "tjit-dot: no compile 0/9 in run 1" "$work/err"
 expect 1 "no stage" "$dot" graph --db ops.db --compile 0/0 --stage aot_forward
 same "no stage: message" "tjit-dot: compile 0/0 of run 1 has no aot_forward graph (it has: captured)" "$work/err"
-expect 1 "bad RUN" "$dot" run --db ops.db last
-same "bad RUN: message" "tjit-dot: bad run 'last': expected a run id, latest or latest~N" "$work/err"
+expect 2 "bad RUN" "$dot" run --db ops.db last
+first_line "bad RUN: message" "tjit-dot run: bad run 'last': expected a run id (1, 2, ...), latest or latest~N"
+expect 2 "RUN foo" "$dot" run --db "$work/none.db" foo
+first_line "RUN foo: message" "tjit-dot run: bad run 'foo': expected a run id (1, 2, ...), latest or latest~N"
+expect 2 "RUN 0" "$dot" run --db ops.db 0
+first_line "RUN 0: message (ids start at 1)" \
+	"tjit-dot run: bad run '0': expected a run id (1, 2, ...), latest or latest~N"
 expect 1 "no RUN" "$dot" run --db ops.db latest~2
 same "no RUN: message" "tjit-dot: no run 'latest~2' in ops.db (it has 1 run)" "$work/err"
 expect 1 "--compile: bad --run" "$dot" graph --db ops.db --run 7 --compile 0/0

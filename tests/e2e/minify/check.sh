@@ -360,9 +360,10 @@ if [ -x "$dot" ] && [ -x "$dotcheck" ]; then
 	expect 1 "tjit-dot minify: no graph" "$dot" minify --db nofail.db
 	same "tjit-dot minify: no graph: stderr" \
 		"tjit-dot: minifier session 1 has no minimized graph (its failure: none, result: not_reproduced)" "$work/err"
-	expect 1 "tjit-dot minify: bad session" "$dot" minify --db nofail.db x
+	expect 2 "tjit-dot minify: bad session" "$dot" minify --db nofail.db x
+	sed -n 1p "$work/err" >"$work/line1"
 	same "tjit-dot minify: bad session: stderr" \
-		"tjit-dot: bad session 'x': expected a number (as tjit-tui's sessions show)" "$work/err"
+		"tjit-dot minify: bad session 'x': expected a number >= 1 (as tjit-tui's sessions show)" "$work/line1"
 else
 	echo "note: no tjit-dot or dotcheck beside $tjit: tjit-dot minify not checked"
 fi

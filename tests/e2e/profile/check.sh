@@ -369,8 +369,22 @@ expect 1 "no run latest~5" "$prof" report --db "$work/diff.db" latest~5
 same "no run latest~5: message" "tjit-profile: no run 'latest~5' in $work/diff.db (it has 2 runs)" "$work/err"
 expect 1 "no run 3" "$prof" diff --db "$work/diff.db" 1 3
 same "no run 3: message" "tjit-profile: no run '3' in $work/diff.db (it has 2 runs)" "$work/err"
-expect 1 "bad run" "$prof" report --db "$work/diff.db" last
-same "bad run: message" "tjit-profile: bad run 'last': expected a run id, latest or latest~N" "$work/err"
+# a malformed RUN is bad usage (2, with the usage) before any database is
+# opened; a well-formed one that is not there is 1 (above)
+expect 2 "bad run" "$prof" report --db "$work/diff.db" last
+first_line "bad run: message" "tjit-profile report: bad run 'last': expected a run id (1, 2, ...), latest or latest~N"
+if grep -q '^usage: tjit-profile' "$work/err"; then ok; else bad "bad run: no usage"; fi
+expect 2 "report x" "$prof" report --db "$work/none.db" x
+first_line "report x: message" "tjit-profile report: bad run 'x': expected a run id (1, 2, ...), latest or latest~N"
+expect 2 "report 0" "$prof" report --db "$work/diff.db" 0
+first_line "report 0: message" "tjit-profile report: bad run '0': expected a run id (1, 2, ...), latest or latest~N"
+expect 2 "report latest~x" "$prof" report --db "$work/diff.db" latest~x
+first_line "report latest~x: message" \
+	"tjit-profile report: bad run 'latest~x': expected a run id (1, 2, ...), latest or latest~N"
+expect 2 "diff 1 x" "$prof" diff --db "$work/diff.db" 1 x
+first_line "diff 1 x: message" "tjit-profile diff: bad run 'x': expected a run id (1, 2, ...), latest or latest~N"
+expect 2 "diff x 1" "$prof" diff --db "$work/none.db" x 1
+first_line "diff x 1: message" "tjit-profile diff: bad run 'x': expected a run id (1, 2, ...), latest or latest~N"
 printf 'not a database\n' >"$work/text.db"
 expect 1 "not a database" "$prof" report --db "$work/text.db"
 same "not a database: message" "tjit-profile: '$work/text.db' is not a tjit database" "$work/err"
