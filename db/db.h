@@ -90,7 +90,7 @@ struct db_run {
 	const char *program;     /* path as given */
 	const char *source_text; /* the program's text (stored once by hash), or NULL */
 	const char *backend;     /* --backend override or NULL */
-	const char *config;      /* "fullgraph=0 cache_size_limit=8" */
+	const char *config;      /* "fullgraph=0 cache_size_limit=8 eager=0 no_kernel_cache=0" */
 	double started_at;       /* seconds since the epoch; 0: now */
 };
 /* Stores the source and the run (ended_at NULL) in one transaction; the

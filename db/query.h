@@ -56,7 +56,7 @@ struct dbq_run {
 	int64_t id;
 	char *tool, *command, *program;
 	char *backend;        /* NULL: no --backend override */
-	char *config;         /* "fullgraph=0 cache_size_limit=8 eager=0" */
+	char *config;         /* "fullgraph=0 cache_size_limit=8 eager=0 no_kernel_cache=0" */
 	int64_t pid;
 	double started_at;    /* seconds since the epoch */
 	double ended_at;      /* valid when finished */

@@ -39,7 +39,7 @@
 
 static const char *const usage_lines[] = {
 	"usage: tjit-profile run [--db PATH] [--backend NAME] [--fullgraph] [--logs LIST]",
-	"                        [--color WHEN] FILE",
+	"                        [--no-kernel-cache] [--color WHEN] FILE",
 	"       tjit-profile report [--db PATH] [--json] [--color WHEN] [RUN]",
 	"       tjit-profile diff [--db PATH] [--fail-on-new] [--json] [--color WHEN]",
 	"                         RUN_A RUN_B",
@@ -58,7 +58,7 @@ struct options {
 	const char *args[3];          /* the positional arguments */
 	int nargs;
 	const char *db, *backend, *logs, *color;
-	bool fullgraph, json, fail_on_new;
+	bool fullgraph, no_kernel_cache, json, fail_on_new;
 };
 
 #define OPT_DB {"--db", "PATH", offsetof(struct options, db), "the database (default: $TJIT_DB, else ./tjit.db)"}
@@ -73,6 +73,8 @@ static const struct cli_option run_options[] = {
 	 "compile with backend NAME, whatever compile() asks for"},
 	{"--fullgraph", NULL, offsetof(struct options, fullgraph), "every compile() as with fullgraph=True"},
 	{"--logs", "LIST", offsetof(struct options, logs), "print compile events to stderr, as TJIT_LOGS"},
+	{"--no-kernel-cache", NULL, offsetof(struct options, no_kernel_cache),
+	 "compile inductor's kernels anew, without the kernel cache"},
 	OPT_COLOR,
 	{NULL, NULL, 0, NULL},
 };
@@ -182,6 +184,7 @@ static int cmd_run(int argc, char **argv)
 		.logs = o.logs,
 		.unlimited_cache = true,
 		.fullgraph = o.fullgraph,
+		.no_kernel_cache = o.no_kernel_cache,
 	};
 	struct run_result res;
 	int status = run_program(&r, &res);

@@ -197,8 +197,9 @@ int run_program(const struct run_options *o, struct run_result *res)
 	if (db) {
 		char *command = join_args(o);
 		char config[128], limit[24];
-		snprintf(config, sizeof config, "fullgraph=%d cache_size_limit=%s eager=%d", o->fullgraph ? 1 : 0,
-			 limit_text(o, rc.switches.cache_size_limit, limit, sizeof limit), o->eager ? 1 : 0);
+		snprintf(config, sizeof config, "fullgraph=%d cache_size_limit=%s eager=%d no_kernel_cache=%d",
+			 o->fullgraph ? 1 : 0, limit_text(o, rc.switches.cache_size_limit, limit, sizeof limit),
+			 o->eager ? 1 : 0, o->no_kernel_cache ? 1 : 0);
 		struct db_run run = {
 			.tool = o->tool,
 			.command = command,

@@ -215,7 +215,8 @@ static const int sizes[] = {2, 3, 4, 5};
 
 /* run 1: f recompiles 9 times on n (10 entries), with a print break;
  * g recompiles 3 times on a size. run 2: f once, g 3 times and a new
- * break in g. */
+ * break in g. Run 1's config is of a row logged before no_kernel_cache
+ * was recorded; run 2's of today's. */
 static void two_runs(void)
 {
 	struct db_writer *w = must_open();
@@ -234,7 +235,7 @@ static void two_runs(void)
 	db_frame_counts(w, gf, &(struct db_frame_counts){4, 0, 0, 0, 0, NULL});
 	db_end_run(w, 0);
 
-	begin(w, "prog.tj", "fullgraph=0 cache_size_limit=8 eager=0");
+	begin(w, "prog.tj", "fullgraph=0 cache_size_limit=8 eager=0 no_kernel_cache=1");
 	ff = db_log_frame(w, &f);
 	gf = db_log_frame(w, &g);
 	compile(w, ff, 0, 0, "L['n'] == %d", ints, &print, 3);
@@ -433,6 +434,8 @@ START_TEST(test_diff)
 	struct profile a, b;
 	must_load(q, 1, &a);
 	must_load(q, 2, &b);
+	ck_assert_int_eq(a.cache_limit, -1); /* an old row's config */
+	ck_assert_int_eq(b.cache_limit, 8);
 	struct strbuf sb = STRBUF_INIT;
 	/* 2 against 1: ext_sort is a new break, g's 3 recompiles were there */
 	ck_assert(profile_diff_print(&a, &b, &sb, false));

@@ -189,7 +189,8 @@ START_TEST(test_switches_do_not_leak)
 	ck_assert_int_eq(b.status, 0);
 	ck_assert_str_eq(b.out, "tensor([2.0000, 2.0000])\n");
 	/* the second run: its own backend and cache limit, relu in the graph */
-	ck_rows("fullgraph=0 cache_size_limit=1 eager=0\nfullgraph=0 cache_size_limit=8 eager=0",
+	ck_rows("fullgraph=0 cache_size_limit=1 eager=0 no_kernel_cache=0\n"
+		"fullgraph=0 cache_size_limit=8 eager=0 no_kernel_cache=0",
 		"SELECT config FROM runs ORDER BY id");
 	ck_rows("inductor|ok|2", "SELECT backend, outcome, op_count FROM compiles WHERE run_id = 2");
 	ck_rows("0", "SELECT count(*) FROM graph_breaks WHERE compile_id IN (SELECT id FROM compiles WHERE run_id = 2)");

@@ -76,7 +76,7 @@ check "the program's text by hash" "$db" \
 	"SELECT s.path, s.text = CAST(readfile('$prog') AS TEXT) FROM runs r JOIN sources s ON s.hash = r.source_hash" \
 	"$prog|1"
 check "the config" "$db" "SELECT backend IS NULL, config FROM runs" \
-	"1|fullgraph=0 cache_size_limit=8 eager=0"
+	"1|fullgraph=0 cache_size_limit=8 eager=0 no_kernel_cache=0"
 check "frames: the function and its resume point after print" "$db" \
 	"SELECT frame_index, function, file, line, resume_pc > 0, resume_line FROM frames ORDER BY frame_index" \
 	"0|f|$prog|3|0|
@@ -112,11 +112,11 @@ check "a graph's listing is LANGUAGE.md section 7's" "$db" \
 	"graph 0/0 f ($prog:3) · 1 op"
 
 # a second run appends to the same file
-run 0 run --db "$db" --backend eager --fullgraph --cache-size-limit 3 tests/e2e/db/limit.tj
+run 0 run --db "$db" --backend eager --fullgraph --cache-size-limit 3 --no-kernel-cache tests/e2e/db/limit.tj
 check "a second run, with its flags" "$db" \
 	"SELECT id, program, backend, config, exit_status FROM runs ORDER BY id" \
-	"1|$prog||fullgraph=0 cache_size_limit=8 eager=0|0
-2|tests/e2e/db/limit.tj|eager|fullgraph=1 cache_size_limit=3 eager=0|0"
+	"1|$prog||fullgraph=0 cache_size_limit=8 eager=0 no_kernel_cache=0|0
+2|tests/e2e/db/limit.tj|eager|fullgraph=1 cache_size_limit=3 eager=0 no_kernel_cache=1|0"
 check "the cache limit is a compile row" "$db" \
 	"SELECT c.label, c.reason, c.outcome FROM compiles c WHERE c.run_id = 2 ORDER BY c.id" \
 	"0/0|first|ok

@@ -279,6 +279,17 @@ expect 0 "diff inductor 1 2" "$prof" diff --db inductor.db 1 2
 normalize <"$work/out" | grep -E '^  kernels ' >"$work/inddiff"
 printf '%s\n' "  kernels compiled 2 0 -2" "  kernels cached 0 2 +2" >"$work/inddiff.want"
 compare "diff inductor 1 2: the kernels compiled and cached" "$work/inddiff.want" "$work/inddiff"
+# --no-kernel-cache, as tjit run's: every kernel compiled again, and the
+# run's config says so
+expect 0 "run inductor --no-kernel-cache" "$prof" run --db inductor.db --no-kernel-cache "$here/inductor.tj"
+normalize <"$work/out" | grep -E '^  (config|kernels):' >"$work/indnocache"
+printf '%s\n' "  config: fullgraph=0 cache_size_limit=unlimited eager=0 no_kernel_cache=1" \
+	"  kernels: 2 compiled, 0 from the cache" >"$work/indnocache.want"
+compare "run inductor --no-kernel-cache: every kernel compiled" "$work/indnocache.want" "$work/indnocache"
+"$prof" report --db inductor.db --json 3 >"$work/inductor3.json"
+json "inductor3.json" "$work/inductor3.json" '$.run.config' \
+	"fullgraph=0 cache_size_limit=unlimited eager=0 no_kernel_cache=1"
+json "inductor3.json" "$work/inductor3.json" '$.run.cache_size_limit' "unlimited"
 TJIT_CACHE_DIR=$saved_cache_dir
 [ -n "$TJIT_CACHE_DIR" ] || unset TJIT_CACHE_DIR
 
