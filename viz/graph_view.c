@@ -207,13 +207,18 @@ Agraph_t *viz_graph_view(const struct viz_graph_rows *r, int max_nodes)
 	Agnode_t **made = xcalloc((size_t)(n > 0 ? n : 1), sizeof *made);
 	int *refs = xcalloc((size_t)(n > 0 ? n : 1), sizeof *refs);
 	int *kernel_of = r->nkernels ? kernel_of_nodes(r, ix) : NULL;
-	int ops = 0, cut = 0;
+	int cut = 0;
 	Agnode_t *ret = NULL;
 
+	/* max_nodes: the culprit's ops always stay, the first other ops in
+	 * graph order fill what is left of the N */
+	int others = max_nodes;
+	for (int i = 0; max_nodes > 0 && r->culprit && i < n; i++)
+		others -= r->culprit[i] && is_op(&r->nodes[i]);
 	for (int i = 0; i < n; i++) {
 		const struct dbq_node *nd = &r->nodes[i];
 		bool output = strcmp(nd->kind, "output") == 0;
-		if (is_op(nd) && max_nodes > 0 && ops++ >= max_nodes) {
+		if (is_op(nd) && max_nodes > 0 && !(r->culprit && r->culprit[i]) && others-- <= 0) {
 			cut++;
 			continue;
 		}

@@ -60,8 +60,10 @@ int viz_export_run(struct dbq *q, int64_t run_id, const char *format, const char
  * marked red and named in its title; or, minimized, the graph of those
  * ops alone (each dropped node they read an input). The minifier logs
  * both as the graphs (stages captured and minified) of one compile of its
- * run (doc/minify.md). -1 with *err ("no minifier session 4 in x.db",
- * "minifier session 2 has no minimized graph (...)"). */
+ * run (doc/minify.md). max_nodes > 0 keeps the culprit's ops whatever
+ * their place, and the first other ops up to max_nodes in all; the note
+ * says how many others are not shown. -1 with *err ("no minifier session
+ * 4 in x.db", "minifier session 2 has no minimized graph (...)"). */
 int viz_export_minify(struct dbq *q, int64_t session_id, bool minimized, const char *format, const char *path,
 		      bool force, int max_nodes, char **err);
 /* The ids of session_id's (0: the latest) session and its two graphs. */

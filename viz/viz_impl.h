@@ -75,7 +75,8 @@ struct viz_graph_rows {
 	int nkernels;
 	const bool *culprit;        /* per node: what the minifier kept (marked red); NULL: none */
 };
-/* The graph; agclose it. max_nodes as viz_export_graph's. With kernels,
+/* The graph; agclose it. max_nodes as viz_export_graph's (the culprit's
+ * ops always kept, viz_export_minify). With kernels,
  * the nodes a kernel computes (its fused_nodes) are in its cluster,
  * labeled with its name and kind; the others (inputs, extern calls such as
  * matmul, the output) are outside. */

@@ -244,6 +244,45 @@ START_TEST(test_graph_culprit)
 }
 END_TEST
 
+/* --max-nodes never cuts the culprit: its ops stay wherever they are,
+ * the first others fill the rest of the N, the note counts the others */
+START_TEST(test_graph_cut_keeps_culprit)
+{
+	int n;
+	struct dbq_node *nodes = chain(6, &n);
+	struct dbq_graph gr = {.id = 7, .label = "0/0", .stage = "captured", .name = "f", .op_count = 6};
+	bool culprit[8] = {false, false, false, false, false, true, false, false}; /* add_5 */
+	struct viz_graph_rows r = {&gr, nodes, n, "prog.tj", 1, "prog.tj", prog, NULL, 0, NULL};
+	r.culprit = culprit;
+	Agraph_t *g = viz_graph_view(&r, 1);
+	ck_assert_str_eq(agget(g, "label"), "graph 0/0 f (prog.tj:1) \xc2\xb7 6 ops \xc2\xb7 culprit: add_5");
+	ck_assert_ptr_nonnull(agnode(g, "add_5", 0));
+	ck_assert_str_eq(agget(agnode(g, "add_5", 0), "color"), "red");
+	ck_assert_ptr_null(agnode(g, "mul", 0));
+	/* x, add_5, return, the note */
+	ck_assert_int_eq(agnnodes(g), 4);
+	ck_assert_str_eq(label_of(g, "not-shown"), "\xe2\x80\xa6 5 more ops not shown (--max-nodes 1)");
+	agclose(g);
+
+	g = viz_graph_view(&r, 3); /* add_5 and the first two others */
+	ck_assert_ptr_nonnull(agnode(g, "mul", 0));
+	ck_assert_ptr_nonnull(agnode(g, "add_2", 0));
+	ck_assert_ptr_null(agnode(g, "add_3", 0));
+	ck_assert_ptr_nonnull(agnode(g, "add_5", 0));
+	ck_assert_str_eq(label_of(g, "not-shown"), "\xe2\x80\xa6 3 more ops not shown (--max-nodes 3)");
+	agclose(g);
+
+	culprit[2] = true; /* add_2 and add_5: more culprit ops than N, all drawn */
+	g = viz_graph_view(&r, 1);
+	ck_assert_ptr_nonnull(agnode(g, "add_2", 0));
+	ck_assert_ptr_nonnull(agnode(g, "add_5", 0));
+	ck_assert_ptr_null(agnode(g, "mul", 0));
+	ck_assert_str_eq(label_of(g, "not-shown"), "\xe2\x80\xa6 4 more ops not shown (--max-nodes 1)");
+	agclose(g);
+	free(nodes);
+}
+END_TEST
+
 START_TEST(test_graph_cut)
 {
 	Agraph_t *g = graph_of(50, 10, false);
@@ -448,6 +487,7 @@ static Suite *viz_suite(void)
 	tcase_add_test(tc, test_graph_cut);
 	tcase_add_test(tc, test_graph_kernels);
 	tcase_add_test(tc, test_graph_culprit);
+	tcase_add_test(tc, test_graph_cut_keeps_culprit);
 	tcase_add_test(tc, test_label_escapes);
 	suite_add_tcase(s, tc);
 	tc = tcase_create("run");

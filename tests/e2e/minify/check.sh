@@ -352,6 +352,8 @@ if [ -x "$dot" ] && [ -x "$dotcheck" ]; then
 	# the original: relu red, named in the title; then relu alone, its input the dropped sub
 	drawing chain.original --db aot_compile.db
 	drawing chain.minimized --db aot_compile.db --minimized 1
+	# --max-nodes 1 keeps the culprit, not the first op (sub)
+	drawing chain.cut --db aot_compile.db --max-nodes 1
 	expect 0 "tjit-dot minify -T svg" "$dot" minify --db inductor_accuracy.db -T svg -o inductor_accuracy.svg
 	grep -q '<svg' inductor_accuracy.svg && grep -q 'culprit: relu' inductor_accuracy.svg && ok ||
 		bad "tjit-dot minify -T svg: no drawing of the culprit"
