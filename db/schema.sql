@@ -57,7 +57,7 @@ CREATE TABLE IF NOT EXISTS runs (
 	program     TEXT NOT NULL,        -- the program's path as given
 	source_hash TEXT REFERENCES sources(hash), -- the program's text; NULL if unreadable
 	backend     TEXT,                 -- the --backend override, or NULL (each compile records its own)
-	config      TEXT NOT NULL,        -- flags that change compiling: 'fullgraph=0 cache_size_limit=8'
+	config      TEXT NOT NULL,        -- flags that change compiling: 'fullgraph=0 cache_size_limit=8 eager=0 no_kernel_cache=0'
 	pid         INTEGER NOT NULL,     -- the process id (a NULL ended_at with a dead pid: killed)
 	started_at  REAL NOT NULL,        -- instant
 	ended_at    REAL,                 -- instant; NULL while running, or when the process was killed
