@@ -459,6 +459,18 @@ struct dbq *dbq_open(const char *path, char **err)
 			sqlite3_close(q->db);
 			q->db = NULL;
 			rc = open_and_peek(q, true, &version, &tables);
+		} else if (wal) {
+			/* its last rows are in the -wal, which SQLite reads through a
+			 * -shm file that it cannot make here: say so, not "unable to
+			 * open database file" */
+			set_err(err,
+				"cannot read '%s': its last rows are in '%s', which SQLite reads through a '%s-shm' file"
+				" that it cannot make in that folder: copy the database and its -wal file to a folder"
+				" you can write, or open it once with tjit where you can",
+				path, wal, path);
+			free(wal);
+			dbq_close(q);
+			return NULL;
 		}
 		free(wal);
 	}

@@ -51,6 +51,11 @@ TJ
 "$tjit" run --db good.db p.tj >/dev/null 2>&1 || { echo "bad_files.sh: tjit run failed" >&2; exit 99; }
 # one file, no WAL beside it: what a copied or archived database looks like
 sqlite3 good.db 'PRAGMA journal_mode = DELETE' >/dev/null || exit 99
+# a database as tjit run leaves it: its last rows still in its -wal file
+mkdir walsrc && "$tjit" run --db walsrc/w.db p.tj >/dev/null 2>&1 && [ -s walsrc/w.db-wal ] || {
+	echo "bad_files.sh: tjit run left no -wal file" >&2
+	exit 99
+}
 
 # make KIND: bad.db afresh
 make_bad() {
@@ -66,6 +71,7 @@ make_bad() {
 	newer) cp good.db bad.db && sqlite3 bad.db 'PRAGMA user_version = 99' ;;
 	directory) mkdir bad.db ;;
 	read_only) cp good.db bad.db && chmod 444 bad.db ;;
+	wal_read_only) cp walsrc/w.db bad.db && cp walsrc/w.db-wal bad.db-wal && chmod 444 bad.db bad.db-wal ;;
 	esac
 }
 # the file's bytes, or a directory's listing
@@ -78,7 +84,7 @@ try() {
 	t_kind=$1 t_want=$2 t_err=$3
 	shift 3
 	make_bad "$t_kind"
-	[ "$t_kind" = read_only ] && chmod a-w .
+	case $t_kind in read_only | wal_read_only) chmod a-w . ;; esac
 	before=$(state)
 	$as "$@" >"$work/out" 2>"$work/err" </dev/null
 	t_st=$?
@@ -161,6 +167,11 @@ tjit-minify: p.tj does not fail with backend eager: 3 runs printed what the eage
 		"tjit-tui: not a terminal: tjit-tui needs one on its input and output (tjit-profile report prints a run as text)" \
 		"$tui" bad.db
 	if [ -e bad.db-wal ] || [ -e bad.db-shm ]; then bad "read_only: a -wal or -shm file was made"; else ok; fi
+	# with its -wal beside it, no -shm, in that folder: SQLite cannot read
+	# the last rows; the readers say why
+	wal_why="cannot read 'bad.db': its last rows are in 'bad.db-wal', which SQLite reads through a 'bad.db-shm' file that it cannot make in that folder: copy the database and its -wal file to a folder you can write, or open it once with tjit where you can"
+	try wal_read_only 1 "tjit-profile: $wal_why" "$prof" report --db bad.db
+	try wal_read_only 1 "tjit-dot: $wal_why" "$dot" run --db bad.db
 fi
 
 echo "$pass passed, $fail failed"
