@@ -91,6 +91,12 @@ struct source *source_load(const char *path)
 	}
 	fclose(f);
 	text[len] = '\0';
+	/* a UTF-8 byte order mark begins the file, not its text (Python
+	 * skips it too): columns and shown lines start after it */
+	if (len >= 3 && memcmp(text, "\xef\xbb\xbf", 3) == 0) {
+		len -= 3;
+		memmove(text, text + 3, len + 1);
+	}
 	return source_make(path, text, len);
 }
 
