@@ -288,6 +288,8 @@ struct var *py_call_builtin(struct tstate *st, struct var *fv, value fn, struct 
 		trace_graph_break(st, BRK_PRINT, NULL);
 	if (strcmp(name, "time") == 0)
 		trace_graph_break(st, BRK_TIME, NULL);
+	if (strcmp(name, "exit") == 0) /* ends the program: the interpreter's to do */
+		trace_graph_break(st, BRK_EFFECT_OP, "exit");
 	if (strcmp(name, "len") == 0 && nargs == 1 && nkw == 0) {
 		if (first->kind == VK_TENSOR) {
 			if (first->ex->ndim == 0) {
