@@ -715,11 +715,14 @@ static void log_miss(struct vm *vm, struct frame *f, struct eval_ctx *ctx, struc
 		k->limit_warned = true;
 		const char *last = rec.nfailures ? rec.failures[0].guard_text : "?";
 		const char *seen = rec.nfailures ? rec.failures[0].value_seen : "?";
+		char resume[48] = "";
+		if (rec.resume_pc > 0) /* a resume point: named as the logs name it */
+			snprintf(resume, sizeof resume, " (resume at line %d)", rec.resume_line);
 		compile_log_warning(rt->log,
-				    "cache_size_limit (%d) reached for function '%s' (%s:%d), last reason: %s (got %s); "
+				    "cache_size_limit (%d) reached for function '%s' (%s:%d)%s, last reason: %s (got %s); "
 				    "it runs eagerly from now on",
 				    rt->sw.cache_size_limit, k->code->name, k->code->src ? k->code->src->path : "?",
-				    k->code->firstline, last, seen);
+				    k->code->firstline, resume, last, seen);
 	}
 	record_finish(rt, &rec, NULL);
 	flush_counts(rt->log, k);
