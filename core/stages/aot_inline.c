@@ -17,7 +17,6 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "autograd.h"
 #include "code.h"
 #include "guards.h"
 #include "tracer.h"
@@ -178,9 +177,7 @@ static struct trace_result *trace_call(struct graph *g, int i, struct compile_ct
 	void *ctx;
 	vm_eval_frame_fn hook = vm_get_eval_frame(vm, &ctx);
 	vm_set_eval_frame(vm, trace_body, &s);
-	bool prev = ag_set_grad_enabled(true);
 	value r = vm_call(vm, n->callee, ex, n->nargs, val_none());
-	ag_set_grad_enabled(prev);
 	vm_set_eval_frame(vm, hook, ctx);
 	rng_set_state(seed, offset);
 	for (int k = 0; k < n->nargs; k++)
