@@ -243,11 +243,13 @@ CREATE TABLE IF NOT EXISTS minify_sessions (
 	source_hash TEXT REFERENCES sources(hash), -- its text
 	backend     TEXT,                 -- the backend it failed under
 	failure     TEXT NOT NULL,        -- 'compile_error', 'runtime_error', 'crash', 'accuracy', 'hang';
-	                                  -- 'none' (it does not fail), 'flaky', 'syntax_error'
+	                                  -- 'none' (it does not fail), 'flaky', 'syntax_error',
+	                                  -- 'unknown' (stopped before it was confirmed)
 	started_at  REAL NOT NULL,        -- instant
 	ended_at    REAL,                 -- instant; NULL while running or when killed
 	stage       TEXT,                 -- first failing stage: 'eager', 'aot_eager', 'inductor'; NULL: unknown
-	result      TEXT,                 -- 'minified', 'classified' (the graph was not shrunk), 'not_reproduced',
+	result      TEXT,                 -- 'minified', 'classified' (the graph was not shrunk), 'stopped' (classified,
+	                                  -- then the limits ran out: the repro is unchecked), 'not_reproduced',
 	                                  -- 'not_compiler_bug', 'error'; NULL until the end
 	repro_path  TEXT,                 -- the repro .tj written
 	repro_hash  TEXT REFERENCES sources(hash) -- the repro's text

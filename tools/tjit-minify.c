@@ -92,7 +92,7 @@ static void print_help(void)
 	fputs("\nThe session and each of its steps go into the database (minify_sessions,\n"
 	      "minify_steps); the candidates' own runs into DIR/runs.db.\n"
 	      "\nExit status: 0 a repro was written and fails alone; 1 the failure did not\n"
-	      "reproduce; 2 bad usage.\n",
+	      "reproduce, or the limits ran out; 2 bad usage.\n",
 	      stdout);
 }
 

@@ -61,6 +61,7 @@ struct session {
 	double t0;
 	long queries;
 	bool stopped;             /* a limit ran out */
+	char *stop_why;           /* "--max-queries 3 reached" */
 	bool runs_reported;       /* the report's runs line is out */
 	char *ref_out;
 	struct minify_sig sig;    /* the original's failure */
@@ -137,19 +138,29 @@ static void end_session(struct session *s, const char *stage, const char *result
 
 /* ---- running ---- */
 
+/* The session stops, why (malloc'd) said once on stderr and in the
+ * report */
+static void stop(struct session *s, char *why)
+{
+	if (s->stopped) {
+		free(why);
+		return;
+	}
+	fprintf(stderr, NAME ": stopped: %s\n", why);
+	s->stop_why = why;
+	s->stopped = true;
+}
+
 /* false (s->stopped) when --max-queries or --max-seconds ran out */
 static bool budget_left(struct session *s)
 {
 	const struct minify_options *o = s->o;
-	if (o->max_queries > 0 && s->queries >= o->max_queries) {
-		if (!s->stopped)
-			fprintf(stderr, NAME ": stopped: --max-queries %ld reached\n", o->max_queries);
-		s->stopped = true;
-	} else if (o->max_seconds > 0 && util_now_ms() - s->t0 >= o->max_seconds * 1e3) {
-		if (!s->stopped)
-			fprintf(stderr, NAME ": stopped: --max-seconds %g reached\n", o->max_seconds);
-		s->stopped = true;
-	}
+	if (s->stopped)
+		return false;
+	if (o->max_queries > 0 && s->queries >= o->max_queries)
+		stop(s, xasprintf("--max-queries %ld reached", o->max_queries));
+	else if (o->max_seconds > 0 && util_now_ms() - s->t0 >= o->max_seconds * 1e3)
+		stop(s, xasprintf("--max-seconds %g reached", o->max_seconds));
 	return !s->stopped;
 }
 
@@ -398,6 +409,7 @@ static int classify(struct session *s, const char *source_text)
 			s->o->backend);
 		fprintf(stderr, same ? "\n" : ", not always the same way\n");
 	} else if (nrun < ORIGINAL_RUNS) {
+		failure = "unknown";
 		fprintf(s->out, "failure: unknown\n");
 		fprintf(stderr, NAME ": the failure was not confirmed: %d of %d runs made\n", nrun, ORIGINAL_RUNS);
 	} else {
@@ -1105,13 +1117,18 @@ static int minify_failure(struct session *s, const char *source_text)
 	shrink(s, stage);
 	report_failure(s, stage);
 	bool ok = verify(s);
+	if (s->stop_why)
+		fprintf(s->out, "stopped: %s\n", s->stop_why);
 	fprintf(s->out, "runs: %ld\n", s->queries);
 	fprintf_shown(s->out, "repro: %s\n", s->repro);
 	s->runs_reported = true;
 	if (!ok)
 		fprintf_shown(stderr, NAME ": %s: %s\n", s->repro,
 			s->stopped ? "not checked: the limits ran out" : "does not fail alone");
-	end_session(s, stage, !ok ? "not_reproduced" : s->shrunk ? "minified" : "classified", s->repro_text);
+	/* stopped: classified, but the repro on disk (the best so far) is
+	 * not checked */
+	const char *result = ok ? (s->shrunk ? "minified" : "classified") : s->stopped ? "stopped" : "not_reproduced";
+	end_session(s, stage, result, s->repro_text);
 	return ok ? 0 : 1;
 }
 
@@ -1132,6 +1149,7 @@ static void session_release(struct session *s)
 	free(s->shrunk);
 	free(s->kernel);
 	free(s->repro_text);
+	free(s->stop_why);
 	minify_sig_release(&s->sig);
 }
 
@@ -1158,7 +1176,7 @@ int minify_main(const struct minify_options *o, FILE *out)
 	}
 	val_decref(val_obj(VAL_CODE, code));
 	if (prepare_dir(&s) < 0) {
-		begin_session(&s, "none", src->text);
+		begin_session(&s, "unknown", src->text);
 		end_session(&s, NULL, "error", NULL);
 		status = 1;
 		goto cleanup;
@@ -1169,12 +1187,15 @@ int minify_main(const struct minify_options *o, FILE *out)
 	if (status == 0)
 		status = minify_failure(&s, src->text);
 	if (status && !s.sid) { /* the reference could not run at all */
-		begin_session(&s, "none", src->text);
+		begin_session(&s, "unknown", src->text);
 		end_session(&s, NULL, "error", NULL);
 	}
 cleanup:
-	if (!s.runs_reported)
+	if (!s.runs_reported) {
+		if (s.stop_why)
+			fprintf(out, "stopped: %s\n", s.stop_why);
 		fprintf(out, "runs: %ld\n", s.queries);
+	}
 	fflush(out);
 	db_end_run(s.db, status);
 	db_close(s.db);

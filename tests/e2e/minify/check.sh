@@ -319,7 +319,7 @@ same "--max-queries 11: stderr" "tjit-minify: stopped: --max-queries 11 reached
 tjit-minify: limits9.d/repro.tj: not checked: the limits ran out" "$work/err"
 grep -q '^    v_relu = relu(v_sub) ' limits9.d/repro.tj && ok || bad "--max-queries 11: the best repro is not on disk"
 sql "--max-queries 11: session" limits9.db "SELECT result, (SELECT count(*) FROM minify_steps) FROM minify_sessions" \
-	"not_reproduced|11"
+	"stopped|11"
 
 # on a terminal (script(1) gives one), a progress line a run: the runs so
 # far, the nodes left in the smallest failing graph, the time spent
