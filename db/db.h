@@ -237,7 +237,7 @@ struct db_minify_step {
 	const char *phase;       /* "classify", "bisect", "shrink", "verify" */
 	const char *candidate;   /* "stage aot_eager", "drop nodes 4..7" */
 	int nodes;               /* op nodes in the candidate; < 0: not a graph */
-	const char *outcome;     /* "fails", "passes", "other_failure", "timeout" */
+	const char *outcome;     /* "fails", "passes", "other_failure", "timeout", "cut_short" */
 	double ms;
 };
 void db_log_minify_step(struct db_writer *w, int64_t session_id, const struct db_minify_step *s);

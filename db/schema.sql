@@ -262,7 +262,8 @@ CREATE TABLE IF NOT EXISTS minify_steps (
 	phase       TEXT NOT NULL,        -- 'classify', 'bisect', 'locate' (which graph), 'record', 'shrink', 'verify'
 	candidate   TEXT NOT NULL,        -- what was tried: 'stage aot_eager', 'drop nodes 4..7'
 	nodes       INTEGER,              -- op nodes in the candidate graph; NULL: not a graph
-	outcome     TEXT NOT NULL,        -- 'fails' (same failure), 'passes', 'other_failure', 'timeout'
+	outcome     TEXT NOT NULL,        -- 'fails' (same failure), 'passes', 'other_failure', 'timeout',
+	                                  -- 'cut_short' (stopped by the minifier's limits: shows nothing)
 	ms          REAL NOT NULL DEFAULT 0 -- the child process's wall time
 );
 

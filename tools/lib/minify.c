@@ -47,6 +47,7 @@ struct cand_run {
 	struct minify_sig sig;
 	char *graph;              /* compile_error: "0/0 f (prog.tj:1)" of the failing compile */
 	char *graph_label;        /* and its "0/0" */
+	bool cut;                 /* stopped by the minifier (its time ran out): it shows nothing */
 };
 
 struct session {
@@ -79,6 +80,8 @@ struct session {
 
 static const char *outcome_of(const struct session *s, const struct cand_run *c)
 {
+	if (c->cut)
+		return "cut_short";
 	if (c->sig.cls == MZ_PASS)
 		return "passes";
 	if (minify_sig_equal(&c->sig, &s->sig) && minify_sig_matches(&c->sig, s->o->match))
@@ -151,6 +154,11 @@ static void stop(struct session *s, char *why)
 	s->stopped = true;
 }
 
+static void stop_seconds(struct session *s)
+{
+	stop(s, xasprintf("--max-seconds %g reached", s->o->max_seconds));
+}
+
 /* false (s->stopped) when --max-queries or --max-seconds ran out */
 static bool budget_left(struct session *s)
 {
@@ -160,7 +168,7 @@ static bool budget_left(struct session *s)
 	if (o->max_queries > 0 && s->queries >= o->max_queries)
 		stop(s, xasprintf("--max-queries %ld reached", o->max_queries));
 	else if (o->max_seconds > 0 && util_now_ms() - s->t0 >= o->max_seconds * 1e3)
-		stop(s, xasprintf("--max-seconds %g reached", o->max_seconds));
+		stop_seconds(s);
 	return !s->stopped;
 }
 
@@ -232,10 +240,13 @@ static int run_cand_in(struct session *s, const char *cwd, const char *file, con
 	s->queries++;
 	/* no run outlives --max-seconds */
 	struct minify_limits lim = s->lim;
+	bool clamped = false;
 	if (s->o->max_seconds > 0) {
 		double left = s->o->max_seconds - (util_now_ms() - s->t0) / 1e3;
-		if (lim.timeout_s <= 0 || left < lim.timeout_s)
+		if (lim.timeout_s <= 0 || left < lim.timeout_s) {
 			lim.timeout_s = left > 0.1 ? left : 0.1;
+			clamped = true;
+		}
 	}
 	/* the log's writer thread idle before the fork: a child forked while
 	 * it held a lock (the allocator's, SQLite's) would wait on it forever
@@ -246,6 +257,11 @@ static int run_cand_in(struct session *s, const char *cwd, const char *file, con
 		free(err);
 		return -1;
 	}
+	/* killed at the session's limit, not its own: not a hang, nor
+	 * anything else the candidate did */
+	c->cut = c->res.timed_out && clamped;
+	if (c->cut)
+		stop_seconds(s);
 	struct compiles cs = {0};
 	if (c->res.status == 1)
 		child_compiles(s, c->res.pid, &cs);
@@ -301,6 +317,12 @@ static char *cand_text(const char *what, const struct minify_sig *sig)
 	return r;
 }
 
+/* a step's candidate: what was run and what it showed, or "cut short" */
+static char *run_text(const char *what, const struct cand_run *c)
+{
+	return c->cut ? xasprintf("%s: cut short", what) : cand_text(what, &c->sig);
+}
+
 /* ---- the output folder ---- */
 
 static char *default_dir(const char *program)
@@ -345,10 +367,21 @@ static int reference(struct session *s, const char *source_text)
 	struct cand_run c;
 	if (run_cand(s, s->o->program, NULL, NULL, NULL, &c) < 0)
 		return 1;
-	const char *outcome = c.sig.cls == MZ_PASS ? "passes" : c.sig.cls == MZ_HANG ? "timeout" : "other_failure";
-	char *what = cand_text("eager reference", &c.sig);
+	const char *outcome = c.cut ? "cut_short"
+			      : c.sig.cls == MZ_PASS ? "passes"
+			      : c.sig.cls == MZ_HANG ? "timeout"
+						     : "other_failure";
+	char *what = run_text("eager reference", &c);
 	log_step(s, "classify", what, outcome, c.res.ms);
 	free(what);
+	if (c.cut) {
+		fprintf(s->out, "failure: unknown\n");
+		fprintf(stderr, NAME ": the failure was not confirmed: the eager reference was cut short\n");
+		begin_session(s, "unknown", source_text);
+		end_session(s, NULL, "not_reproduced", NULL);
+		cand_release(&c);
+		return 1;
+	}
 	if (c.sig.cls == MZ_PASS) {
 		s->ref_out = c.res.out;
 		c.res.out = NULL;
@@ -380,6 +413,13 @@ static int classify(struct session *s, const char *source_text)
 		struct cand_run *c = &runs[nrun];
 		if (run_cand(s, s->o->program, s->o->backend, NULL, s->ref_out, c) < 0)
 			break;
+		if (c->cut) { /* not a run made: it neither confirms nor denies */
+			char *what = xasprintf("%s run %d: cut short", s->o->backend, nrun + 1);
+			log_step(s, "classify", what, "cut_short", c->res.ms);
+			free(what);
+			cand_release(c);
+			break;
+		}
 		bool fails = c->sig.cls != MZ_PASS && minify_sig_matches(&c->sig, s->o->match);
 		nfail += fails;
 		if (fails && first_fail < 0)
@@ -461,10 +501,14 @@ static const char *bisect(struct session *s)
 			return NULL;
 		const char *outcome = outcome_of(s, &c);
 		char *what0 = xasprintf("stage %s", stages[i]);
-		char *what = cand_text(what0, &c.sig);
+		char *what = run_text(what0, &c);
 		log_step(s, "bisect", what, outcome, c.res.ms);
 		free(what0);
 		free(what);
+		if (c.cut) { /* the stage is not known */
+			cand_release(&c);
+			return NULL;
+		}
 		bool fails = strcmp(outcome, "fails") == 0;
 		if (fails) {
 			free(s->graph);
@@ -494,11 +538,11 @@ static int try_only(struct session *s, const char *stage, const struct compiles 
 	if (run_cand(s, s->o->program, stage, only.buf, s->ref_out, &c) == 0) {
 		const char *outcome = outcome_of(s, &c);
 		char *what0 = xasprintf("compiles %s", only.buf);
-		char *what = cand_text(what0, &c.sig);
+		char *what = run_text(what0, &c);
 		log_step(s, "locate", what, outcome, c.res.ms);
 		free(what0);
 		free(what);
-		rc = strcmp(outcome, "fails") == 0;
+		rc = c.cut ? -1 : strcmp(outcome, "fails") == 0;
 		cand_release(&c);
 	}
 	sb_release(&only);
@@ -620,20 +664,21 @@ static int try_program(struct session *s, const char *phase, const char *what, i
 			return -1;
 		s->queries--; /* the reference belongs to the candidate's query */
 		ms = ref.res.ms;
-		if (ref.sig.cls != MZ_PASS) {
-			char *t = cand_text(what, &ref.sig);
-			log_step_nodes(s, phase, t, nodes, "other_failure", ms);
+		if (ref.cut || ref.sig.cls != MZ_PASS) {
+			char *t = run_text(what, &ref);
+			rc = ref.cut ? -1 : 0;
+			log_step_nodes(s, phase, t, nodes, ref.cut ? "cut_short" : "other_failure", ms);
 			free(t);
 			cand_release(&ref);
-			return 0;
+			return rc;
 		}
 	}
 	if (run_cand_in(s, cwd, file, s->o->backend, NULL, NULL, ref.res.out, &c) == 0) {
 		const char *outcome = outcome_of(s, &c);
-		char *t = cand_text(what, &c.sig);
+		char *t = run_text(what, &c);
 		log_step_nodes(s, phase, t, nodes, outcome, ms + c.res.ms);
 		free(t);
-		rc = strcmp(outcome, "fails") == 0;
+		rc = c.cut ? -1 : strcmp(outcome, "fails") == 0;
 		cand_release(&c);
 	}
 	cand_release(&ref);
@@ -945,8 +990,9 @@ static void log_graphs(struct shrink *sh, const int *set, int n)
 /* a record run, logged as a step: "inputs of graph 1/0: pass" */
 static void log_record(struct session *s, const char *what, const struct cand_run *c, bool ok)
 {
-	char *t = cand_text(what, &c->sig);
-	log_step(s, "record", t, ok ? "passes" : c->sig.cls == MZ_HANG ? "timeout" : "other_failure", c->res.ms);
+	char *t = run_text(what, c);
+	log_step(s, "record", t,
+		 c->cut ? "cut_short" : ok ? "passes" : c->sig.cls == MZ_HANG ? "timeout" : "other_failure", c->res.ms);
 	free(t);
 }
 
@@ -973,7 +1019,7 @@ static void record_values(struct shrink *sh)
 		goto cleanup;
 	for (int i = 0; i < g->n; i++)
 		ninputs += g->nodes[i].kind == MZN_INPUT;
-	bool ok = tensor_io_load(inputs, &ts, &nts) == 0 && nts == ninputs;
+	bool ok = !c.cut && tensor_io_load(inputs, &ts, &nts) == 0 && nts == ninputs;
 	tj_error_clear();
 	log_record(s, what, &c, ok);
 	cand_release(&c);
@@ -991,7 +1037,8 @@ static void record_values(struct shrink *sh)
 	int want = 0;
 	for (int i = 0; i < g->n; i++)
 		want = sh->slot[i] >= want ? sh->slot[i] + 1 : want;
-	ok = c.sig.cls == MZ_PASS && tensor_io_load(values, &sh->vals, &sh->nvals) == 0 && sh->nvals == want;
+	ok = !c.cut && c.sig.cls == MZ_PASS && tensor_io_load(values, &sh->vals, &sh->nvals) == 0 &&
+	     sh->nvals == want;
 	tj_error_clear();
 	log_record(s, "eager values", &c, ok);
 	cand_release(&c);

@@ -1,8 +1,9 @@
 #!/bin/sh
 # tests/e2e/minify/stop.sh - tjit-minify stopped before its end
-# (doc/minify.md, "Stopping early"): a session stopped by --max-queries
-# records what it found (an unconfirmed failure as unknown, a classified
-# one as stopped) and says why it stopped.
+# (doc/minify.md, "Stopping early"): a run that --max-seconds cut short is
+# neither a hang nor a failure, only the end of the session's time; a
+# session stopped by --max-queries records what it found (an unconfirmed
+# failure as unknown, a classified one as stopped).
 #
 # Usage: tests/e2e/minify/stop.sh
 # Environment: as check.sh.
@@ -34,6 +35,36 @@ sql() {
 
 # relu in a compiled function: the planted bugs' target
 printf '@compile\ndef f(x):\n    y = x * 2\n    z = y.relu()\n    w = z + 1\n    return w.sum()\n\nmanual_seed(0)\nprint(f(randn(4, 4)))\n' >relu.tj
+
+# ---- --max-seconds: a run cut at the session's limit ----
+
+# a correct program that runs for many seconds: its eager reference is
+# cut, which says nothing of the program (before: "hang", not a compiler bug)
+printf '@compile\ndef f(x):\n    return (x * 2).sum()\ns = 0\nfor i in range(1000000000):\n    s = s + i\nprint(f(ones(3)), s)\n' >slow.tj
+expect 1 "--max-seconds: the reference" "$minify" --db slow.db -o slow.d --max-seconds 0.5 slow.tj
+same "--max-seconds: the reference: the report" "program: slow.tj
+backend: inductor
+failure: unknown
+stopped: --max-seconds 0.5 reached
+runs: 1" "$work/out"
+same "--max-seconds: the reference: stderr" "tjit-minify: stopped: --max-seconds 0.5 reached
+tjit-minify: the failure was not confirmed: the eager reference was cut short" "$work/err"
+sql "--max-seconds: the reference: session" slow.db "SELECT failure, stage IS NULL, result, ended_at IS NOT NULL
+	FROM minify_sessions" "unknown|1|not_reproduced|1"
+sql "--max-seconds: the reference: steps" slow.db "SELECT phase, candidate, outcome, ms < 5000 FROM minify_steps" \
+	"classify|eager reference: cut short|cut_short|1"
+
+# a hang with a time limit of its own: the runs that waited out their
+# limit are hangs, the one the session's time cut is not counted
+expect 1 "--max-seconds: a hang" env TJIT_INJECT_BUG=aot:hang "$minify" --db hang.db -o hang.d --timeout 0.5 \
+	--max-seconds 1.3 relu.tj
+grep -q '^failure: unknown$' "$work/out" && grep -q '^stopped: --max-seconds 1.3 reached$' "$work/out" && ok ||
+	bad "--max-seconds: a hang: the report: $(cat "$work/out")"
+sql "--max-seconds: a hang: session" hang.db "SELECT failure, result FROM minify_sessions" "unknown|not_reproduced"
+sql "--max-seconds: a hang: the last step" hang.db "SELECT candidate LIKE 'inductor run _: cut short', outcome
+	FROM minify_steps ORDER BY id DESC LIMIT 1" "1|cut_short"
+sql "--max-seconds: a hang: each hang took its limit" hang.db "SELECT count(*) FROM minify_steps
+	WHERE outcome = 'fails' AND ms < 500" "0"
 
 # ---- --max-queries: what was found is recorded ----
 
