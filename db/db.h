@@ -243,7 +243,7 @@ struct db_minify_step {
 void db_log_minify_step(struct db_writer *w, int64_t session_id, const struct db_minify_step *s);
 struct db_minify_end {
 	const char *stage;       /* first failing stage, or NULL */
-	const char *result;      /* "minified", "stopped", "not_reproduced", "error", ... (schema.sql) */
+	const char *result;      /* "minified", "stopped", "not_reproduced", "interrupted", "error", ... (schema.sql) */
 	const char *repro_path;  /* or NULL */
 	const char *repro_text;  /* stored in sources by hash, or NULL */
 };

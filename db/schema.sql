@@ -250,7 +250,7 @@ CREATE TABLE IF NOT EXISTS minify_sessions (
 	stage       TEXT,                 -- first failing stage: 'eager', 'aot_eager', 'inductor'; NULL: unknown
 	result      TEXT,                 -- 'minified', 'classified' (the graph was not shrunk), 'stopped' (classified,
 	                                  -- then the limits ran out: the repro is unchecked), 'not_reproduced',
-	                                  -- 'not_compiler_bug', 'error'; NULL until the end
+	                                  -- 'not_compiler_bug', 'interrupted' (a signal), 'error'; NULL until the end
 	repro_path  TEXT,                 -- the repro .tj written
 	repro_hash  TEXT REFERENCES sources(hash) -- the repro's text
 );
@@ -263,7 +263,7 @@ CREATE TABLE IF NOT EXISTS minify_steps (
 	candidate   TEXT NOT NULL,        -- what was tried: 'stage aot_eager', 'drop nodes 4..7'
 	nodes       INTEGER,              -- op nodes in the candidate graph; NULL: not a graph
 	outcome     TEXT NOT NULL,        -- 'fails' (same failure), 'passes', 'other_failure', 'timeout',
-	                                  -- 'cut_short' (stopped by the minifier's limits: shows nothing)
+	                                  -- 'cut_short' (stopped by the minifier's limits or a signal: shows nothing)
 	ms          REAL NOT NULL DEFAULT 0 -- the child process's wall time
 );
 

@@ -8,7 +8,7 @@
  *
  * Exit status: 0 a repro was written and fails alone; 1 the failure did
  * not reproduce (no failure, flaky, not a compiler bug, limits reached);
- * 2 bad usage or an unreadable program.
+ * 2 bad usage or an unreadable program; 128 + N stopped by signal N.
  */
 #ifdef HAVE_CONFIG_H
 #include "config.h"
@@ -92,7 +92,8 @@ static void print_help(void)
 	fputs("\nThe session and each of its steps go into the database (minify_sessions,\n"
 	      "minify_steps); the candidates' own runs into DIR/runs.db.\n"
 	      "\nExit status: 0 a repro was written and fails alone; 1 the failure did not\n"
-	      "reproduce, or the limits ran out; 2 bad usage.\n",
+	      "reproduce, or the limits ran out; 2 bad usage; 128 + N stopped by signal N\n"
+	      "(SIGINT, SIGTERM, SIGHUP).\n",
 	      stdout);
 }
 

@@ -2,14 +2,19 @@
  * line of a run's stderr, messages normalized and split by stage, outputs
  * compared within the tolerance, runs classified, and the child runner on
  * real programs (exit, error, output, TJIT_COMPILE_ONLY, time limit,
- * memory cap, the candidates' log), the graphs logged for tjit-dot. */
+ * memory cap, the candidates' log, SIGTERM while it runs), the graphs
+ * logged for tjit-dot. */
 #define _GNU_SOURCE
 #include <check.h>
+#include <errno.h>
 #include <math.h>
 #include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/wait.h>
+#include <time.h>
+#include <unistd.h>
 
 #include "db.h"
 #include "minify.h"
@@ -493,6 +498,44 @@ START_TEST(test_graph_log)
 }
 END_TEST
 
+/* SIGTERM to the minifier while a candidate hangs: the candidate is
+ * killed at once (its process group is gone), the wait says why, and the
+ * caller lives on to wind up */
+START_TEST(test_run_interrupted)
+{
+	char *hang = write_prog("hang.tj", "while True:\n    pass\n");
+	struct sigaction before, after;
+	ck_assert_int_eq(sigaction(SIGTERM, NULL, &before), 0);
+	minify_catch_signals(true);
+	ck_assert_int_eq(minify_stop_signal(), 0);
+	pid_t me = getpid(), killer = fork();
+	ck_assert_int_ge(killer, 0);
+	if (killer == 0) {
+		nanosleep(&(struct timespec){0, 300000000L}, NULL);
+		kill(me, SIGTERM);
+		_exit(0);
+	}
+	struct minify_limits lim = {30, 0};
+	struct minify_result r;
+	char *err = NULL;
+	ck_assert_int_eq(minify_run(&(struct minify_cand){hang, NULL, NULL, NULL, NULL, NULL}, &lim, &r, &err), 0);
+	ck_assert(r.interrupted);
+	ck_assert(!r.timed_out);
+	ck_assert_int_eq(r.signal, SIGKILL);
+	ck_assert(r.ms >= 300 && r.ms < 10000);
+	ck_assert_int_eq(minify_stop_signal(), SIGTERM);
+	ck_assert_int_eq(kill(-(pid_t)r.pid, 0), -1);
+	ck_assert_int_eq(errno, ESRCH);
+	minify_result_release(&r);
+	/* the old action is back */
+	minify_catch_signals(false);
+	ck_assert_int_eq(sigaction(SIGTERM, NULL, &after), 0);
+	ck_assert(after.sa_handler == before.sa_handler);
+	waitpid(killer, NULL, 0);
+	free(hang);
+}
+END_TEST
+
 #if !defined(__SANITIZE_ADDRESS__)
 /* a program that allocates past the memory cap fails, the caller does not */
 START_TEST(test_run_memory_cap)
@@ -633,6 +676,7 @@ static Suite *minify_suite(void)
 	tcase_add_test(tc, test_run_child);
 	tcase_add_test(tc, test_graph_log);
 	tcase_add_test(tc, test_graph_recorded);
+	tcase_add_test(tc, test_run_interrupted);
 #if !defined(__SANITIZE_ADDRESS__)
 	tcase_add_test(tc, test_run_memory_cap);
 #endif

@@ -7,6 +7,7 @@
 #include "minify.h"
 
 #include <errno.h>
+#include <signal.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
@@ -47,7 +48,7 @@ struct cand_run {
 	struct minify_sig sig;
 	char *graph;              /* compile_error: "0/0 f (prog.tj:1)" of the failing compile */
 	char *graph_label;        /* and its "0/0" */
-	bool cut;                 /* stopped by the minifier (its time ran out): it shows nothing */
+	bool cut;                 /* stopped by the minifier (its time ran out, or a signal): it shows nothing */
 };
 
 struct session {
@@ -61,8 +62,9 @@ struct session {
 	struct minify_limits lim;
 	double t0;
 	long queries;
-	bool stopped;             /* a limit ran out */
-	char *stop_why;           /* "--max-queries 3 reached" */
+	bool stopped;             /* a limit ran out, or a signal asked to stop */
+	char *stop_why;           /* "--max-queries 3 reached", "interrupted by SIGTERM" */
+	int interrupted;          /* that signal, 0 none */
 	bool runs_reported;       /* the report's runs line is out */
 	char *ref_out;
 	struct minify_sig sig;    /* the original's failure */
@@ -154,15 +156,30 @@ static void stop(struct session *s, char *why)
 	s->stopped = true;
 }
 
+/* a signal asked to stop: it wins over a limit that ran out before */
+static void note_signal(struct session *s)
+{
+	int sig = minify_stop_signal();
+	if (!sig || s->interrupted)
+		return;
+	s->interrupted = sig;
+	free(s->stop_why);
+	s->stop_why = NULL;
+	s->stopped = false;
+	stop(s, xasprintf("interrupted by %s", sig == SIGINT ? "SIGINT" : sig == SIGTERM ? "SIGTERM" : "SIGHUP"));
+}
+
 static void stop_seconds(struct session *s)
 {
 	stop(s, xasprintf("--max-seconds %g reached", s->o->max_seconds));
 }
 
-/* false (s->stopped) when --max-queries or --max-seconds ran out */
+/* false (s->stopped) when --max-queries or --max-seconds ran out, or a
+ * signal asked to stop */
 static bool budget_left(struct session *s)
 {
 	const struct minify_options *o = s->o;
+	note_signal(s);
 	if (s->stopped)
 		return false;
 	if (o->max_queries > 0 && s->queries >= o->max_queries)
@@ -170,6 +187,12 @@ static bool budget_left(struct session *s)
 	else if (o->max_seconds > 0 && util_now_ms() - s->t0 >= o->max_seconds * 1e3)
 		stop_seconds(s);
 	return !s->stopped;
+}
+
+/* the result of a session stopped before its failure was confirmed */
+static const char *unconfirmed_result(const struct session *s)
+{
+	return s->interrupted ? "interrupted" : "not_reproduced";
 }
 
 /* The compiles of a child's run (its candidates' log), in order: the
@@ -257,10 +280,12 @@ static int run_cand_in(struct session *s, const char *cwd, const char *file, con
 		free(err);
 		return -1;
 	}
-	/* killed at the session's limit, not its own: not a hang, nor
-	 * anything else the candidate did */
-	c->cut = c->res.timed_out && clamped;
-	if (c->cut)
+	/* killed at the session's limit, not its own, or for a signal: not a
+	 * hang, nor anything else the candidate did */
+	c->cut = c->res.interrupted || (c->res.timed_out && clamped);
+	if (c->res.interrupted)
+		note_signal(s);
+	else if (c->cut)
 		stop_seconds(s);
 	struct compiles cs = {0};
 	if (c->res.status == 1)
@@ -335,6 +360,21 @@ static char *default_dir(const char *program)
 	return xasprintf("%.*s.minify", (int)n, base);
 }
 
+/* The files of the search (doc/minify.md: removed at the end, also of a
+ * session stopped or interrupted); the repro, its sidecar and runs.db
+ * stay */
+static void remove_work_files(const struct session *s)
+{
+	static const char *const scratch[] = {CANDIDATE, CANDIDATE_VALUES, INPUTS, VALUES_PROG, VALUES};
+	if (!s->dir)
+		return;
+	for (size_t i = 0; i < sizeof scratch / sizeof *scratch; i++) {
+		char *p = xasprintf("%s/%s", s->dir, scratch[i]);
+		unlink(p);
+		free(p);
+	}
+}
+
 /* 0, or -1 after printing why */
 static int prepare_dir(struct session *s)
 {
@@ -378,7 +418,7 @@ static int reference(struct session *s, const char *source_text)
 		fprintf(s->out, "failure: unknown\n");
 		fprintf(stderr, NAME ": the failure was not confirmed: the eager reference was cut short\n");
 		begin_session(s, "unknown", source_text);
-		end_session(s, NULL, "not_reproduced", NULL);
+		end_session(s, NULL, unconfirmed_result(s), NULL);
 		cand_release(&c);
 		return 1;
 	}
@@ -467,7 +507,7 @@ static int classify(struct session *s, const char *source_text)
 		cand_release(&runs[i]);
 	begin_session(s, failure, source_text);
 	if (rc)
-		end_session(s, NULL, "not_reproduced", NULL);
+		end_session(s, NULL, nrun < ORIGINAL_RUNS ? unconfirmed_result(s) : "not_reproduced", NULL);
 	return rc;
 }
 
@@ -1096,13 +1136,7 @@ static void shrink(struct session *s, const char *stage)
 	} else if (n > 0 && !s->stopped) {
 		fprintf(stderr, NAME ": not shrunk: graph %s alone does not fail\n", g.label);
 	}
-	unlink(sh.file);
-	const char *scratch[] = {VALUES, CANDIDATE_VALUES};
-	for (int i = 0; i < 2; i++) {
-		char *p = xasprintf("%s/%s", s->dir, scratch[i]);
-		unlink(p);
-		free(p);
-	}
+	remove_work_files(s);
 	for (int i = 0; i < sh.nvals; i++)
 		tensor_decref(sh.vals[i]);
 	free(sh.vals);
@@ -1171,10 +1205,15 @@ static int minify_failure(struct session *s, const char *source_text)
 	s->runs_reported = true;
 	if (!ok)
 		fprintf_shown(stderr, NAME ": %s: %s\n", s->repro,
-			s->stopped ? "not checked: the limits ran out" : "does not fail alone");
+			      s->interrupted ? "not checked: interrupted"
+			      : s->stopped   ? "not checked: the limits ran out"
+					     : "does not fail alone");
 	/* stopped: classified, but the repro on disk (the best so far) is
 	 * not checked */
-	const char *result = ok ? (s->shrunk ? "minified" : "classified") : s->stopped ? "stopped" : "not_reproduced";
+	const char *result = ok ? (s->shrunk ? "minified" : "classified")
+			     : s->interrupted ? "interrupted"
+			     : s->stopped     ? "stopped"
+					      : "not_reproduced";
 	end_session(s, stage, result, s->repro_text);
 	return ok ? 0 : 1;
 }
@@ -1210,6 +1249,7 @@ int minify_main(const struct minify_options *o, FILE *out)
 	struct code *code = run_load(NAME, o->program, &src, &status);
 	if (!code && status == 2)
 		return 2;
+	minify_catch_signals(true);
 	s.db = open_log(o, src ? src->text : NULL);
 	fprintf_shown(out, "program: %s\n", o->program);
 	fprintf(out, "backend: %s\n", o->backend);
@@ -1237,7 +1277,11 @@ int minify_main(const struct minify_options *o, FILE *out)
 		begin_session(&s, "unknown", src->text);
 		end_session(&s, NULL, "error", NULL);
 	}
+	/* as a shell expects of a program a signal stopped: 128 + N */
+	if (s.interrupted)
+		status = 128 + s.interrupted;
 cleanup:
+	remove_work_files(&s);
 	if (!s.runs_reported) {
 		if (s.stop_why)
 			fprintf(out, "stopped: %s\n", s.stop_why);
@@ -1248,5 +1292,6 @@ cleanup:
 	db_close(s.db);
 	session_release(&s);
 	source_free(src);
+	minify_catch_signals(false);
 	return status;
 }

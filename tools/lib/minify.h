@@ -35,6 +35,7 @@ struct minify_cand {
 
 struct minify_result {
 	bool timed_out;           /* killed at the time limit */
+	bool interrupted;         /* killed because the minifier was asked to stop (minify_stop_signal) */
 	int status;               /* exit status, when not signaled */
 	int signal;               /* the signal that ended it; 0: exited */
 	double ms;                /* wall time */
@@ -47,6 +48,15 @@ struct minify_result {
  * then empty). */
 int minify_run(const struct minify_cand *c, const struct minify_limits *lim, struct minify_result *r, char **err);
 void minify_result_release(struct minify_result *r);
+
+/* SIGINT, SIGTERM and SIGHUP ask the minifier to stop: the handler only
+ * notes the signal, the wait for a child kills the child's process group
+ * (and says so: interrupted), and the session winds up. true installs
+ * the handler (a signal ignored on entry stays ignored: nohup, a
+ * script's background job), false puts the old actions back. */
+void minify_catch_signals(bool on);
+/* the signal that asked the minifier to stop, 0 none */
+int minify_stop_signal(void);
 
 /* ---- classes and signatures (minify_sig.c) ---- */
 

@@ -3,7 +3,9 @@
 # (doc/minify.md, "Stopping early"): a run that --max-seconds cut short is
 # neither a hang nor a failure, only the end of the session's time; a
 # session stopped by --max-queries records what it found (an unconfirmed
-# failure as unknown, a classified one as stopped).
+# failure as unknown, a classified one as stopped); SIGTERM and SIGINT
+# kill the running candidate, remove the work files, close the session as
+# interrupted and exit 128 + N.
 #
 # Usage: tests/e2e/minify/stop.sh
 # Environment: as check.sh.
@@ -95,6 +97,98 @@ same "--max-queries 6: stderr" "tjit-minify: stopped: --max-queries 6 reached
 tjit-minify: q6.d/repro.tj: not checked: the limits ran out" "$work/err"
 sql "--max-queries 6: session" q6.db "SELECT failure, stage, result, repro_path FROM minify_sessions" \
 	"accuracy|inductor|stopped|q6.d/repro.tj"
+
+# ---- a signal: the candidate killed, the work files removed ----
+
+# children: the processes whose parent is $c_parent
+children() {
+	for f in /proc/[0-9]*/stat; do
+		# (read, not cat: a scan must take milliseconds, not the 0.5 s a
+		# candidate lives)
+		read -r line 2>/dev/null <"$f" || continue
+		# (after the command's name, which may hold spaces: state, parent)
+		# shellcheck disable=SC2086
+		set -- ${line##*) }
+		[ "${2:-}" = "$c_parent" ] && { d=${f#/proc/}; echo "${d%/stat}"; }
+	done
+	return 0
+}
+# wait_for WHAT: up to 30 s until the shell test WHAT holds
+wait_for() {
+	i=0
+	while ! eval "$1"; do
+		i=$((i + 1))
+		[ $i -ge 600 ] && return 1
+		sleep 0.05
+	done
+}
+
+if [ -r /proc/self/stat ]; then
+	# SIGTERM while a candidate of the shrink hangs
+	(exec env TJIT_INJECT_BUG=aot:hang "$minify" --db term.db -o term.d --timeout 0.5 relu.tj \
+		>"$work/out" 2>"$work/err" </dev/null) &
+	p=$!
+	c_parent=$p
+	# (a candidate that has just started, so that the signal comes while
+	# it runs, not between two runs)
+	if wait_for '[ -e term.d/candidate.tj ]' && first=$(children) &&
+		wait_for 'kid=$(children); [ -n "$kid" ] && [ "$kid" != "$first" ]'; then
+		kill -TERM $p
+		wait $p
+		st=$?
+		[ $st -eq 143 ] && ok || bad "SIGTERM: exit status $st, expected 143"
+		if kill -0 $kid 2>/dev/null; then bad "SIGTERM: the candidate $kid still runs"; else ok; fi
+		left=$(cd term.d && ls candidate.tj candidate.tjt values.tjt values.tj inputs.tjt 2>/dev/null)
+		[ -z "$left" ] && ok || bad "SIGTERM: work files left: $left"
+		[ -s term.d/repro.tj ] && ok || bad "SIGTERM: no repro so far"
+		grep -q '^stopped: interrupted by SIGTERM$' "$work/out" && ok || bad "SIGTERM: the report: $(cat "$work/out")"
+		grep -q '^tjit-minify: term.d/repro.tj: not checked: interrupted$' "$work/err" && ok ||
+			bad "SIGTERM: stderr: $(cat "$work/err")"
+		sql "SIGTERM: session" term.db "SELECT failure, stage, result, ended_at IS NOT NULL FROM minify_sessions" \
+			"hang|aot_eager|interrupted|1"
+		sql "SIGTERM: the last step" term.db "SELECT phase, outcome FROM minify_steps ORDER BY id DESC LIMIT 1" \
+			"shrink|cut_short"
+		sql "SIGTERM: the run" term.db "SELECT exit_status FROM runs" "143"
+	else
+		kill -KILL $p 2>/dev/null
+		bad "SIGTERM: no candidate of the shrink in 30 s"
+	fi
+
+	# SIGINT while classifying (a script's background job ignores
+	# SIGINT: env gives it back its default first)
+	if env --default-signal=INT true 2>/dev/null; then
+		(exec env --default-signal=INT TJIT_INJECT_BUG=aot:hang "$minify" --db int.db -o int.d --timeout 20 \
+			relu.tj >"$work/out" 2>"$work/err" </dev/null) &
+		p=$!
+		c_parent=$p
+		t0=$(date +%s)
+		# (a candidate that has run for 0.3 s: the first of the three
+		# runs, which hangs, not the short eager reference)
+		if wait_for 'kid=$(children); sleep 0.3; [ -n "$kid" ] && [ "$(children)" = "$kid" ]'; then
+			kill -INT $p
+			wait $p
+			st=$?
+			[ $st -eq 130 ] && ok || bad "SIGINT: exit status $st, expected 130"
+			[ $(($(date +%s) - t0)) -lt 15 ] && ok || bad "SIGINT: the hang was waited out"
+			if [ -n "$kid" ] && kill -0 $kid 2>/dev/null; then bad "SIGINT: the candidate $kid still runs"; else ok; fi
+			same "SIGINT: the report" "program: relu.tj
+backend: inductor
+failure: unknown
+stopped: interrupted by SIGINT
+runs: $(grep '^runs: ' "$work/out" | cut -c7-)" "$work/out"
+			sql "SIGINT: session" int.db "SELECT failure, result, ended_at IS NOT NULL FROM minify_sessions" \
+				"unknown|interrupted|1"
+			sql "SIGINT: the last step" int.db "SELECT outcome FROM minify_steps ORDER BY id DESC LIMIT 1" "cut_short"
+		else
+			kill -KILL $p 2>/dev/null
+			bad "SIGINT: no candidate in 30 s"
+		fi
+	else
+		echo "note: no env --default-signal: SIGINT is not checked"
+	fi
+else
+	echo "note: no /proc: the signals are not checked"
+fi
 
 echo "$pass passed, $fail failed"
 [ $fail -eq 0 ]
