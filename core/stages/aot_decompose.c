@@ -371,16 +371,6 @@ const char *aot_decomp_formula(int op) { return aot_decomp_has(op) ? decomps[op]
 
 /* ---- the pass ---- */
 
-static bool same_type(const struct gnode *a, const struct gnode *b)
-{
-	if (a->is_tensor != b->is_tensor || a->nouts != b->nouts || a->dt != b->dt || a->ndim != b->ndim)
-		return false;
-	for (int k = 0; k < a->ndim; k++)
-		if (a->shape[k].value != b->shape[k].value || a->shape[k].sym != b->shape[k].sym)
-			return false;
-	return true;
-}
-
 static int decompose_node(struct graph *g, int i)
 {
 	struct dec d = {.b = {.g = g, .pos = i, .nstack = g->nodes[i].nstack, .stack = g->nodes[i].stack},
@@ -393,7 +383,7 @@ static int decompose_node(struct graph *g, int i)
 	}
 	if ((r = row->build(&d)) < 0 || d.b.failed)
 		goto fail;
-	if (!same_type(&g->nodes[r], &d.node)) {
+	if (!graph_same_type(&g->nodes[r], &d.node)) {
 		tj_error_set("the decomposition gives another type");
 		goto fail;
 	}

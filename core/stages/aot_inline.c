@@ -151,16 +151,6 @@ static const char *check_trace(const struct trace_result *tr, int nargs, int *ou
 	return NULL;
 }
 
-static bool same_type(const struct gnode *a, const struct gnode *b)
-{
-	if (a->is_tensor != b->is_tensor || a->nouts != b->nouts || a->dt != b->dt || a->ndim != b->ndim)
-		return false;
-	for (int d = 0; d < a->ndim; d++)
-		if (a->shape[d].value != b->shape[d].value || a->shape[d].sym != b->shape[d].sym)
-			return false;
-	return true;
-}
-
 /* traces the function of call node i; the result (NULL: stays opaque,
  * *why set unless out of memory) */
 static struct trace_result *trace_call(struct graph *g, int i, struct compile_ctx *cc, char **why)
@@ -217,7 +207,7 @@ static int inline_call(struct graph *g, int i, struct compile_ctx *cc, char **wh
 	const char *no = check_trace(tr, g->nodes[i].nargs, &out, &out_arg, &assumed);
 	if (!no && out_arg >= 0 && g->nodes[i].args[out_arg].kind != GARG_NODE)
 		no = "it returns a constant argument";
-	if (!no && !same_type(out >= 0 ? &tr->graph->nodes[out] : &g->nodes[g->nodes[i].args[out_arg].node],
+	if (!no && !graph_same_type(out >= 0 ? &tr->graph->nodes[out] : &g->nodes[g->nodes[i].args[out_arg].node],
 			      &g->nodes[i]))
 		no = "its result has another type than the call's";
 	const struct graph *b = no ? NULL : tr->graph;

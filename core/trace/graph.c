@@ -744,6 +744,16 @@ int graph_insert(struct graph *g, int pos, const struct gnode *n)
 	return pos;
 }
 
+bool graph_same_type(const struct gnode *a, const struct gnode *b)
+{
+	if (a->is_tensor != b->is_tensor || a->nouts != b->nouts || a->dt != b->dt || a->ndim != b->ndim)
+		return false;
+	for (int k = 0; k < a->ndim; k++)
+		if (a->shape[k].value != b->shape[k].value || a->shape[k].sym != b->shape[k].sym)
+			return false;
+	return true;
+}
+
 int graph_insert_copy(struct graph *g, int pos, const struct gnode *n, const int *to, int nouter,
 		      const struct user_frame *outer)
 {

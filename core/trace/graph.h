@@ -149,6 +149,9 @@ int graph_op_count(const struct graph *g);  /* GN_OP and GN_CALL nodes */
  * items (borrowed): their count, or -1 when an item is not a constant or
  * there are more than max. */
 int graph_const_items(const struct garg *a, value *items, int max);
+/* a and b have one type: tensor or not, tuple arity, dtype, sizes (the
+ * same constants and symbols); a pass that replaces a node checks it */
+bool graph_same_type(const struct gnode *a, const struct gnode *b);
 /* A tensor node's bytes, elements times the dtype's size, at the example
  * sizes of its symbols (those it was traced with); 0 when not a tensor. */
 int64_t graph_node_bytes(const struct gnode *n);
