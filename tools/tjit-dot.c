@@ -208,6 +208,16 @@ static int cmd_graph(int argc, char **argv)
 		return cli_bad_arg(&tool, "graph", "compile id", o.compile, "F/N, as 0/1");
 	if (o.run && !dbq_run_spec_ok(o.run))
 		return cli_bad_arg(&tool, "graph", "run", o.run, RUN_EXPECTED);
+	/* the stages graphs are logged at (graph_stage_name), the kernels' and
+	 * the minifier's */
+	static const char *const stages[] = {"captured", "aot_forward", "aot_backward", "inductor",
+					     "inductor_backward", "minified"};
+	bool known = !o.stage;
+	for (size_t i = 0; !known && i < sizeof stages / sizeof *stages; i++)
+		known = strcmp(o.stage, stages[i]) == 0;
+	if (!known)
+		return cli_bad_arg(&tool, "graph", "stage", o.stage,
+				   "captured, aot_forward, aot_backward, inductor, inductor_backward or minified");
 	struct dbq *q = open_db(&o);
 	if (!q)
 		return 1;

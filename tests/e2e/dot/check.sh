@@ -240,6 +240,9 @@ first_line "--compile abc: message" "tjit-dot graph: bad compile id 'abc': expec
 expect 2 "--compile: a bad --run" "$dot" graph --db ops.db --run last --compile 0/0
 first_line "--compile: a bad --run: message" \
 	"tjit-dot graph: bad run 'last': expected a run id (1, 2, ...), latest or latest~N"
+expect 2 "--compile: an unknown --stage" "$dot" graph --db ops.db --compile 0/0 --stage bogus
+first_line "--compile: an unknown --stage: message" \
+	"tjit-dot graph: bad stage 'bogus': expected captured, aot_forward, aot_backward, inductor, inductor_backward or minified"
 expect 2 "minify: bad session" "$dot" minify --db "$work/none.db" abc
 first_line "minify: bad session: message" \
 	"tjit-dot minify: bad session 'abc': expected a number >= 1 (as tjit-tui's sessions show)"
