@@ -7,8 +7,9 @@
 #   NAME     only the mutants whose name starts with NAME (A01, I, ...)
 #   --list   print the mutants' names and titles, run nothing
 # Environment: MUTANT_TESTS, the tests each mutant runs (default: every
-# unit test, tests/e2e/run.sh, tests/fuzz/tjdiff, and the database's, the
-# profiler's and tjit-dot's scripts; the slow ones, such as kill.sh and the
+# unit test, tests/e2e/run.sh, tests/fuzz/tjdiff, and the database's
+# (check.sh and bad_files.sh), the profiler's and tjit-dot's scripts; the
+# slow ones, such as kill.sh and the
 # minifier's matrix, are left out); MUTANT_JOBS (make's
 # -j, default 2); MUTANT_DIR (the copy, default a fresh temporary folder,
 # removed at the end).
@@ -64,7 +65,7 @@ echo "mutants: building a copy of the tree in $work"
 git -C "$top" ls-files -z | (cd "$top" && xargs -0 tar cf -) | (cd "$work" && tar xf -) || exit 2
 ( cd "$work" && ./autogen.sh && ./configure && make -j"$jobs" && make -j"$jobs" check TESTS= ) \
 	>"$work/build.log" 2>&1 || { echo "mutants: the copy did not build (see $work/build.log)"; exit 2; }
-tests=${MUTANT_TESTS:-"$(cd "$work" && make -s print-unit-tests) tests/e2e/run.sh tests/fuzz/tjdiff tests/e2e/db/check.sh tests/e2e/profile/check.sh tests/e2e/dot/check.sh"}
+tests=${MUTANT_TESTS:-"$(cd "$work" && make -s print-unit-tests) tests/e2e/run.sh tests/fuzz/tjdiff tests/e2e/db/check.sh tests/e2e/db/bad_files.sh tests/e2e/profile/check.sh tests/e2e/dot/check.sh"}
 
 # $o and $n: OLD and NEW with their \n and \t made characters
 unescape='my ($o, $n) = map { my $s = $_; $s =~ s/\\n/\n/g; $s =~ s/\\t/\t/g; $s } ($ENV{OLD}, $ENV{NEW} // "");'
