@@ -381,9 +381,12 @@ START_TEST(test_binary_all)
 				void *a = malloc(n * 8 + 8), *b = malloc(n * 8 + 8), *out = malloc(n * 8 + 8);
 				fill(a, dt, n, 0);
 				fill(b, dt, n, divisor ? 1 : 2);
-				void *bufs[3] = {a, b, out};
+				/* bufs[3]: where an int64 //, % or ** reports a failed check of its divisor or exponent */
+				int32_t failed = 0;
+				void *bufs[4] = {a, b, out, &failed};
 				int64_t syms[1] = {n};
 				f(bufs, syms, 0, n);
+				ck_assert_int_eq(failed, 0);
 				tensor *ta = tensor_of(dt, n, a), *tb = tensor_of(dt, n, b), *r = tensor_binary(op, ta, tb);
 				ck_assert_msg(r != NULL, "%s", tj_error_peek());
 				char what[64];
@@ -890,6 +893,107 @@ START_TEST(test_no_outer_and_index_math)
 }
 END_TEST
 
+/* the kernels' checks of their data (cg_emit.c): an int64 // or % by a
+ * divisor of 0, or ** to a negative exponent, read from a buffer sets the
+ * int32 at bufs[nbufs] to 1 wherever it is in the range run, and only
+ * then (-1 divides, 0 is an exponent); a constant operand or index
+ * arithmetic is not checked, a constant dividend does not exempt its
+ * divisor, nor a where its third operand */
+static int32_t run_checked(loop_kernel_fn f, int nbufs, void **bufs, int64_t n)
+{
+	int32_t failed = 0;
+	bufs[nbufs] = &failed;
+	f(bufs, (int64_t[]){n}, 0, n);
+	return failed;
+}
+
+START_TEST(test_data_checks)
+{
+	int64_t a[40], b[40], out[40];
+	for (int i = 0; i < 40; i++)
+		a[i] = 7 - i, b[i] = i % 2 ? -1 : 3;
+	void *bufs[4] = {a, b, out, NULL};
+	static const int ops[3] = {BINOP_floordiv, BINOP_mod, BINOP_pow};
+	for (int o = 0; o < 3; o++) {
+		struct tk *t = k_binary(ops[o], DT_INT64);
+		loop_kernel_fn f = compile(t);
+		for (int i = 0; i < 40; i++)
+			b[i] = ops[o] == BINOP_pow ? i % 3 : (i % 2 ? -1 : 3);
+		for (int64_t n = 1; n <= 33; n += 8)
+			ck_assert_msg(run_checked(f, 3, bufs, n) == 0, "%s n=%lld: good data fails", binop_names[ops[o]],
+				      (long long)n);
+		/* the bad value first, then good ones (scalar and vector loops) */
+		for (int at = 0; at < 33; at += 8) {
+			int64_t keep = b[at];
+			b[at] = ops[o] == BINOP_pow ? -1 : 0;
+			ck_assert_msg(run_checked(f, 3, bufs, 33) == 1, "%s: bad value at %d passes", binop_names[ops[o]],
+				      at);
+			b[at] = keep;
+		}
+		free(t);
+	}
+	/* 7 // b[i]: the dividend a constant */
+	struct tk *t = tk_new();
+	int v = tk_var(t, tk_sym(t, 0), -1);
+	int bb = tk_buf(t, DT_INT64, false), ob = tk_buf(t, DT_INT64, true);
+	lref i = tk_vref(t, v);
+	tk_root(t, tk_section(t), tk_store(t, ob, i, tk_bin(t, BINOP_floordiv, tk_int(t, 7), tk_load(t, bb, i))));
+	loop_kernel_fn f = compile(t);
+	void *bufs2[3] = {b, out, NULL};
+	for (int k = 0; k < 40; k++)
+		b[k] = k + 1;
+	ck_assert_ptr_nonnull(strstr(last_ir, "check_failed"));
+	ck_assert_int_eq(run_checked(f, 2, bufs2, 33), 0);
+	b[5] = 0;
+	ck_assert_int_eq(run_checked(f, 2, bufs2, 33), 1);
+	ck_assert_int_eq(out[5], 0);
+	free(t);
+	/* a[i] // where(i < 0, 1, b[i]): the divisor's data in its third operand only */
+	t = tk_new();
+	v = tk_var(t, tk_sym(t, 0), -1);
+	int ab = tk_buf(t, DT_INT64, false);
+	bb = tk_buf(t, DT_INT64, false), ob = tk_buf(t, DT_INT64, true);
+	i = tk_vref(t, v);
+	lref d = tk_node(t, LOP_WHERE, 0, DT_INT64, 0, tk_bin(t, BINOP_lt, i, tk_int(t, 0)), tk_int(t, 1),
+			 tk_load(t, bb, i));
+	tk_root(t, tk_section(t), tk_store(t, ob, i, tk_bin(t, BINOP_floordiv, tk_load(t, ab, i), d)));
+	f = compile(t);
+	ck_assert_int_eq(run_checked(f, 3, bufs, 33), 1);
+	b[5] = 2;
+	ck_assert_int_eq(run_checked(f, 3, bufs, 33), 0);
+	free(t);
+	/* a[j] // (sum over i < s0 of 1): a divisor that is a reduction (of no data) */
+	t = tk_new();
+	int s0 = tk_section(t), s1 = tk_section(t);
+	int vi = tk_var(t, tk_sym(t, 0), s0), vj = tk_var(t, tk_sym(t, 1), s1);
+	ab = tk_buf(t, DT_INT64, false), ob = tk_buf(t, DT_INT64, true);
+	lref red = tk_red(t, REDOP_sum, DT_INT64, tk_int(t, 1));
+	tk_root(t, s0, red);
+	lref j = tk_vref(t, vj);
+	tk_root(t, s1, tk_store(t, ob, j, tk_bin(t, BINOP_floordiv, tk_load(t, ab, j), red)));
+	(void)vi;
+	f = compile(t);
+	int32_t failed = 0;
+	f((void *[]){a, out, &failed}, (int64_t[]){2, 5}, 0, 1);
+	ck_assert_int_eq(failed, 0);
+	ck_assert_int_eq(out[4], 1);
+	f((void *[]){a, out, &failed}, (int64_t[]){0, 5}, 0, 1);
+	ck_assert_int_eq(failed, 1);
+	free(t);
+	/* a[i] // (i + 1) and a[i] ** 2: index arithmetic and a constant, no check */
+	t = tk_new();
+	v = tk_var(t, tk_sym(t, 0), -1);
+	ab = tk_buf(t, DT_INT64, false), ob = tk_buf(t, DT_INT64, true);
+	i = tk_vref(t, v);
+	lref ai = tk_load(t, ab, i);
+	lref q = tk_bin(t, BINOP_floordiv, ai, tk_bin(t, BINOP_add, i, tk_int(t, 1)));
+	tk_root(t, tk_section(t), tk_store(t, ob, i, tk_bin(t, BINOP_add, q, tk_bin(t, BINOP_pow, ai, tk_int(t, 2)))));
+	f = compile(t);
+	ck_assert_ptr_null(strstr(last_ir, "check_failed"));
+	free(t);
+}
+END_TEST
+
 /* runs the lowered program p on x through ind_run with the kernels in
  * fns, and g on x through graph_interpret: the outputs agree (floats
  * within 1e-5 relative: the approximations, reassociated sums) */
@@ -994,6 +1098,7 @@ int main(void)
 	tcase_add_test(tc, test_vectorized);
 	tcase_add_test(tc, test_errors);
 	tcase_add_test(tc, test_no_outer_and_index_math);
+	tcase_add_test(tc, test_data_checks);
 	tcase_add_test(tc, test_lowered_kernels);
 	suite_add_tcase(s, tc);
 	SRunner *sr = srunner_create(s);

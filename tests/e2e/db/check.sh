@@ -393,6 +393,17 @@ run 0 run --backend inductor --db "$db" ind.tj
 check "inductor, after the rebuild: from the cache again" "$db" \
 	"SELECT count(*), sum(k.cache_hit) FROM kernels k JOIN graphs g ON g.id = k.graph_id JOIN compiles c ON c.id = g.compile_id WHERE c.run_id = 4" \
 	"2|2"
+# a sound cache file whose payload is not a kernel's (8 zero bytes: no
+# object code, the trailer's length 0): read as foreign, generated again
+for f in "$work"/kcache/*.tjk; do
+	{ head -c 32 "$f" && printf '\010\0\0\0\0\0\0\0\305\071\032\050\062\370\307\250\0\0\0\0\0\0\0\0'; } >"$f.new" &&
+		mv "$f.new" "$f"
+done
+run 0 run --backend inductor --db "$db" ind.tj
+check "inductor, a cache entry of no object code: the same result" "$db" "SELECT '$(cat "$work/out")'" "tensor(11.9407)"
+check "inductor, a cache entry of no object code: the kernels generated again" "$db" \
+	"SELECT count(*), sum(k.cache_hit) FROM kernels k JOIN graphs g ON g.id = k.graph_id JOIN compiles c ON c.id = g.compile_id WHERE c.run_id = 5" \
+	"2|0"
 # the same kernel twice in one graph (two layers alike, the kernels
 # compiled at once): generated once, the second as from the cache
 cat >"$work/twice.tj" <<'TJ'
