@@ -260,11 +260,16 @@ static int new_group(struct lower *L)
  * kernel). Closing the group stores the value instead. */
 #define GROUP_MAX_TRANSCENDENTALS 24
 
+/* float32 exp is evaluated in double to round correctly (cg_math.c's
+ * exp_f32), about twice the code of the others: it counts twice */
 static int transcendentals(const struct lkernel *k)
 {
 	int n = 0;
-	for (int r = 0; r < k->nnodes; r++)
-		n += k->nodes[r].op == LOP_UNARY && loop_unop_is_transcendental((enum unop)k->nodes[r].sub);
+	for (int r = 0; r < k->nnodes; r++) {
+		const struct lnode *x = &k->nodes[r];
+		if (x->op == LOP_UNARY && loop_unop_is_transcendental((enum unop)x->sub))
+			n += x->sub == UNOP_exp && x->dt == DT_FLOAT32 ? 2 : 1;
+	}
 	return n;
 }
 

@@ -194,6 +194,29 @@ START_TEST(test_slices_and_unit_reductions)
 }
 END_TEST
 
+/* a float32 exp (evaluated in double) counts as two transcendentals: a
+ * row normalization does not join a chain of 7 of them, which its two
+ * sections would compute twice (28 > 24); in float64 (one each) it does */
+START_TEST(test_float32_exp_counts_twice)
+{
+	struct ind_program p;
+	char body[1024] = "", *s;
+	for (int i = 0; i < 7; i++)
+		strcat(body, "    x = exp(x) * 0.25\n");
+	strcat(body, "    return x / x.sum(-1, keepdim=True)\n");
+	s = lower_text(body, "randn(4, 8)", &p);
+	ck_assert_msg(p.nsteps == 2 && strstr(sb_str(&p.log), "would compute 28 transcendentals"), "%s\n%s", s,
+		      sb_str(&p.log));
+	free(s);
+	ind_program_release(&p);
+	drop_graphs();
+	s = lower_text(body, "randn(4, 8, dtype=float64)", &p);
+	ck_assert_msg(p.nsteps == 1, "%s\n%s", s, sb_str(&p.log));
+	free(s);
+	ind_program_release(&p);
+}
+END_TEST
+
 /* a long chain of transcendentals before row reductions: each section
  * would recompute it, so the group closes before its kernel computes
  * more than 24 of them */
@@ -338,6 +361,7 @@ static Suite *suite(void)
 	tcase_add_test(tc, test_planted_bugs);
 	tcase_add_test(tc, test_slices_and_unit_reductions);
 	tcase_add_test(tc, test_transcendental_cap);
+	tcase_add_test(tc, test_float32_exp_counts_twice);
 	tcase_add_test(tc, test_views_alias_buffers);
 	tcase_add_test(tc, test_matmul_epilogue);
 	tcase_add_test(tc, test_column_sum_and_reduction_cap);
