@@ -263,8 +263,11 @@ int aot_inline_calls(struct graph *g, struct compile_ctx *cc, char **why)
 		if (g->nodes[i].kind != GN_CALL || g->nodes[i].callee.tag != VAL_FUNC)
 			continue;
 		if (--budget < 0) {
+			char most[16];
+			snprintf(most, sizeof most, "%d", INLINE_BUDGET);
 			if (!*why)
-				*why = why_of(g->nodes[i].name, "%s", "too many calls inlined in one graph");
+				*why = why_of(val_func(g->nodes[i].callee)->code->name,
+					      "more than %s calls of allow_in_graph functions to inline in one graph", most);
 			break;
 		}
 		char *no = NULL;
