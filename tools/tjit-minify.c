@@ -103,9 +103,13 @@ static int number(const char *opt, const char *text, double lo, bool whole, doub
 	char *end = NULL;
 	errno = 0;
 	double v = strtod(text, &end);
-	if (errno || end == text || *end || !isfinite(v) || v < lo || (whole && v != floor(v))) {
-		fprintf(stderr, NAME ": %s: expected %s >= %g, got '%s'\n", opt, whole ? "a whole number" : "a number",
-			lo, text);
+	/* a whole number above 2^53 is no longer exact, nor would it fit a long */
+	if (errno || end == text || *end || !isfinite(v) || v < lo || (whole && (v != floor(v) || v > 0x1p53))) {
+		if (whole)
+			fprintf_shown(stderr, NAME ": %s: expected a whole number from %g to 2^53, got '%s'\n", opt, lo,
+				      text);
+		else
+			fprintf_shown(stderr, NAME ": %s: expected a number >= %g, got '%s'\n", opt, lo, text);
 		return -1;
 	}
 	*out = v;

@@ -386,7 +386,10 @@ usage "unknown option" "tjit-minify: unknown option '--frob'" --frob "$prog"
 usage "bad backend" "tjit-minify: --backend: unknown backend 'fast' (valid: eager, aot_eager, inductor, relu_compile_error_TESTING_ONLY, relu_runtime_error_TESTING_ONLY, relu_accuracy_error_TESTING_ONLY)" \
 	--backend fast "$prog"
 usage "bad --tol" "tjit-minify: --tol: expected a number >= 0, got 'x'" --tol x "$prog"
-usage "bad --max-queries" "tjit-minify: --max-queries: expected a whole number >= 1, got '1.5'" --max-queries 1.5 "$prog"
+usage "bad --max-queries" "tjit-minify: --max-queries: expected a whole number from 1 to 2^53, got '1.5'" --max-queries 1.5 "$prog"
+usage "--max-queries too large" \
+	"tjit-minify: --max-queries: expected a whole number from 1 to 2^53, got '99999999999999999999'" \
+	--max-queries 99999999999999999999 "$prog"
 usage "missing value" "tjit-minify: option '-o' needs a value (DIR)" "$prog" -o
 expect 2 "bad TJIT_INJECT_BUG" env TJIT_INJECT_BUG=aot:segv "$minify" "$prog"
 sed -n 1p "$work/err" >"$work/err.1"
