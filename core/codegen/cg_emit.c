@@ -949,11 +949,13 @@ static void emit_wrapper(struct emit *e, LLVMTypeRef body_ty)
 		return;
 	}
 	for (int i = 0; i < k->nbufs + e->checks; i++) {
-		/* bufs[nbufs]: where a kernel with checks reports a failed one */
+		/* bufs[nbufs]: where a kernel with checks reports a failed one,
+		 * the body's last parameter */
+		int to = i < k->nbufs ? i : n - 1;
 		LLVMValueRef ix = ci(e, i);
 		LLVMValueRef p = LLVMBuildInBoundsGEP2(e->b, e->tp, LLVMGetParam(fn, 0), &ix, 1, "");
-		args[i < k->nbufs ? i : n - 1] = LLVMBuildLoad2(e->b, e->tp, p, "");
-		LLVMSetAlignment(args[i < k->nbufs ? i : n - 1], 8);
+		args[to] = LLVMBuildLoad2(e->b, e->tp, p, "");
+		LLVMSetAlignment(args[to], 8);
 	}
 	for (int i = 0; i < 3; i++)
 		args[k->nbufs + i] = LLVMGetParam(fn, 1 + i);

@@ -131,15 +131,6 @@ static const char *check_trace(const struct trace_result *tr, int nargs, int *ou
 		return "its body has symbolic sizes";
 	if ((*assumed = guards_hold(tr->guards, nargs)))
 		return "its body assumes %s, which the caller's guards do not check";
-	for (int k = 0, in = 0; k < tr->graph->nnodes; k++) {
-		if (tr->graph->nodes[k].kind != GN_INPUT)
-			continue;
-		int slot = tr->guards->sources[tr->input_sources[in++]].kind == SRC_LOCAL
-				   ? tr->guards->sources[tr->input_sources[in - 1]].index
-				   : -1;
-		if (slot < 0 || slot >= nargs)
-			return "its body reads a tensor that is not an argument";
-	}
 	*out = *out_arg = -1;
 	if (tr->ret.kind == RC_OUTPUT)
 		*out = tr->graph->outputs[tr->ret.index];
@@ -218,8 +209,12 @@ static int inline_call(struct graph *g, int i, struct compile_ctx *cc, char **wh
 	for (int k = 0, in = 0; b && !no && k < b->nnodes; k++) {
 		if (b->nodes[k].kind != GN_INPUT)
 			continue;
-		const struct garg *a = &g->nodes[i].args[tr->guards->sources[tr->input_sources[in++]].index];
-		if (a->kind != GARG_NODE)
+		const struct guard_source *src = &tr->guards->sources[tr->input_sources[in++]];
+		bool arg = src->kind == SRC_LOCAL && src->index >= 0 && src->index < g->nodes[i].nargs;
+		const struct garg *a = arg ? &g->nodes[i].args[src->index] : NULL;
+		if (!a)
+			no = "its body reads a tensor that is not an argument";
+		else if (a->kind != GARG_NODE)
 			no = "a constant argument is read as a tensor";
 		else
 			to[k] = a->node;
