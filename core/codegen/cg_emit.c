@@ -275,8 +275,11 @@ static LLVMValueRef emit_unary(struct emit *e, lref r, const struct lnode *n, LL
 		switch (op) {
 		case UNOP_neg: return LLVMBuildFNeg(b, v, "");
 		case UNOP_abs: return intrinsic1(e, "llvm.fabs", v);
-		case UNOP_relu: /* NaN stays */
-			return sel(e, fcmp(e, LLVMRealUGT, v, cfl(t, 0)), v, cfl(t, 0));
+		case UNOP_relu: { /* NaN stays, -0 gives +0 (v + 0 is +0), and the
+				    * select is x86's max(0, v): no compare on the FMA pipes */
+			LLVMValueRef p = LLVMBuildFAdd(b, v, cfl(t, 0), "");
+			return sel(e, fcmp(e, LLVMRealOGT, cfl(t, 0), p), cfl(t, 0), p);
+		}
 		case UNOP_sign: /* NaN gives 0, as eager */
 			return sel(e, fcmp(e, LLVMRealOGT, v, cfl(t, 0)), cfl(t, 1),
 				   sel(e, fcmp(e, LLVMRealOLT, v, cfl(t, 0)), cfl(t, -1), cfl(t, 0)));
@@ -457,6 +460,55 @@ static LLVMValueRef truth(struct emit *e, int dt, LLVMValueRef v)
 	return dt == DT_BOOL ? v : convert(e, v, dt, DT_BOOL);
 }
 
+/* the parts of v, node r's float32 tanh or sigmoid as cg_math.c builds
+ * it: tanh is x (P / Q) (*x set), sigmoid 1 / (1 + exp(-x)) (*x NULL);
+ * false for any other value */
+static bool math_fraction(struct emit *e, lref r, LLVMValueRef v, LLVMValueRef *x, LLVMValueRef *num,
+			  LLVMValueRef *den)
+{
+	const struct lnode *n = &e->k->nodes[r];
+	if (n->op != LOP_UNARY || n->dt != DT_FLOAT32 || (n->sub != UNOP_tanh && n->sub != UNOP_sigmoid) ||
+	    !LLVMIsAInstruction(v))
+		return false;
+	*x = NULL;
+	if (n->sub == UNOP_tanh) {
+		if (LLVMGetInstructionOpcode(v) != LLVMFMul)
+			return false;
+		*x = LLVMGetOperand(v, 0);
+		v = LLVMGetOperand(v, 1);
+		if (!LLVMIsAInstruction(v))
+			return false;
+	}
+	if (LLVMGetInstructionOpcode(v) != LLVMFDiv)
+		return false;
+	*num = LLVMGetOperand(v, 0);
+	*den = LLVMGetOperand(v, 1);
+	return true;
+}
+
+/* the float32 product of a sigmoid and a tanh or sigmoid (an LSTM's
+ * sigmoid(o) * tanh(c), a gated unit's) with one division instead of
+ * two, which cost the FMA pipes twice what a multiplication does:
+ * tanh(a) sigmoid(b) = a (P / (Q (1 + exp(-b)))), and two sigmoids
+ * 1 / ((1 + exp(-a)) (1 + exp(-b))). sigmoid's denominator is at least 1,
+ * so P / fl(Q (1 + exp(-b))) is at most tanh's P / Q, and the product
+ * never exceeds 1 in magnitude, as each factor does not. tanh's Q is
+ * below 0.83 (cg_math.c, TANH_SCALE), so Q (1 + exp(-b)) overflows only
+ * where 1 + exp(-b) is inf already (sigmoid is 0 there), and two
+ * sigmoids' product of denominators only where their product is below
+ * 1 / FLT_MAX: either gives 0, within 2^-126 of eager's. The
+ * functions' own divisions stay for other uses, or are dead. Two tanh are
+ * left alone. NULL when the operands are not such a pair. */
+static LLVMValueRef fraction_product(struct emit *e, const struct lnode *n, LLVMValueRef a, LLVMValueRef d)
+{
+	LLVMValueRef x1, n1, d1, x2, n2, d2;
+	if (!math_fraction(e, n->a[0], a, &x1, &n1, &d1) || !math_fraction(e, n->a[1], d, &x2, &n2, &d2) ||
+	    (x1 && x2))
+		return NULL;
+	LLVMValueRef q = LLVMBuildFDiv(e->b, x1 ? n1 : n2, LLVMBuildFMul(e->b, d1, d2, ""), "");
+	return x1 || x2 ? LLVMBuildFMul(e->b, x1 ? x1 : x2, q, "") : q;
+}
+
 static LLVMValueRef emit_binary(struct emit *e, lref r, const struct lnode *n, LLVMValueRef a, LLVMValueRef d)
 {
 	LLVMBuilderRef b = e->b;
@@ -476,7 +528,10 @@ static LLVMValueRef emit_binary(struct emit *e, lref r, const struct lnode *n, L
 		switch (op) {
 		case BINOP_add: return LLVMBuildFAdd(b, a, d, "");
 		case BINOP_sub: return LLVMBuildFSub(b, a, d, "");
-		case BINOP_mul: return LLVMBuildFMul(b, a, d, "");
+		case BINOP_mul: {
+			LLVMValueRef q = fraction_product(e, n, a, d);
+			return q ? q : LLVMBuildFMul(b, a, d, "");
+		}
 		case BINOP_div: return LLVMBuildFDiv(b, a, d, "");
 		case BINOP_pow: {
 			const struct lnode *pn = &e->k->nodes[n->a[1]];

@@ -76,13 +76,20 @@ static LLVMValueRef fma_(struct mb *m, LLVMValueRef a, LLVMValueRef b_, LLVMValu
 	return cg_math_intrinsic(m->b, m->mod, "llvm.fmuladd", args, 3);
 }
 
+/* scale (c[0] + x (c[1] + x (... c[n-1]))), scale a power of two (no
+ * rounding changes): every coefficient times scale */
+static LLVMValueRef horner_scaled(struct mb *m, LLVMValueRef x, const double *c, int n, double scale)
+{
+	LLVMValueRef p = k(m, c[n - 1] * scale);
+	for (int i = n - 2; i >= 0; i--)
+		p = fma_(m, p, x, k(m, c[i] * scale));
+	return p;
+}
+
 /* c[0] + x (c[1] + x (... c[n-1])) */
 static LLVMValueRef horner(struct mb *m, LLVMValueRef x, const double *c, int n)
 {
-	LLVMValueRef p = k(m, c[n - 1]);
-	for (int i = n - 2; i >= 0; i--)
-		p = fma_(m, p, x, k(m, c[i]));
-	return p;
+	return horner_scaled(m, x, c, n, 1.0);
 }
 
 /* exp(r), r in [-ln2/2, ln2/2]: degree 6, fit error 2e-9 */
@@ -175,7 +182,9 @@ static LLVMValueRef exp_narrow_f32(struct mb *m, LLVMValueRef t)
 /* sigmoid(x) = 1 / (1 + exp(-x)) with -x clamped to [-87, 89], so that
  * exp is the one-scaling kind: x > 87 gives 1, as eager; from -x = 88.38
  * on, 2^n is 2^128, whose bits are inf's, so the result is 0 (eager's is
- * a denormal there, or 0: within 2^-126) with no select; NaN stays NaN */
+ * a denormal there, or 0: within 2^-126) with no select; NaN stays NaN.
+ * The division is left last: a product with a tanh or sigmoid shares it
+ * (cg_emit.c, fraction_product) */
 static LLVMValueRef sigmoid_f32(struct mb *m, LLVMValueRef x)
 {
 	/* the clamps let NaN through, and exp_narrow_f32 keeps it */
@@ -223,20 +232,27 @@ static const double tanh_p[] = {1.0, 0.1307976394891739, 0.0030991993844509125, 
 				-2.0018998014847966e-08, 5.177221845675817e-11, -8.226572363861234e-14};
 static const double tanh_q[] = {1.0, 0.4641309082508087, 0.024476274847984314, 0.00025391936651431024};
 
-/* tanh: x clamped to [-TANH_ONE, TANH_ONE] (NaN passes), then x P / Q.
- * TANH_ONE is the largest float below 8.1233 at which x P / Q is exactly
- * 1, evaluated with FMA and without: below 8.1233 x P / Q never exceeds 1
- * either way (above it, it rounds to 1 + 2^-23 at some points), so the
- * result needs no clamp; from TANH_ONE on, tanh is within 1.8e-7 of 1.
- * Odd, so the sign and -0 come out of the product. The float evaluation
- * of P and Q costs up to 4.4 ulp near 1 */
+/* tanh: x clamped to [-TANH_ONE, TANH_ONE] (NaN passes), then x (P / Q).
+ * At TANH_ONE, x (P / Q) is exactly 1, evaluated with FMA and without;
+ * below 8.1233 it never exceeds 1 either way (every float of [4, 8.1233]
+ * checked; above, it rounds to 1 + 2^-23 at some points), so the result
+ * needs no clamp; from TANH_ONE on, tanh is within 1.8e-7 of 1. Odd, so
+ * the sign and -0 come out of the product, and a tiny x comes out exact
+ * (P / Q is 1). The float evaluation of P and Q costs up to 4.2 ulp near
+ * 1. A product with a sigmoid shares its division (cg_emit.c,
+ * fraction_product) */
 #define TANH_ONE 0x1.03db34p+3 /* 8.12050819 */
+/* P and Q are both scaled by 2^-8, which changes no rounding of P / Q:
+ * Q is then below 0.83, and Q times sigmoid's 1 + exp(-x) (a float, or
+ * inf from -x = 88.38 on) overflows only to that inf */
+#define TANH_SCALE 0x1p-8
 static LLVMValueRef tanh_f32(struct mb *m, LLVMValueRef x)
 {
 	LLVMValueRef xc = sel(m, cmp(m, LLVMRealOGT, x, k(m, TANH_ONE)), k(m, TANH_ONE), x);
 	xc = sel(m, cmp(m, LLVMRealOLT, xc, k(m, -TANH_ONE)), k(m, -TANH_ONE), xc);
 	LLVMValueRef s = mul(m, xc, xc);
-	return dvd(m, mul(m, xc, horner(m, s, tanh_p, 7)), horner(m, s, tanh_q, 4));
+	LLVMValueRef p = horner_scaled(m, s, tanh_p, 7, TANH_SCALE), q = horner_scaled(m, s, tanh_q, 4, TANH_SCALE);
+	return mul(m, xc, dvd(m, p, q));
 }
 
 /* erf(x) / x as a polynomial in x^2, |x| < 1: degree 6, fit error 1.2e-9 */

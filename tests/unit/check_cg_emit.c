@@ -787,6 +787,98 @@ START_TEST(test_transcendental_edges)
 }
 END_TEST
 
+/* a float32 product of a sigmoid and a tanh or sigmoid divides once
+ * (cg_emit.c, fraction_product): out[f] = fa(x) * fb(y) for the pairs
+ * below (two tanh, the last, keep their divisions), against eager's tensors over a grid of specials (both sides of
+ * the clamps, inf, NaN, -0) and random pairs. Within 8 ulp (the two
+ * functions' errors and the product's rounding), within 2^-126 where
+ * eager's product is below it (a sigmoid of x < -88), never beyond 1 */
+START_TEST(test_fraction_products)
+{
+	static const int pairs[4][2] = {
+		{UNOP_tanh, UNOP_sigmoid}, {UNOP_sigmoid, UNOP_sigmoid}, {UNOP_sigmoid, UNOP_tanh}, {UNOP_tanh, UNOP_tanh}};
+	static const float grid[] = {-INFINITY, -200, -100, -88.5f, -88, -87, -20, -8.5f, -1, -1e-30f, -0.0f, 0.0f,
+				     1e-30f, 0.5f, 1, 3, 8.5f, 20, 88, 100, INFINITY, NAN};
+	enum { NG = sizeof grid / sizeof grid[0], NR = 4096, N = NG * NG + NR };
+	struct tk *t = tk_new();
+	int v = tk_var(t, tk_sym(t, 0), -1), sec = tk_section(t);
+	int xb = tk_buf(t, DT_FLOAT32, false), yb = tk_buf(t, DT_FLOAT32, false);
+	lref i = tk_vref(t, v), x = tk_load(t, xb, i), y = tk_load(t, yb, i);
+	for (int f = 0; f < 4; f++) {
+		int o = tk_buf(t, DT_FLOAT32, true);
+		tk_root(t, sec, tk_store(t, o, i, tk_bin(t, BINOP_mul, tk_un(t, pairs[f][0], x), tk_un(t, pairs[f][1], y))));
+	}
+	loop_kernel_fn fn = compile(t);
+	/* tanh(x) * sigmoid(y) alone: sigmoid's own division (1 / (1 + exp(-y))) is gone */
+	struct tk *t1 = tk_new();
+	int v1 = tk_var(t1, tk_sym(t1, 0), -1), x1 = tk_buf(t1, DT_FLOAT32, false), y1 = tk_buf(t1, DT_FLOAT32, false);
+	lref i1 = tk_vref(t1, v1);
+	lref p1 = tk_bin(t1, BINOP_mul, tk_un(t1, UNOP_tanh, tk_load(t1, x1, i1)), tk_un(t1, UNOP_sigmoid, tk_load(t1, y1, i1)));
+	tk_root(t1, tk_section(t1), tk_store(t1, tk_buf(t1, DT_FLOAT32, true), i1, p1));
+	compile(t1);
+	int ndiv = 0;
+	for (const char *l = last_ir; (l = strstr(l, " fdiv ")); l++, ndiv++) {
+		const char *eol = strchr(l, '\n');
+		int len = eol ? (int)(eol - l) : (int)strlen(l);
+		char line[4096];
+		snprintf(line, sizeof line, "%.*s", len, l);
+		ck_assert_msg(!strstr(line, "1.000000e+00"), "sigmoid divides on its own: %s", line);
+	}
+	ck_assert_int_gt(ndiv, 0);
+	free(t1);
+	float *xs = malloc(N * 4), *ys = malloc(N * 4), *out[4];
+	for (int a = 0; a < NG; a++)
+		for (int c = 0; c < NG; c++)
+			xs[a * NG + c] = grid[a], ys[a * NG + c] = grid[c];
+	for (int k = NG * NG; k < N; k++)
+		xs[k] = (float)(rnd_float() * 8), ys[k] = (float)(rnd_float() * 8);
+	for (int f = 0; f < 4; f++)
+		out[f] = malloc(N * 4);
+	fn((void *[]){xs, ys, out[0], out[1], out[2], out[3]}, (int64_t[]){N}, 0, N);
+	tensor *tx = tensor_of(DT_FLOAT32, N, xs), *ty = tensor_of(DT_FLOAT32, N, ys);
+	for (int f = 0; f < 4; f++) {
+		tensor *fa = tensor_unary(pairs[f][0], tx), *fb = tensor_unary(pairs[f][1], ty);
+		tensor *want = tensor_binary(BINOP_mul, fa, fb);
+		ck_assert_ptr_nonnull(want);
+		const float *w = want->data;
+		for (int k = 0; k < N; k++) {
+			float g = out[f][k];
+			bool ok = isnan(w[k]) ? isnan(g)
+				  : fabsf(w[k]) < 0x1p-126f ? fabsf(g - w[k]) <= 0x1p-126f
+							   : fabs((double)g - w[k]) <= 8 * ulp_of(w[k], DT_FLOAT32);
+			ck_assert_msg(ok && !(fabsf(g) > 1), "%s(%a) * %s(%a) = %a, eager %a", unop_names[pairs[f][0]],
+				      xs[k], unop_names[pairs[f][1]], ys[k], g, w[k]);
+		}
+		tensor_decref(fa);
+		tensor_decref(fb);
+		tensor_decref(want);
+		free(out[f]);
+	}
+	tensor_decref(tx);
+	tensor_decref(ty);
+	free(xs);
+	free(ys);
+	free(t);
+}
+END_TEST
+
+/* relu keeps NaN and gives +0 for -0, as eager; it is x86's max(0, v) */
+START_TEST(test_relu_zero_nan)
+{
+	struct tk *t = k_unary(UNOP_relu, DT_FLOAT32);
+	loop_kernel_fn f = compile(t);
+	enum { N = 37 };
+	float x[N], y[N];
+	for (int k = 0; k < N; k++)
+		x[k] = k % 4 == 0 ? -0.0f : k % 4 == 1 ? NAN : k % 4 == 2 ? (float)-k : (float)k;
+	f((void *[]){x, y}, (int64_t[]){N}, 0, N);
+	for (int k = 0; k < N; k++)
+		ck_assert_msg(k % 4 == 1 ? isnan(y[k]) : k % 4 == 3 ? y[k] == x[k] : y[k] == 0 && !signbit(y[k]),
+			      "relu(%a) = %a", x[k], y[k]);
+	free(t);
+}
+END_TEST
+
 /* ---- vectorization, errors, speed ---- */
 
 /* relu(tanh(x * 2 + 1) * sigmoid(x) - x / 3): issue 12's 8-op chain */
@@ -1093,6 +1185,8 @@ int main(void)
 	tcase_add_test(tc, test_softmax_sections);
 	tcase_add_test(tc, test_transcendental_sweep);
 	tcase_add_test(tc, test_transcendental_edges);
+	tcase_add_test(tc, test_fraction_products);
+	tcase_add_test(tc, test_relu_zero_nan);
 	tcase_add_test(tc, test_exp_float64);
 	tcase_add_test(tc, test_exp_float32_rounding);
 	tcase_add_test(tc, test_vectorized);
