@@ -179,7 +179,10 @@ static int cg_optimize(struct cg_module *m, int level, char **err)
 	/* off by default in the C API's options, on in clang at O2 */
 	LLVMPassBuilderOptionsSetLoopVectorization(opts, level >= 2);
 	LLVMPassBuilderOptionsSetSLPVectorization(opts, level >= 2);
-	LLVMPassBuilderOptionsSetLoopUnrolling(opts, level >= 2);
+	/* unrolling off: weighing it took half of O2's time on large kernels
+	 * and made none faster (doc/codegen.md); the vectorizer still
+	 * interleaves */
+	LLVMPassBuilderOptionsSetLoopUnrolling(opts, 0);
 	LLVMErrorRef e = LLVMRunPasses(m->mod, pipeline, m->tm, opts);
 	LLVMDisposePassBuilderOptions(opts);
 	return e ? cg_fail_error(err, e, "optimize") : 0;
