@@ -498,9 +498,9 @@ static bool math_fraction(struct emit *e, lref r, LLVMValueRef v, LLVMValueRef *
  * sigmoids' product of denominators only where their product is below
  * 1 / FLT_MAX: either gives 0, within 2^-126 of eager's. Below 2^-122
  * tanh's quotient is a denormal, and a scales its rounding: up to 9 ulp
- * there (doc/codegen-math.md). The
- * functions' own divisions stay for other uses, or are dead. Two tanh are
- * left alone. NULL when the operands are not such a pair. */
+ * there (doc/codegen-math.md). The functions' own divisions stay for
+ * other uses, or are dead. Two tanh are left alone. NULL when the
+ * operands are not such a pair. */
 static LLVMValueRef fraction_product(struct emit *e, const struct lnode *n, LLVMValueRef a, LLVMValueRef d)
 {
 	LLVMValueRef x1, n1, d1, x2, n2, d2;
