@@ -521,7 +521,12 @@ int tensor_reduce_with_indices(redop op, const tensor *x, int dim, bool keepdim,
 /* ---- softmax and log_softmax ----
  * Numerically stable: subtract the maximum of each slice first. A slice
  * that is all -inf gives NaN, and a NaN anywhere in it gives NaN, as
- * PyTorch. int/bool input is converted to float32. */
+ * PyTorch. int/bool input is converted to float32. The exponentials are
+ * summed in double, and the sum rounded to the dtype before it divides
+ * or its log is taken (logf for float32), as the decomposition that
+ * aot_eager and inductor run (and PyTorch's float kernel): a slice whose
+ * maximum dominates gives exactly 0 there, where the double sum's log
+ * gave -2e-12, whose sign differed. */
 #define DEFINE_SOFTMAX(SFX, T, EXP, LOG)                                                           \
 	static void softmax_##SFX(const T *x, T *o, int64_t a, int64_t r, int64_t b, bool lg,      \
 				  double *scratch)                                                  \
@@ -537,7 +542,7 @@ int tensor_reduce_with_indices(redop op, const tensor *x, int dim, bool keepdim,
 				if (lg) {                                                          \
 					for (int64_t k = 0; k < r; k++)                            \
 						s += EXP(p[k] - m);                                \
-					T ls = (T)log(s);                                          \
+					T ls = LOG((T)s); /* as the decomposition: log(sum) */   \
 					VLOOP(r, k, q[k] = p[k] - m - ls);                         \
 				} else {                                                           \
 					for (int64_t k = 0; k < r; k++) {                          \
@@ -578,13 +583,13 @@ int tensor_reduce_with_indices(redop op, const tensor *x, int dim, bool keepdim,
 				T *restrict q = o0 + k * b;                                        \
 				if (lg)                                                            \
 					for (int64_t j = 0; j < b; j++)                            \
-						q[j] = p[j] - m[j] - (T)LOG(s[j]);                 \
+						q[j] = p[j] - m[j] - LOG((T)s[j]);                 \
 				else                                                               \
 					VLOOP(b, j, q[j] = q[j] / (T)s[j]);                        \
 			}                                                                          \
 		}                                                                                  \
 	}
-DEFINE_SOFTMAX(f, float, expf, log)
+DEFINE_SOFTMAX(f, float, expf, logf)
 DEFINE_SOFTMAX(d, double, exp, log)
 
 int tensor_softmax_type(const tensor *x, int dim, dtype *dt)
