@@ -212,12 +212,18 @@ static int cmd_graph(int argc, char **argv)
 	 * the minifier's */
 	static const char *const stages[] = {"captured", "aot_forward", "aot_backward", "inductor",
 					     "inductor_backward", "minified"};
+	enum { NSTAGES = sizeof stages / sizeof *stages };
 	bool known = !o.stage;
-	for (size_t i = 0; !known && i < sizeof stages / sizeof *stages; i++)
+	for (size_t i = 0; !known && i < NSTAGES; i++)
 		known = strcmp(o.stage, stages[i]) == 0;
-	if (!known)
-		return cli_bad_arg(&tool, "graph", "stage", o.stage,
-				   "captured, aot_forward, aot_backward, inductor, inductor_backward or minified");
+	if (!known) { /* "captured, ..., inductor_backward or minified" */
+		struct strbuf names = {0};
+		for (size_t i = 0; i < NSTAGES; i++)
+			sb_printf(&names, "%s%s", i == 0 ? "" : i + 1 < NSTAGES ? ", " : " or ", stages[i]);
+		int status = cli_bad_arg(&tool, "graph", "stage", o.stage, sb_str(&names));
+		sb_release(&names);
+		return status;
+	}
 	struct dbq *q = open_db(&o);
 	if (!q)
 		return 1;
