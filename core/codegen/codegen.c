@@ -175,15 +175,16 @@ static int cg_optimize(struct cg_module *m, int level, char **err)
 		return cg_fail(err, "optimization level %d: not 0 to 3", level);
 	char pipeline[32];
 	snprintf(pipeline, sizeof pipeline, "default<O%d>", level);
+	const char *passes = level == 2 ? CG_KERNEL_PIPELINE : pipeline;
 	LLVMPassBuilderOptionsRef opts = LLVMCreatePassBuilderOptions();
 	/* off by default in the C API's options, on in clang at O2 */
 	LLVMPassBuilderOptionsSetLoopVectorization(opts, level >= 2);
 	LLVMPassBuilderOptionsSetSLPVectorization(opts, level >= 2);
-	/* unrolling off: weighing it took half of O2's time on large kernels
-	 * and made none faster (doc/codegen.md); the vectorizer still
-	 * interleaves */
+	/* unrolling off in the default pipelines, and not in the kernels':
+	 * weighing it took half of O2's time on large kernels and made none
+	 * faster (doc/codegen.md); the vectorizer still interleaves */
 	LLVMPassBuilderOptionsSetLoopUnrolling(opts, 0);
-	LLVMErrorRef e = LLVMRunPasses(m->mod, pipeline, m->tm, opts);
+	LLVMErrorRef e = LLVMRunPasses(m->mod, passes, m->tm, opts);
 	LLVMDisposePassBuilderOptions(opts);
 	return e ? cg_fail_error(err, e, "optimize") : 0;
 }

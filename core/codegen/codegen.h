@@ -46,8 +46,9 @@ struct codegen_api {
 	char *(*module_ir)(struct cg_module *m);
 	/* 0, or -1 with the verifier's report in *err */
 	int (*verify)(struct cg_module *m, char **err);
-	/* the new pass manager's default<O{level}> pipeline (level 0 to 3)
-	 * for the host, loop and SLP vectorization on */
+	/* the new pass manager for the host, loop and SLP vectorization on:
+	 * at level 2 the kernels' pipeline (O2's passes that change a
+	 * kernel: CG_KERNEL_PIPELINE), at 0, 1 and 3 default<O{level}> */
 	int (*optimize)(struct cg_module *m, int level, char **err);
 	/* the module as a relocatable object for the host (code generation
 	 * at O2), in a malloc'd buffer of *len bytes */

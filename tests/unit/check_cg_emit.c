@@ -16,6 +16,7 @@
 #define TEST_CAPTURE_GRAPHS
 #include "aot_decompose.h"
 #include "cg_emit.h"
+#include "cg_impl.h"
 #include "inductor_lower.h"
 #include "inductor_run.h"
 #include "program_test_util.h"
@@ -165,8 +166,8 @@ static loop_kernel_fn compile_err(struct tk *t, char **err)
 	LLVMPassBuilderOptionsRef po = LLVMCreatePassBuilderOptions();
 	LLVMPassBuilderOptionsSetLoopVectorization(po, 1);
 	LLVMPassBuilderOptionsSetSLPVectorization(po, 1);
-	LLVMPassBuilderOptionsSetLoopUnrolling(po, 0); /* as codegen.c */
-	ck_assert_ptr_null(LLVMRunPasses(mod, "default<O2>", tm, po));
+	LLVMPassBuilderOptionsSetLoopUnrolling(po, 0);
+	ck_assert_ptr_null(LLVMRunPasses(mod, CG_KERNEL_PIPELINE, tm, po)); /* as codegen.c */
 	LLVMDisposePassBuilderOptions(po);
 	clock_gettime(CLOCK_MONOTONIC, &t1);
 	last_emit_opt_ms = (t1.tv_sec - t0.tv_sec) * 1e3 + (t1.tv_nsec - t0.tv_nsec) / 1e6;
@@ -944,7 +945,7 @@ START_TEST(test_vectorized)
 {
 	struct tk *t = k_chain();
 	compile(t);
-	printf("emit + O2 of a 10-op float32 kernel: %.2f ms\n", last_emit_opt_ms);
+	printf("emit + optimize a 10-op float32 kernel: %.2f ms\n", last_emit_opt_ms);
 	ck_assert_msg(strstr(last_ir, "x float>") != NULL, "the chain did not vectorize:\n%s", last_ir);
 	ck_assert_msg(strstr(last_ir, "@expf") == NULL && strstr(last_ir, "@tanhf") == NULL,
 		      "a libm call is left:\n%s", last_ir);
@@ -953,6 +954,36 @@ START_TEST(test_vectorized)
 	t = k_rowred(REDOP_sum, DT_FLOAT32, DT_FLOAT32);
 	compile(t);
 	ck_assert_msg(strstr(last_ir, "x float>") != NULL, "the row sum did not vectorize:\n%s", last_ir);
+	/* its accumulator (an alloca in the emitted IR) is a register */
+	ck_assert_msg(strstr(last_ir, "alloca") == NULL, "an accumulator stayed in memory:\n%s", last_ir);
+	free(t);
+}
+END_TEST
+
+/* x[n, 2] + y[2]: the kernels' pipeline makes the inner loop of 2 straight
+ * code (jump threading and simplifycfg, as default<O2>), so that the
+ * outer loop vectorizes; the result is the sum */
+START_TEST(test_inner_loop_of_two)
+{
+	struct tk *t = tk_new();
+	int vr = tk_var(t, tk_sym(t, 0), -1), vc = tk_var(t, tk_int(t, 2), -1);
+	int xb = tk_buf(t, DT_FLOAT32, false), yb = tk_buf(t, DT_FLOAT32, false), o = tk_buf(t, DT_FLOAT32, true);
+	lref i = tk_bin(t, BINOP_add, tk_bin(t, BINOP_mul, tk_vref(t, vr), tk_int(t, 2)), tk_vref(t, vc));
+	lref sum = tk_bin(t, BINOP_add, tk_load(t, xb, i), tk_load(t, yb, tk_vref(t, vc)));
+	tk_root(t, tk_section(t), tk_store(t, o, i, sum));
+	loop_kernel_fn f = compile(t);
+	/* vectors across rows (vectorizing the inner loop alone makes
+	 * vectors of 2) */
+	bool across = strstr(last_ir, "<8 x float>") || strstr(last_ir, "<16 x float>") ||
+		      strstr(last_ir, "<32 x float>");
+	ck_assert_msg(across, "the outer loop did not vectorize:\n%s", last_ir);
+	enum { N = 37 };
+	float x[2 * N], y[2] = {0.5f, -3.0f}, out[2 * N];
+	for (int k = 0; k < 2 * N; k++)
+		x[k] = (float)k;
+	f((void *[]){x, y, out}, (int64_t[]){N}, 0, N);
+	for (int k = 0; k < 2 * N; k++)
+		ck_assert_float_eq(out[k], (float)k + y[k % 2]);
 	free(t);
 }
 END_TEST
@@ -1235,6 +1266,7 @@ int main(void)
 	tcase_add_test(tc, test_exp_float64);
 	tcase_add_test(tc, test_exp_float32_rounding);
 	tcase_add_test(tc, test_vectorized);
+	tcase_add_test(tc, test_inner_loop_of_two);
 	tcase_add_test(tc, test_errors);
 	tcase_add_test(tc, test_no_outer_and_index_math);
 	tcase_add_test(tc, test_data_checks);
