@@ -170,28 +170,32 @@ static LLVMValueRef exp_f32(struct mb *m, LLVMValueRef x)
 	return sel(m, cmp(m, LLVMRealUNO, x, x), x, LLVMBuildFPTrunc(b, y, m->t, ""));
 }
 
-/* exp(t) for float32 t in [-87, 89], which the caller clamps to: 2^n
- * is one multiplication, normal up to t = 88.38 and inf (n = 128, the
- * exponent's bits all ones) above */
-static LLVMValueRef exp_narrow_f32(struct mb *m, LLVMValueRef t)
+/* exp(t) = p 2^n for float32 t in [-87, 89], which the caller clamps to:
+ * p = exp(r), and 2^n (*pow2n), normal up to t = 88.38 and inf (n = 128,
+ * the exponent's bits all ones) above, to apply in one multiplication */
+static LLVMValueRef exp_narrow_f32(struct mb *m, LLVMValueRef t, LLVMValueRef *pow2n)
 {
 	LLVMValueRef r, n = exp_reduce(m, t, &r);
-	return mul(m, horner(m, r, exp_c, 7), pow2i(m, LLVMBuildFPToSI(m->b, n, m->ti, ""), false));
+	*pow2n = pow2i(m, LLVMBuildFPToSI(m->b, n, m->ti, ""), false);
+	return horner(m, r, exp_c, 7);
 }
 
 /* sigmoid(x) = 1 / (1 + exp(-x)) with -x clamped to [-87, 89], so that
  * exp is the one-scaling kind: x > 87 gives 1, as eager; from -x = 88.38
  * on, 2^n is 2^128, whose bits are inf's, so the result is 0 (eager's is
  * a denormal there, or 0: within 2^-126) with no select; NaN stays NaN.
- * The division is left last: a product with a tanh or sigmoid shares it
- * (cg_emit.c, fraction_product) */
+ * 1 + p 2^n is one FMA: p 2^n is exact (a normal, inf, or a denormal that
+ * the 1 absorbs either way), so the FMA rounds as the product and the sum
+ * do, one operation and its latency fewer. The division is left last: a
+ * product with a tanh or sigmoid shares it (cg_emit.c, fraction_product) */
 static LLVMValueRef sigmoid_f32(struct mb *m, LLVMValueRef x)
 {
 	/* the clamps let NaN through, and exp_narrow_f32 keeps it */
-	LLVMValueRef t = LLVMBuildFNeg(m->b, x, "");
+	LLVMValueRef t = LLVMBuildFNeg(m->b, x, ""), pow2n;
 	t = sel(m, cmp(m, LLVMRealOGT, t, k(m, 89.0)), k(m, 89.0), t);
 	t = sel(m, cmp(m, LLVMRealOLT, t, k(m, -87.0)), k(m, -87.0), t);
-	return dvd(m, k(m, 1.0), add(m, exp_narrow_f32(m, t), k(m, 1.0)));
+	LLVMValueRef p = exp_narrow_f32(m, t, &pow2n);
+	return dvd(m, k(m, 1.0), fma_(m, p, pow2n, k(m, 1.0)));
 }
 
 /* (log1p(f) - f + f^2/2) / f^3, f in [sqrt(1/2) - 1, sqrt(2) - 1]: degree 7, fit error 1.8e-7 */
