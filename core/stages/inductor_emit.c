@@ -575,6 +575,22 @@ static lref emit_node(struct lower *L, int i, const lref *idx)
 	}
 }
 
+int ind_emit_known(struct lower *L, int i, const lref *idx, lref value)
+{
+	int nd = L->g->nodes[i].ndim;
+	struct memo *m = arena_alloc(&L->arena, sizeof *m);
+	if (!m) {
+		tj_error_set("out of memory");
+		return -1;
+	}
+	m->nidx = nd;
+	memcpy(m->idx, idx, nd * sizeof *idx);
+	m->value = value;
+	m->next = L->memo[i];
+	L->memo[i] = m;
+	return 0;
+}
+
 lref ind_emit(struct lower *L, int i, const lref *idx)
 {
 	int nd = L->g->nodes[i].ndim;
@@ -585,16 +601,6 @@ lref ind_emit(struct lower *L, int i, const lref *idx)
 		if (m->nidx == nd && memcmp(m->idx, idx, nd * sizeof *idx) == 0)
 			return m->value;
 	lref v = emit_node(L, i, idx);
-	struct memo *m = arena_alloc(&L->arena, sizeof *m);
-	if (!m) {
-		tj_error_set("out of memory");
-		return -1;
-	}
-	m->nidx = nd;
-	memcpy(m->idx, idx, nd * sizeof *idx);
-	m->value = v;
-	m->next = L->memo[i];
-	L->memo[i] = m;
-	return v;
+	return ind_emit_known(L, i, idx, v) < 0 ? -1 : v;
 }
 

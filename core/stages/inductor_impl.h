@@ -95,5 +95,8 @@ int ind_kernel_buf(struct lower *L, int b);
 /* node i's value at idx in the kernel being built (-1: an error, or with
  * L->incompatible set, a value that does not fit the open group) */
 lref ind_emit(struct lower *L, int i, const lref *idx);
+/* sets node i's value at idx to value (a load of where it was kept): the
+ * next ind_emit of i there returns it; -1 when out of memory */
+int ind_emit_known(struct lower *L, int i, const lref *idx, lref value);
 
 #endif

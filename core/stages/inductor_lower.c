@@ -22,6 +22,10 @@
 #include "ops.h"
 #include "util.h"
 
+/* L->owner[i] of an inlined node read by no group, or by several */
+#define OWNER_NONE (-2)
+#define OWNER_MANY (-1)
+
 /* ---- building a group's kernel ---- */
 
 /* the op node whose args a reduction member reads (an item of max / min
@@ -187,6 +191,145 @@ static int emit_member(struct lower *L, int i, int s, bool store)
 	return loop_add_root(L->k, s, loop_store(L->k, b, ind_linear_index(L->k, n->ndim, n->shape, idx), v));
 }
 
+/* ---- a reduction's argument, kept for the last section ---- */
+
+/* whether arg a (a node, or a list or tuple of them: cat's) reads a node
+ * of dep, and whether it reads m */
+static void arg_reads(const struct garg *a, const bool *dep, int m, bool *reads, bool *reads_m)
+{
+	if (a->kind == GARG_NODE) {
+		*reads |= dep[a->node];
+		*reads_m |= a->node == m;
+	} else if (a->kind == GARG_LIST || a->kind == GARG_TUPLE) {
+		for (int k = 0; k < a->n; k++)
+			arg_reads(&a->items[k], dep, m, reads, reads_m);
+	}
+}
+
+
+/* A reduction group's last S section computes its S-shaped members
+ * again, and one that reads a reduction's argument (softmax's
+ * exp(x - max) / sum(exp(x - max)), a row normalization's x / x.sum(-1))
+ * would compute that argument a second time. When it costs a
+ * transcendental, the reduction's section also stores it into the
+ * buffer of such a member (of its dtype), and the last section loads it
+ * from there before it stores the member over it: an element's
+ * transcendentals computed once, a row's store and load that stay in
+ * the cache, and that code emitted once. */
+struct kept {
+	int node;   /* the argument E, -1 when none */
+	int reduce; /* the reduction member whose section computes E */
+	int member; /* the member M whose buffer holds E between the sections */
+	int buf;    /* M's kernel buffer, once E is stored there */
+};
+
+/* the first member of group gi that the last section stores and that
+ * reads node e at its own index (through pointwise nodes), of e's dtype,
+ * in a buffer of its own; -1 when none */
+static int member_reading(struct lower *L, int gi, const bool *store, int e)
+{
+	const struct graph *g = L->g;
+	const struct group *G = &L->groups[gi];
+	bool *dep = util_calloc((size_t)g->nnodes + 1, sizeof *dep);
+	if (!dep)
+		return -1; /* not kept: computing it twice is still right */
+	dep[e] = true;
+	int found = -1;
+	for (int i = e + 1; i < g->nnodes && found < 0; i++) {
+		const struct gnode *n = &g->nodes[i];
+		bool reads = false, reads_e = false;
+		for (int a = 0; a < n->nargs; a++)
+			arg_reads(&n->args[a], dep, e, &reads, &reads_e);
+		bool inlined = !L->member[i];
+		bool here = L->group_of[i] == gi || (inlined && (L->owner[i] == gi || L->owner[i] == OWNER_MANY));
+		if (!reads || !here || L->cls[i] != NC_POINTWISE ||
+		    !ind_same_shape(n->ndim, n->shape, G->ndim, G->shape))
+			continue;
+		dep[i] = true;
+		const struct ind_buf *b = &L->p->bufs[L->p->node_buf[i]];
+		if (L->group_of[i] == gi && store[i] && n->dt == g->nodes[e].dt && b->kind == IBUF_TEMP &&
+		    b->alias_of < 0)
+			found = i;
+	}
+	free(dep);
+	return found;
+}
+
+/* reduction member r's argument E and a member M that reads it (true),
+ * as in struct kept */
+static bool kept_candidate(struct lower *L, int gi, const bool *store, int r, struct kept *kp)
+{
+	const struct group *G = &L->groups[gi];
+	redop op;
+	const struct gnode *src = reduce_src(L, r, &op);
+	if (op == REDOP_argmax || op == REDOP_argmin || src->nargs < 1 || src->args[0].kind != GARG_NODE)
+		return false;
+	int e = src->args[0].node;
+	const struct gnode *en = &L->g->nodes[e];
+	if (!dtype_is_float(en->dt) || !ind_same_shape(en->ndim, en->shape, G->ndim, G->shape))
+		return false;
+	int m = member_reading(L, gi, store, e);
+	*kp = (struct kept){.node = e, .reduce = r, .member = m, .buf = -1};
+	return m >= 0;
+}
+
+/* whether loop value r computes a transcendental (what an earlier
+ * section computed, a reduction's result, not counted) */
+static bool costs_transcendental(const struct lkernel *k, lref r, bool *seen)
+{
+	if (r < 0 || seen[r])
+		return false;
+	seen[r] = true;
+	const struct lnode *n = &k->nodes[r];
+	if (n->op == LOP_REDUCE)
+		return false;
+	if (n->op == LOP_UNARY && loop_unop_is_transcendental((enum unop)n->sub))
+		return true;
+	for (int j = 0; j < 3; j++)
+		if (costs_transcendental(k, n->a[j], seen))
+			return true;
+	return false;
+}
+
+/* in section s, reduction member r's: stores its argument E into the
+ * buffer of a member M that reads it, when E costs a transcendental
+ * (kp->buf set then) */
+static int keep_argument(struct lower *L, int gi, const bool *store, int r, struct kept *kp, int s)
+{
+	struct lkernel *k = L->k;
+	if (!kept_candidate(L, gi, store, r, kp))
+		return 0;
+	lref v = ind_emit(L, kp->node, L->sc.idx); /* the reduction's own */
+	bool *seen = v >= 0 ? util_calloc((size_t)k->nnodes + 1, sizeof *seen) : NULL;
+	if (!seen)
+		return v < 0 ? -1 : 0;
+	bool costly = costs_transcendental(k, v, seen);
+	free(seen);
+	if (!costly)
+		return 0;
+	const struct gnode *mn = &L->g->nodes[kp->member];
+	int b = ind_kernel_buf(L, L->p->node_buf[kp->member]);
+	if (b < 0)
+		return -1;
+	k->bufs[b].written = true;
+	lref at = ind_linear_index(k, mn->ndim, mn->shape, L->sc.idx);
+	if (loop_add_root(k, s, loop_store(k, b, at, v)) < 0)
+		return -1;
+	kp->buf = b;
+	sb_printf(&L->p->log, "group %d: %s is computed once, in %s's loop, and kept in %s's buffer for the last loop\n",
+		  gi, L->g->nodes[kp->node].name, L->g->nodes[kp->reduce].name, mn->name);
+	return 0;
+}
+
+/* in the last section: E is the load of where it was kept */
+static int load_kept(struct lower *L, const struct kept *kp)
+{
+	const struct gnode *mn = &L->g->nodes[kp->member];
+	lref at = ind_linear_index(L->k, mn->ndim, mn->shape, L->sc.idx);
+	lref v = loop_load(L->k, kp->buf, at);
+	return v < 0 ? -1 : ind_emit_known(L, kp->node, L->sc.idx, v);
+}
+
 /* builds group gi's kernel into L->k: a trial (every member emitted, no
  * store) or the final kernel (stores of the members in store[]) */
 static int build_group(struct lower *L, int gi, const bool *store, bool flat)
@@ -201,16 +344,18 @@ static int build_group(struct lower *L, int gi, const bool *store, bool flat)
 				return -1;
 		return 0;
 	}
+	struct kept kp = {.buf = -1};
 	for (int m = 0; m < G->nmembers; m++) {
 		int i = G->members[m];
 		if (L->cls[i] == NC_REDUCE) {
 			int s = inner_section(L);
-			if (s < 0 || emit_reduce(L, i, s) < 0)
+			if (s < 0 || emit_reduce(L, i, s) < 0 ||
+			    (store && kp.buf < 0 && keep_argument(L, gi, store, i, &kp, s) < 0))
 				return -1;
 		}
 	}
 	int s = inner_section(L);
-	if (s < 0)
+	if (s < 0 || (kp.buf >= 0 && load_kept(L, &kp) < 0))
 		return -1;
 	for (int m = 0; m < G->nmembers; m++) {
 		int i = G->members[m];
@@ -503,9 +648,6 @@ static bool extern_reads(const struct lower *L, int u, int v)
 }
 
 /* ---- pass 2: what each group stores, the kernels ---- */
-
-#define OWNER_NONE (-2)
-#define OWNER_MANY (-1)
 
 static int combine_owner(int a, int b)
 {
@@ -850,19 +992,6 @@ static bool row_local(struct lower *L, int i)
 	if (nd < 0)
 		tj_error_clear();
 	return nd == 1 && L->g->nodes[n->args[0].node].ndim == 2 && red[1];
-}
-
-/* whether arg a (a node, or a list or tuple of them: cat's) reads a node
- * of dep, and whether it reads m */
-static void arg_reads(const struct garg *a, const bool *dep, int m, bool *reads, bool *reads_m)
-{
-	if (a->kind == GARG_NODE) {
-		*reads |= dep[a->node];
-		*reads_m |= a->node == m;
-	} else if (a->kind == GARG_LIST || a->kind == GARG_TUPLE) {
-		for (int k = 0; k < a->n; k++)
-			arg_reads(&a->items[k], dep, m, reads, reads_m);
-	}
 }
 
 /* Step s, a matmul into m (n x m), and step s + 1, the kernel of group

@@ -18,6 +18,9 @@
  * - a member is stored to a buffer only when something outside its group
  *   reads it (another group, an extern call, the graph's outputs); inside
  *   the group it stays in registers;
+ * - a reduction's argument that costs a transcendental and that the last
+ *   section reads again (softmax's exp) is computed once: kept in the
+ *   buffer of a member that reads it, between the two sections;
  * - a matmul of two matrices reads an operand that is a transposed matrix
  *   (permute(x, (1, 0)), or several) as x itself, with BLAS's transpose
  *   flag, and the transpose of a matmul that nothing else reads is one

@@ -122,10 +122,22 @@ START_TEST(test_registers_and_stores)
 	struct ind_program p;
 	char *s = lower_text("    y = exp(x)\n    return y * y + y, y.sum()\n", "randn(6)", &p);
 	ck_assert_msg(p.nsteps == 1, "%s\n%s", s, sb_str(&p.log));
-	/* y is not stored: it is recomputed in the section that stores the
-	 * sum of products, and shared within each section */
-	ck_assert_msg(count(s, "exp(") == 2 && !strstr(s, "out float32 exp"), "%s", s);
+	/* y has no buffer of its own: the sum's section computes it, and keeps
+	 * it in the buffer of y * y + y, which the next section reads back
+	 * (y is shared there) before it stores the sum of products over it */
+	ck_assert_msg(count(s, "exp(") == 1 && !strstr(s, "out float32 exp"), "%s", s);
+	ck_assert_msg(count(s, "buf1[") == 3, "%s", s); /* y stored; read; y * y + y stored */
+	ck_assert_msg(strstr(sb_str(&p.log), "group 0: exp is computed once, in sum_1's loop, and kept in add's buffer "
+					     "for the last loop\n"), "%s", sb_str(&p.log));
 	ck_assert_int_eq(p.steps[0].k->nbufs, 3);
+	free(s);
+	ind_program_release(&p);
+	drop_graphs();
+	/* an argument without a transcendental is computed again: cheaper
+	 * than a store and a load */
+	s = lower_text("    y = x * 2\n    return y / y.sum()\n", "randn(6)", &p);
+	ck_assert_msg(count(s, "mul(") == 2 && count(s, "buf1[") == 1, "%s", s);
+	ck_assert_msg(!strstr(sb_str(&p.log), "computed once"), "%s", sb_str(&p.log));
 	free(s);
 	ind_program_release(&p);
 }
