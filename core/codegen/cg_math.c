@@ -166,13 +166,30 @@ static LLVMValueRef clamp_nan_hi(struct mb *m, LLVMValueRef x, double lo, double
 	return sel(m, cmp(m, LLVMRealOGT, xc, k(m, lo)), xc, k(m, lo));
 }
 
-/* exp's argument reduction in m's type: n = round(x / ln2) and
- * r = x - n ln2 in two parts (ln2_hi has 16 bits for float, 32 for
- * double, so n ln2_hi is exact); r is in [-ln2/2, ln2/2] */
-static LLVMValueRef exp_reduce(struct mb *m, LLVMValueRef x, LLVMValueRef *r)
+/* roundeven(y), and the same as an integer of m's width (*ni). A float
+ * converts in one instruction. A double, |y| < 2^51, does not on AVX2
+ * (LLVM makes four scalar conversions a vector): y + 1.5 2^52 rounds y
+ * to an integer, to even on a tie as roundeven does, held in the sum's
+ * low bits. */
+static LLVMValueRef round_int(struct mb *m, LLVMValueRef y, LLVMValueRef *ni)
+{
+	if (LLVMGetTypeKind(m->t) != LLVMDoubleTypeKind) {
+		LLVMValueRef n = call1(m, "llvm.roundeven", y);
+		*ni = LLVMBuildFPToSI(m->b, n, m->ti, "");
+		return n;
+	}
+	LLVMValueRef big = k(m, 0x1.8p52), t = add(m, y, big);
+	*ni = LLVMBuildSub(m->b, LLVMBuildBitCast(m->b, t, m->ti, ""), LLVMConstBitCast(big, m->ti), "");
+	return sub(m, t, big);
+}
+
+/* exp's argument reduction in m's type: n = round(x / ln2) (and as an
+ * integer, *ni) and r = x - n ln2 in two parts (ln2_hi has 16 bits for
+ * float, 32 for double, so n ln2_hi is exact); r is in [-ln2/2, ln2/2] */
+static LLVMValueRef exp_reduce(struct mb *m, LLVMValueRef x, LLVMValueRef *r, LLVMValueRef *ni)
 {
 	bool f64 = LLVMGetTypeKind(m->t) == LLVMDoubleTypeKind;
-	LLVMValueRef n = call1(m, "llvm.roundeven", mul(m, x, k(m, 1.44269504088896341)));
+	LLVMValueRef n = round_int(m, mul(m, x, k(m, 1.44269504088896341)), ni);
 	*r = fma_(m, n, kc(m, f64 ? -0.6931471803691238 : -0.693145751953125), x);
 	*r = fma_(m, n, kc(m, f64 ? -1.9082149292705877e-10 : -1.428606820309417232e-06), *r);
 	return n;
@@ -186,10 +203,9 @@ static LLVMValueRef exp_reduce(struct mb *m, LLVMValueRef x, LLVMValueRef *r)
 static LLVMValueRef exp_flt(struct mb *m, LLVMValueRef x, bool f64)
 {
 	LLVMBuilderRef b = m->b;
-	LLVMValueRef xc = clamp_nan_hi(m, x, f64 ? -746.0 : -104.0, f64 ? 710.0 : 89.0), r;
-	LLVMValueRef n = exp_reduce(m, xc, &r);
+	LLVMValueRef xc = clamp_nan_hi(m, x, f64 ? -746.0 : -104.0, f64 ? 710.0 : 89.0), r, ni;
+	exp_reduce(m, xc, &r, &ni);
 	LLVMValueRef p = f64 ? horner(m, r, exp_d, 14) : horner(m, r, exp_c, 7);
-	LLVMValueRef ni = LLVMBuildFPToSI(b, n, m->ti, "");
 	LLVMValueRef n1 = LLVMBuildAShr(b, ni, ki(m, 1), "");
 	LLVMValueRef n2 = LLVMBuildSub(b, ni, n1, "");
 	LLVMValueRef y = mul(m, mul(m, p, pow2i(m, n1, f64)), pow2i(m, n2, f64));
@@ -214,10 +230,10 @@ static LLVMValueRef exp_f32(struct mb *m, LLVMValueRef x)
 	LLVMBuilderRef b = m->b;
 	LLVMContextRef cx = LLVMGetModuleContext(m->mod);
 	struct mb d = {b, m->mod, LLVMDoubleTypeInContext(cx), LLVMInt64TypeInContext(cx)};
-	LLVMValueRef xd = LLVMBuildFPExt(b, clamp_nan_hi(m, x, -104.0, 89.0), d.t, ""), r;
-	LLVMValueRef n = exp_reduce(&d, xd, &r);
+	LLVMValueRef xd = LLVMBuildFPExt(b, clamp_nan_hi(m, x, -104.0, 89.0), d.t, ""), r, ni;
+	exp_reduce(&d, xd, &r, &ni);
 	LLVMValueRef p = horner(&d, r, exp_cr, sizeof exp_cr / sizeof *exp_cr);
-	LLVMValueRef y = mul(&d, p, pow2i(&d, LLVMBuildFPToSI(b, n, d.ti, ""), true));
+	LLVMValueRef y = mul(&d, p, pow2i(&d, ni, true));
 	return sel(m, cmp(m, LLVMRealUNO, x, x), x, LLVMBuildFPTrunc(b, y, m->t, ""));
 }
 
@@ -226,8 +242,9 @@ static LLVMValueRef exp_f32(struct mb *m, LLVMValueRef x)
  * the exponent's bits all ones) above, to apply in one multiplication */
 static LLVMValueRef exp_narrow_f32(struct mb *m, LLVMValueRef t, LLVMValueRef *pow2n)
 {
-	LLVMValueRef r, n = exp_reduce(m, t, &r);
-	*pow2n = pow2i(m, LLVMBuildFPToSI(m->b, n, m->ti, ""), false);
+	LLVMValueRef r, ni;
+	exp_reduce(m, t, &r, &ni);
+	*pow2n = pow2i(m, ni, false);
 	return horner(m, r, exp_c, 7);
 }
 
