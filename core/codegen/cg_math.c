@@ -85,12 +85,21 @@ static LLVMValueRef copysign_(struct mb *m, LLVMValueRef mag, LLVMValueRef sgn)
 static bool coef_in_memory;
 static pthread_once_t coef_once = PTHREAD_ONCE_INIT;
 
+/* whether the comma-separated feature list has "+name" (not a longer
+ * name that begins so: +avx512f, not +avx512fp16) */
+static bool has_feature(const char *list, const char *name)
+{
+	size_t n = strlen(name);
+	for (const char *p = list; p && *p; p = strchr(p, ',') ? strchr(p, ',') + 1 : NULL)
+		if (p[0] == '+' && strncmp(p + 1, name, n) == 0 && (p[1 + n] == ',' || p[1 + n] == '\0'))
+			return true;
+	return false;
+}
+
 static void coef_decide(void)
 {
 	char *f = LLVMGetHostCPUFeatures();
-	const char *a = f ? strstr(f, "+avx512f") : NULL;
-	bool wide = a && (a[8] == ',' || a[8] == '\0');
-	coef_in_memory = f && strstr(f, "+avx") && !wide;
+	coef_in_memory = has_feature(f, "avx") && !has_feature(f, "avx512f");
 	LLVMDisposeMessage(f);
 }
 

@@ -67,6 +67,7 @@ struct lower {
 	struct memo **memo;             /* [nnodes] */
 	struct scope sc;
 	bool incompatible;              /* set by an emission that does not fit the group */
+	bool no_keep;                   /* build_group keeps no reduction argument (inductor_lower.c) */
 	const struct inject_bug *bug;   /* TJIT_INJECT_BUG, for the kernels with a relu */
 	bool planted;                   /* the failure is the planted compile error (raised, not a fallback) */
 	struct arena arena;             /* memos */

@@ -221,6 +221,7 @@ struct kept {
 	int reduce; /* the reduction member whose section computes E */
 	int member; /* the member M whose buffer holds E between the sections */
 	int buf;    /* M's kernel buffer, once E is stored there */
+	lref load;  /* E in the last section: the load from there */
 };
 
 /* the first member of group gi that the last section stores and that
@@ -269,26 +270,35 @@ static bool kept_candidate(struct lower *L, int gi, const bool *store, int r, st
 	if (!dtype_is_float(en->dt) || !ind_same_shape(en->ndim, en->shape, G->ndim, G->shape))
 		return false;
 	int m = member_reading(L, gi, store, e);
-	*kp = (struct kept){.node = e, .reduce = r, .member = m, .buf = -1};
+	*kp = (struct kept){.node = e, .reduce = r, .member = m, .buf = -1, .load = -1};
 	return m >= 0;
 }
 
-/* whether loop value r computes a transcendental (what an earlier
- * section computed, a reduction's result, not counted) */
-static bool costs_transcendental(const struct lkernel *k, lref r, bool *seen)
+/* whether loop value r computes a transcendental, or reads node
+ * target when target >= 0 (not through a reduction's result: an earlier
+ * section computed it) */
+static bool section_value_has(const struct lkernel *k, lref r, lref target, bool *seen)
 {
 	if (r < 0 || seen[r])
 		return false;
 	seen[r] = true;
 	const struct lnode *n = &k->nodes[r];
+	if (target >= 0 ? r == target : n->op == LOP_UNARY && loop_unop_is_transcendental((enum unop)n->sub))
+		return true;
 	if (n->op == LOP_REDUCE)
 		return false;
-	if (n->op == LOP_UNARY && loop_unop_is_transcendental((enum unop)n->sub))
-		return true;
 	for (int j = 0; j < 3; j++)
-		if (costs_transcendental(k, n->a[j], seen))
+		if (section_value_has(k, n->a[j], target, seen))
 			return true;
 	return false;
+}
+
+static bool value_has(const struct lkernel *k, lref r, lref target)
+{
+	bool *seen = util_calloc((size_t)k->nnodes + 1, sizeof *seen);
+	bool has = seen && section_value_has(k, r, target, seen);
+	free(seen);
+	return has;
 }
 
 /* in section s, reduction member r's: stores its argument E into the
@@ -300,12 +310,9 @@ static int keep_argument(struct lower *L, int gi, const bool *store, int r, stru
 	if (!kept_candidate(L, gi, store, r, kp))
 		return 0;
 	lref v = ind_emit(L, kp->node, L->sc.idx); /* the reduction's own */
-	bool *seen = v >= 0 ? util_calloc((size_t)k->nnodes + 1, sizeof *seen) : NULL;
-	if (!seen)
-		return v < 0 ? -1 : 0;
-	bool costly = costs_transcendental(k, v, seen);
-	free(seen);
-	if (!costly)
+	if (v < 0)
+		return -1;
+	if (!value_has(k, v, -1))
 		return 0;
 	const struct gnode *mn = &L->g->nodes[kp->member];
 	int b = ind_kernel_buf(L, L->p->node_buf[kp->member]);
@@ -316,18 +323,28 @@ static int keep_argument(struct lower *L, int gi, const bool *store, int r, stru
 	if (loop_add_root(k, s, loop_store(k, b, at, v)) < 0)
 		return -1;
 	kp->buf = b;
-	sb_printf(&L->p->log, "group %d: %s is computed once, in %s's loop, and kept in %s's buffer for the last loop\n",
-		  gi, L->g->nodes[kp->node].name, L->g->nodes[kp->reduce].name, mn->name);
 	return 0;
 }
 
 /* in the last section: E is the load of where it was kept */
-static int load_kept(struct lower *L, const struct kept *kp)
+static int load_kept(struct lower *L, struct kept *kp)
 {
 	const struct gnode *mn = &L->g->nodes[kp->member];
 	lref at = ind_linear_index(L->k, mn->ndim, mn->shape, L->sc.idx);
-	lref v = loop_load(L->k, kp->buf, at);
-	return v < 0 ? -1 : ind_emit_known(L, kp->node, L->sc.idx, v);
+	kp->load = loop_load(L->k, kp->buf, at);
+	return kp->load < 0 ? -1 : ind_emit_known(L, kp->node, L->sc.idx, kp->load);
+}
+
+/* after the last section: whether M's value reads the load of E, which
+ * then runs before M's store over it (each other reader shares it). A
+ * member that reads E at another index (a dim of size 1 is read at index
+ * 0) computes E again, and a reader of the load after M's store would
+ * get M's value: the kernel is built again without keeping E. */
+static bool kept_read(struct lower *L, const struct kept *kp)
+{
+	lref idx[TENSOR_MAX_DIMS];
+	member_index(L, kp->member, idx);
+	return value_has(L->k, ind_emit(L, kp->member, idx), kp->load);
 }
 
 /* builds group gi's kernel into L->k: a trial (every member emitted, no
@@ -344,13 +361,13 @@ static int build_group(struct lower *L, int gi, const bool *store, bool flat)
 				return -1;
 		return 0;
 	}
-	struct kept kp = {.buf = -1};
+	struct kept kp = {.buf = -1, .load = -1};
 	for (int m = 0; m < G->nmembers; m++) {
 		int i = G->members[m];
 		if (L->cls[i] == NC_REDUCE) {
 			int s = inner_section(L);
 			if (s < 0 || emit_reduce(L, i, s) < 0 ||
-			    (store && kp.buf < 0 && keep_argument(L, gi, store, i, &kp, s) < 0))
+			    (store && !L->no_keep && kp.buf < 0 && keep_argument(L, gi, store, i, &kp, s) < 0))
 				return -1;
 		}
 	}
@@ -364,6 +381,16 @@ static int build_group(struct lower *L, int gi, const bool *store, bool flat)
 		    emit_member(L, i, s, store && store[i]) < 0)
 			return -1;
 	}
+	if (kp.buf >= 0 && !kept_read(L, &kp)) {
+		L->no_keep = true;
+		int rc = build_group(L, gi, store, flat);
+		L->no_keep = false;
+		return rc;
+	}
+	if (kp.buf >= 0)
+		sb_printf(&L->p->log, "group %d: %s is computed once, in %s's loop, and kept in %s's buffer for the last "
+				      "loop\n", gi, L->g->nodes[kp.node].name, L->g->nodes[kp.reduce].name,
+			  L->g->nodes[kp.member].name);
 	if ((s = loop_add_section(L->k)) < 0)
 		return -1;
 	for (int m = 0; m < G->nmembers; m++) {
