@@ -40,8 +40,8 @@ const char *cg_host_triple(void);
  * default<O2> that change a kernel, in O2's order, without its
  * interprocedural ones (a kernel is its entry and the body inlined into
  * it), which took a third of its time; over the kernels of the tests and
- * benchmarks, 96% compile to the same object as under default<O2> and
- * the others are small (doc/codegen.md). In turn: the body cleaned before
+ * benchmarks, 96% compile to the same object as under default<O2>, the
+ * others within a few instructions, or small (doc/codegen.md). In turn: the body cleaned before
  * it is inlined; scalar cleanup, where jump threading and simplifycfg
  * make an inner loop of 2 to 4 iterations straight code, as in O2; LICM
  * and induction variables; loop and SLP vectorization and their cleanup. */

@@ -76,7 +76,7 @@ static LLVMValueRef copysign_(struct mb *m, LLVMValueRef mag, LLVMValueRef sgn)
 /* Where the host has 16 vector registers (x86 without AVX-512), a kernel
  * of several polynomials has more coefficients than registers, and LLVM
  * loads a constant one again, as a broadcast, before each use: an
- * instruction a use, 18% of the benchmark chain's time on an AVX2
+ * instruction a use, a tenth of the benchmark chain's time on an AVX2
  * machine. A coefficient loaded from a global that the kernel might
  * write (not a `constant`, which LLVM would fold back) is hoisted out of
  * the loop as a value instead, spilled once, and each use reads it as an
@@ -112,13 +112,9 @@ static LLVMValueRef kc(struct mb *m, double v)
 	if (!coef_in_memory)
 		return c;
 	bool f64 = LLVMGetTypeKind(m->t) == LLVMDoubleTypeKind;
+	unsigned long long bits = LLVMConstIntGetZExtValue(LLVMConstBitCast(c, m->ti));
 	char name[40];
-	if (f64)
-		snprintf(name, sizeof name, "tjc.f64.%016llx", (unsigned long long)LLVMConstIntGetZExtValue(
-			LLVMConstBitCast(c, m->ti)));
-	else
-		snprintf(name, sizeof name, "tjc.f32.%08llx", (unsigned long long)LLVMConstIntGetZExtValue(
-			LLVMConstBitCast(c, m->ti)));
+	snprintf(name, sizeof name, "tjc.f%d.%0*llx", f64 ? 64 : 32, f64 ? 16 : 8, bits);
 	LLVMValueRef g = LLVMGetNamedGlobal(m->mod, name);
 	if (!g) {
 		g = LLVMAddGlobal(m->mod, m->t, name);
