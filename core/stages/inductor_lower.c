@@ -191,8 +191,6 @@ static int emit_member(struct lower *L, int i, int s, bool store)
 	return loop_add_root(L->k, s, loop_store(L->k, b, ind_linear_index(L->k, n->ndim, n->shape, idx), v));
 }
 
-/* ---- a reduction's argument, kept for the last section ---- */
-
 /* whether arg a (a node, or a list or tuple of them: cat's) reads a node
  * of dep, and whether it reads m */
 static void arg_reads(const struct garg *a, const bool *dep, int m, bool *reads, bool *reads_m)
@@ -206,6 +204,7 @@ static void arg_reads(const struct garg *a, const bool *dep, int m, bool *reads,
 	}
 }
 
+/* ---- a reduction's argument, kept for the last section ---- */
 
 /* A reduction group's last S section computes its S-shaped members
  * again, and one that reads a reduction's argument (softmax's
