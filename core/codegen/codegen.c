@@ -176,13 +176,14 @@ static int cg_optimize(struct cg_module *m, int level, char **err)
 	char pipeline[32];
 	snprintf(pipeline, sizeof pipeline, "default<O%d>", level);
 	const char *passes = level == 2 ? CG_KERNEL_PIPELINE : pipeline;
+	/* the options steer the default pipelines only (the kernels' names
+	 * its passes): vectorization, off by default in the C API's options,
+	 * on at O3 as in clang; unrolling off, as the kernels' pipeline has
+	 * none (weighing it took half of O2's time on large kernels and made
+	 * none faster: doc/codegen.md) */
 	LLVMPassBuilderOptionsRef opts = LLVMCreatePassBuilderOptions();
-	/* off by default in the C API's options, on in clang at O2 */
 	LLVMPassBuilderOptionsSetLoopVectorization(opts, level >= 2);
 	LLVMPassBuilderOptionsSetSLPVectorization(opts, level >= 2);
-	/* unrolling off in the default pipelines, and not in the kernels':
-	 * weighing it took half of O2's time on large kernels and made none
-	 * faster (doc/codegen.md); the vectorizer still interleaves */
 	LLVMPassBuilderOptionsSetLoopUnrolling(opts, 0);
 	LLVMErrorRef e = LLVMRunPasses(m->mod, passes, m->tm, opts);
 	LLVMDisposePassBuilderOptions(opts);

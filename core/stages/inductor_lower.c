@@ -380,16 +380,17 @@ static int build_group(struct lower *L, int gi, const bool *store, bool flat)
 		    emit_member(L, i, s, store && store[i]) < 0)
 			return -1;
 	}
-	if (kp.buf >= 0 && !kept_read(L, &kp)) {
-		L->no_keep = true;
-		int rc = build_group(L, gi, store, flat);
-		L->no_keep = false;
-		return rc;
-	}
-	if (kp.buf >= 0)
+	if (kp.buf >= 0) {
+		if (!kept_read(L, &kp)) {
+			L->no_keep = true;
+			int rc = build_group(L, gi, store, flat);
+			L->no_keep = false;
+			return rc;
+		}
 		sb_printf(&L->p->log, "group %d: %s is computed once, in %s's loop, and kept in %s's buffer for the last "
 				      "loop\n", gi, L->g->nodes[kp.node].name, L->g->nodes[kp.reduce].name,
 			  L->g->nodes[kp.member].name);
+	}
 	if ((s = loop_add_section(L->k)) < 0)
 		return -1;
 	for (int m = 0; m < G->nmembers; m++) {
