@@ -13,8 +13,8 @@
 struct cg_module {
 	LLVMContextRef ctx;
 	LLVMModuleRef mod;
-	LLVMTargetMachineRef tm; /* the host's, made on first use: per module, as
-				    a target machine is not shared between threads */
+	LLVMTargetMachineRef tm; /* the host's, this module's alone while it
+				    lives (codegen.c keeps it for the next) */
 };
 
 /* a module of that name in a new context, with the host's triple and data

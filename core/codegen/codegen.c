@@ -80,6 +80,39 @@ LLVMTargetMachineRef cg_host_machine(LLVMCodeGenOptLevel level, char **err)
 	return tm;
 }
 
+/* Target machines made for modules, kept for the next ones: making one,
+ * and the subtarget that the first use of it makes (the CPU's features
+ * parsed, the cost model's tables), took about 4% of a small kernel's
+ * compile. A target machine serves one module at a time (it is not
+ * shared between threads): a module takes one from here or makes one,
+ * and gives it back when it is freed. */
+enum { TM_KEPT = 8 };
+static struct {
+	pthread_mutex_t lock;
+	LLVMTargetMachineRef kept[TM_KEPT];
+	int n;
+} tm_pool = {PTHREAD_MUTEX_INITIALIZER, {0}, 0};
+
+static LLVMTargetMachineRef tm_take(char **err)
+{
+	pthread_mutex_lock(&tm_pool.lock);
+	LLVMTargetMachineRef tm = tm_pool.n ? tm_pool.kept[--tm_pool.n] : NULL;
+	pthread_mutex_unlock(&tm_pool.lock);
+	return tm ? tm : cg_host_machine(LLVMCodeGenLevelDefault, err);
+}
+
+static void tm_give_back(LLVMTargetMachineRef tm)
+{
+	pthread_mutex_lock(&tm_pool.lock);
+	if (tm_pool.n < TM_KEPT) {
+		tm_pool.kept[tm_pool.n++] = tm;
+		tm = NULL;
+	}
+	pthread_mutex_unlock(&tm_pool.lock);
+	if (tm)
+		LLVMDisposeTargetMachine(tm);
+}
+
 static void cg_set_host(LLVMModuleRef mod, LLVMTargetMachineRef tm)
 {
 	LLVMSetTarget(mod, host.triple);
@@ -97,7 +130,7 @@ struct cg_module *cg_module_wrap(LLVMContextRef ctx, LLVMModuleRef mod, char **e
 	}
 	m->ctx = ctx;
 	m->mod = mod;
-	m->tm = cg_host_machine(LLVMCodeGenLevelDefault, err);
+	m->tm = tm_take(err);
 	if (!m->tm)
 		goto fail;
 	cg_set_host(mod, m->tm);
@@ -216,7 +249,7 @@ static void cg_module_free(struct cg_module *m)
 	if (!m)
 		return;
 	if (m->tm)
-		LLVMDisposeTargetMachine(m->tm);
+		tm_give_back(m->tm);
 	LLVMDisposeModule(m->mod);
 	LLVMContextDispose(m->ctx);
 	free(m);
