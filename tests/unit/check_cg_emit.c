@@ -113,6 +113,8 @@ static LLVMOrcLLJITRef jit;
 static LLVMOrcThreadSafeContextRef tsc;
 static LLVMTargetMachineRef tm;
 static char *last_ir; /* the optimized IR of the last compile */
+static bool want_asm;  /* compile_err also makes last_asm, its assembly */
+static char *last_asm;
 
 static void jit_init(void)
 {
@@ -177,6 +179,15 @@ static loop_kernel_fn compile_err(struct tk *t, char **err)
 	LLVMDisposeMessage(ir);
 	if (getenv("CG_EMIT_DUMP")) /* the optimized IR of every kernel, for a look */
 		fprintf(stderr, "%s\n", last_ir);
+	if (want_asm) { /* the machine code, of a copy: the JIT takes mod */
+		LLVMModuleRef copy = LLVMCloneModule(mod);
+		LLVMMemoryBufferRef buf = NULL;
+		ck_assert_int_eq(LLVMTargetMachineEmitToMemoryBuffer(tm, copy, LLVMAssemblyFile, &msg, &buf), 0);
+		free(last_asm);
+		last_asm = strndup(LLVMGetBufferStart(buf), LLVMGetBufferSize(buf));
+		LLVMDisposeMemoryBuffer(buf);
+		LLVMDisposeModule(copy);
+	}
 	ck_assert_ptr_null(LLVMOrcLLJITAddLLVMIRModule(jit, LLVMOrcLLJITGetMainJITDylib(jit),
 						       LLVMOrcCreateNewThreadSafeModule(mod, tsc)));
 	LLVMOrcExecutorAddress addr = 0;
@@ -962,6 +973,30 @@ START_TEST(test_vectorized)
 	bool loads = strstr(last_ir, "load float, ptr @tjc.f32.") != NULL;
 	ck_assert_msg(loads == (avx && !wide), "coefficients %s on a host %s AVX-512",
 		      loads ? "loaded" : "constant", wide ? "with" : "without");
+	free(t);
+	/* a polynomial's step is a multiply and an add that may contract
+	 * (cg_math.c): FMA instructions on a host with FMA, in the vector
+	 * loop and the scalar one (tanh's 9 steps, sigmoid's exp 8, exp's 10:
+	 * at least 27 each), none elsewhere */
+	t = k_chain();
+	want_asm = true;
+	compile(t);
+	want_asm = false;
+	int nfma = 0;
+	static const char *const fmas[] = {"\tvfmadd", "\tvfnmadd", "\tvfmsub", "\tvfnmsub"};
+	for (const char *p = last_asm; (p = strstr(p, "\tvf")) != NULL; p++)
+		for (int f = 0; f < 4; f++)
+			nfma += strncmp(p, fmas[f], strlen(fmas[f])) == 0;
+	features = LLVMGetHostCPUFeatures();
+	ck_assert(asprintf(&list, ",%s,", features) > 0);
+	bool fma = strstr(list, ",+fma,") != NULL;
+	free(list);
+	LLVMDisposeMessage(features);
+	printf("the chain's kernel: %d FMA instructions (host %s FMA)\n", nfma, fma ? "with" : "without");
+	if (fma)
+		ck_assert_msg(nfma >= 2 * 27, "%d FMA instructions: a polynomial's steps did not fuse", nfma);
+	else
+		ck_assert_int_eq(nfma, 0);
 	free(t);
 	/* a float32 row sum vectorizes too (reassociated accumulation) */
 	t = k_rowred(REDOP_sum, DT_FLOAT32, DT_FLOAT32);
