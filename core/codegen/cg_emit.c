@@ -33,6 +33,8 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include <llvm-c/DebugInfo.h>
+
 #include "cg_emit.h"
 
 #define HOME_UNSET (-2)
@@ -61,6 +63,8 @@ struct emit {
 	LLVMValueRef var_val[LOOP_MAX_VARS];
 	LLVMValueRef size[LOOP_MAX_VARS];
 	LLVMBasicBlockRef hoist[LOOP_MAX_VARS + 2]; /* hoist[d]: the ph block of the loop at depth d */
+	int value_depth; /* the loop whose body the value being emitted is in */
+	int heavy[LOOP_MAX_VARS + 2]; /* transcendentals emitted into each open loop's body */
 	char **err;
 	bool failed;
 };
@@ -288,8 +292,10 @@ static LLVMValueRef emit_unary(struct emit *e, lref r, const struct lnode *n, LL
 		case UNOP_round: return intrinsic1(e, "llvm.roundeven", v);
 		default: {
 			LLVMValueRef m = cg_math_unary(b, e->mod, op, v);
-			if (m)
+			if (m) {
+				e->heavy[e->value_depth]++;
 				return m;
+			}
 			break;
 		}
 		}
@@ -662,11 +668,12 @@ static LLVMValueRef node_value(struct emit *e, lref r)
 	if (h > e->depth)
 		return fail(e, r, "reads a var whose loop is not open here");
 	LLVMBasicBlockRef here = LLVMGetInsertBlock(e->b);
-	int at = e->depth;
+	int at = e->depth, outer_value_depth = e->value_depth;
 	if (h < e->depth) {
 		at = h + 1;
 		position_in(e, e->hoist[at]);
 	}
+	e->value_depth = h < e->depth ? h : e->depth; /* hoisted: in the body of loop h */
 	LLVMValueRef v;
 	if (n->op == LOP_SYM) {
 		if (n->var < 0 || n->var >= k->nsyms)
@@ -678,6 +685,7 @@ static LLVMValueRef node_value(struct emit *e, lref r)
 	} else {
 		v = emit_op(e, r, n);
 	}
+	e->value_depth = outer_value_depth;
 	position_in(e, here);
 	if (!v)
 		return NULL;
@@ -707,13 +715,35 @@ static void loop_open(struct emit *e, struct loop *l, int var, LLVMValueRef star
 	e->var_val[var] = l->iv;
 }
 
+/* The loop vectorizer interleaves a loop (IC copies of the vector body an
+ * iteration) to hide its operations' latency, most of all a reduction's
+ * accumulator. A body with a transcendental (an inline polynomial of tens
+ * of operations) has independent work enough in one copy, and each copy
+ * costs its compile time again: a row normalization's sum of exp of a
+ * chain was interleaved four times, and its kernel took twice as long to
+ * compile for no faster code. Its loop says interleave count 1. */
+static void no_interleave(struct emit *e, LLVMValueRef latch_br)
+{
+	LLVMMetadataRef temp = LLVMTemporaryMDNode(e->cx, NULL, 0);
+	LLVMMetadataRef count[2] = {LLVMMDStringInContext2(e->cx, "llvm.loop.interleave.count", 26),
+				    LLVMValueAsMetadata(LLVMConstInt(LLVMInt32TypeInContext(e->cx), 1, 0))};
+	LLVMMetadataRef ops[2] = {temp, LLVMMDNodeInContext2(e->cx, count, 2)};
+	LLVMMetadataRef id = LLVMMDNodeInContext2(e->cx, ops, 2);
+	LLVMMetadataReplaceAllUsesWith(temp, id); /* the loop's ID is its own first operand */
+	LLVMSetMetadata(latch_br, LLVMGetMDKindIDInContext(e->cx, "llvm.loop", 9), LLVMMetadataAsValue(e->cx, id));
+}
+
 static void loop_close(struct emit *e, struct loop *l, int var)
 {
 	LLVMBuilderRef b = e->b;
 	LLVMBasicBlockRef latch = LLVMGetInsertBlock(b);
 	LLVMValueRef next = LLVMBuildNSWAdd(b, l->iv, ci(e, 1), "");
 	LLVMAddIncoming(l->iv, &next, &latch, 1);
-	LLVMBuildCondBr(b, icmp(e, LLVMIntSLT, next, l->end), l->head, l->after);
+	LLVMValueRef br = LLVMBuildCondBr(b, icmp(e, LLVMIntSLT, next, l->end), l->head, l->after);
+	if (e->heavy[e->depth]) /* an inner loop's heavy body is its outer loop's too */
+		no_interleave(e, br);
+	e->heavy[e->depth - 1] += e->heavy[e->depth];
+	e->heavy[e->depth] = 0;
 	LLVMPositionBuilderAtEnd(b, l->after);
 	for (int r = 0; r < e->k->nnodes; r++)
 		if (e->memo[r] >= e->depth)

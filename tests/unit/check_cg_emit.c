@@ -493,8 +493,9 @@ END_TEST
 
 /* ---- reductions ---- */
 
-/* out[r] = op over c of x[r * s1 + c], rows s0, cols s1 */
-static struct tk *k_rowred(int op, int dt, int acc)
+/* out[r] = op over c of un(x[r * s1 + c]) (x itself when un < 0), rows
+ * s0, cols s1 */
+static struct tk *k_rowred_of(int op, int dt, int acc, int un)
 {
 	struct tk *t = tk_new();
 	int vr = tk_var(t, tk_sym(t, 0), -1);
@@ -503,11 +504,14 @@ static struct tk *k_rowred(int op, int dt, int acc)
 	int vc = tk_var(t, cols, s0);
 	int x = tk_buf(t, dt, false), o = tk_buf(t, acc, true);
 	lref ix = tk_bin(t, BINOP_add, tk_bin(t, BINOP_mul, tk_vref(t, vr), cols), tk_vref(t, vc));
-	lref red = tk_red(t, op, acc, tk_load(t, x, ix));
+	lref v = tk_load(t, x, ix);
+	lref red = tk_red(t, op, acc, un < 0 ? v : tk_un(t, un, v));
 	tk_root(t, s0, red);
 	tk_root(t, s1, tk_store(t, o, tk_vref(t, vr), red));
 	return t;
 }
+
+static struct tk *k_rowred(int op, int dt, int acc) { return k_rowred_of(op, dt, acc, -1); }
 
 static void rowred_case(int op, int dt, int acc, int64_t rows, int64_t cols, bool nan_rows)
 {
@@ -1008,6 +1012,52 @@ START_TEST(test_vectorized)
 }
 END_TEST
 
+/* the vector loops' accumulators in last_ir: the vectorizer's %vec.phi
+ * of float vectors */
+static int vector_phis(void)
+{
+	int n = 0;
+	for (const char *p = last_ir; (p = strstr(p, "\n  %vec.phi")) != NULL; p++) {
+		const char *type = strstr(p, " = phi "), *end = type ? strchr(type, '>') : NULL;
+		if (!end || memchr(p + 1, '\n', (size_t)(type - p - 1)))
+			continue;
+		type += strlen(" = phi ");
+		n += end && (memmem(type, (size_t)(end - type), " x float", 8) ||
+			     memmem(type, (size_t)(end - type), " x double", 9));
+	}
+	return n;
+}
+
+/* A row sum is interleaved (several accumulators hide the additions'
+ * latency); a row sum of exp is not (cg_emit.c, no_interleave): one copy
+ * of the polynomial is work enough, and each copy costs compile time. */
+START_TEST(test_interleave)
+{
+	struct tk *t = k_rowred(REDOP_sum, DT_FLOAT32, DT_FLOAT32);
+	compile(t);
+	int plain = vector_phis();
+	free(t);
+	t = k_rowred_of(REDOP_sum, DT_FLOAT32, DT_FLOAT32, UNOP_exp);
+	loop_kernel_fn f = compile(t);
+	int with_exp = vector_phis();
+	printf("a row sum's vector accumulators: %d; of exp: %d\n", plain, with_exp);
+	ck_assert_msg(plain >= 2, "the row sum has %d accumulators:\n%s", plain, last_ir);
+	ck_assert_msg(with_exp == 1, "the row sum of exp has %d accumulators", with_exp);
+	enum { R = 3, C = 37 };
+	float x[R * C], out[R];
+	for (int k = 0; k < R * C; k++)
+		x[k] = (float)(k % 11) * 0.25f - 1;
+	f((void *[]){x, out}, (int64_t[]){R, C}, 0, R);
+	for (int r = 0; r < R; r++) {
+		double want = 0;
+		for (int c = 0; c < C; c++)
+			want += exp(x[r * C + c]);
+		ck_assert_msg(fabs(out[r] - want) <= 1e-5 * want, "row %d: %g, want %g", r, out[r], want);
+	}
+	free(t);
+}
+END_TEST
+
 /* x[n, 2] + y[2]: the kernels' pipeline makes the inner loop of 2 straight
  * code (jump threading and simplifycfg, as default<O2>), so that the
  * outer loop vectorizes; the result is the sum */
@@ -1315,6 +1365,7 @@ int main(void)
 	tcase_add_test(tc, test_exp_float32_rounding);
 	tcase_add_test(tc, test_vectorized);
 	tcase_add_test(tc, test_inner_loop_of_two);
+	tcase_add_test(tc, test_interleave);
 	tcase_add_test(tc, test_errors);
 	tcase_add_test(tc, test_no_outer_and_index_math);
 	tcase_add_test(tc, test_data_checks);
