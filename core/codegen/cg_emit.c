@@ -292,10 +292,10 @@ static LLVMValueRef emit_unary(struct emit *e, lref r, const struct lnode *n, LL
 		case UNOP_round: return intrinsic1(e, "llvm.roundeven", v);
 		default: {
 			LLVMValueRef m = cg_math_unary(b, e->mod, op, v);
-			if (m) {
-				e->heavy[e->value_depth]++;
+			if (m && op != UNOP_sqrt && op != UNOP_rsqrt && op != UNOP_reciprocal)
+				e->heavy[e->value_depth]++; /* a polynomial, not one instruction */
+			if (m)
 				return m;
-			}
 			break;
 		}
 		}

@@ -6,9 +6,8 @@
  * The coefficients are Chebyshev or rational fits (near minimax) of the
  * functions named in each comment; doc/codegen-math.md gives the
  * intervals, the method and the measured errors. Polynomials are evaluated
- * by Horner's rule, each step a product and a sum that may contract: one
- * FMA instruction and one rounding where the CPU has FMA (kernels are
- * compiled and cached per CPU).
+ * by Horner's rule with llvm.fmuladd: one FMA instruction and one rounding
+ * a step where the CPU has FMA (kernels are compiled and cached per CPU).
  * float64 has the inline exp (and so sigmoid and silu); its log, tanh,
  * erf, sin and cos call libm (through LLVM's intrinsics or by name).
  */
@@ -125,19 +124,18 @@ static LLVMValueRef kc(struct mb *m, double v)
 	return LLVMBuildLoad2(m->b, m->t, g, "");
 }
 
-/* a b + c, fused where the CPU has FMA: one rounding instead of two, and
- * one instruction. A product and a sum that both allow contraction, which
- * the code generator fuses as it does llvm.fmuladd (the product has no
- * other use); plain instructions, where the intrinsic's calls cost the
- * loop vectorizer's cost model a query at each vector width it weighs:
- * optimizing a kernel of four transcendentals took 19% less. */
+/* a b + c, fused where the CPU has FMA (llvm.fmuladd): one rounding
+ * instead of two, and one instruction. Not a multiply and an add that
+ * allow contraction, which optimized 19% faster (the intrinsic's calls
+ * cost the vectorizer's cost model a query at each width) but are not
+ * always fused: the SLP vectorizer packs such an add with a plain one
+ * into a vector add without the flag (a scalar loop then rounds twice,
+ * 1 ulp from the vector loop), and constant folding rounds the two
+ * apart where it fuses the intrinsic (doc/codegen-math.md). */
 static LLVMValueRef fma_(struct mb *m, LLVMValueRef a, LLVMValueRef b_, LLVMValueRef c)
 {
-	LLVMValueRef p = mul(m, a, b_);
-	LLVMSetFastMathFlags(p, LLVMFastMathAllowContract);
-	LLVMValueRef s = add(m, p, c);
-	LLVMSetFastMathFlags(s, LLVMFastMathAllowContract);
-	return s;
+	LLVMValueRef args[3] = {a, b_, c};
+	return cg_math_intrinsic(m->b, m->mod, "llvm.fmuladd", args, 3);
 }
 
 /* scale (c[0] + x (c[1] + x (... c[n-1]))), scale a power of two (no
