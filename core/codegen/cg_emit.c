@@ -720,8 +720,8 @@ static void loop_open(struct emit *e, struct loop *l, int var, LLVMValueRef star
  * accumulator. A body with a transcendental (an inline polynomial of tens
  * of operations) has independent work enough in one copy, and each copy
  * costs its compile time again: a row normalization's sum of exp of a
- * chain was interleaved four times, and its kernel took twice as long to
- * compile for no faster code. Its loop says interleave count 1. */
+ * chain was interleaved four times, and its kernel took half again as
+ * long to compile for no faster code. Its loop says interleave count 1. */
 static void no_interleave(struct emit *e, LLVMValueRef latch_br)
 {
 	LLVMMetadataRef temp = LLVMTemporaryMDNode(e->cx, NULL, 0);
