@@ -63,7 +63,6 @@ struct emit {
 	LLVMValueRef var_val[LOOP_MAX_VARS];
 	LLVMValueRef size[LOOP_MAX_VARS];
 	LLVMBasicBlockRef hoist[LOOP_MAX_VARS + 2]; /* hoist[d]: the ph block of the loop at depth d */
-	int value_depth; /* the loop whose body the value being emitted is in */
 	int heavy[LOOP_MAX_VARS + 2]; /* transcendentals emitted into each open loop's body */
 	char **err;
 	bool failed;
@@ -292,8 +291,6 @@ static LLVMValueRef emit_unary(struct emit *e, lref r, const struct lnode *n, LL
 		case UNOP_round: return intrinsic1(e, "llvm.roundeven", v);
 		default: {
 			LLVMValueRef m = cg_math_unary(b, e->mod, op, v);
-			if (m && op != UNOP_sqrt && op != UNOP_rsqrt && op != UNOP_reciprocal)
-				e->heavy[e->value_depth]++; /* a polynomial, not one instruction */
 			if (m)
 				return m;
 			break;
@@ -668,12 +665,11 @@ static LLVMValueRef node_value(struct emit *e, lref r)
 	if (h > e->depth)
 		return fail(e, r, "reads a var whose loop is not open here");
 	LLVMBasicBlockRef here = LLVMGetInsertBlock(e->b);
-	int at = e->depth, outer_value_depth = e->value_depth;
+	int at = e->depth;
 	if (h < e->depth) {
 		at = h + 1;
 		position_in(e, e->hoist[at]);
 	}
-	e->value_depth = h < e->depth ? h : e->depth; /* hoisted: in the body of loop h */
 	LLVMValueRef v;
 	if (n->op == LOP_SYM) {
 		if (n->var < 0 || n->var >= k->nsyms)
@@ -684,8 +680,9 @@ static LLVMValueRef node_value(struct emit *e, lref r)
 		LLVMSetAlignment(v, 8);
 	} else {
 		v = emit_op(e, r, n);
+		if (v && n->op == LOP_UNARY && dtype_is_float(n->dt) && loop_unop_is_transcendental(n->sub))
+			e->heavy[h]++; /* in the body of loop h, where it was placed */
 	}
-	e->value_depth = outer_value_depth;
 	position_in(e, here);
 	if (!v)
 		return NULL;
