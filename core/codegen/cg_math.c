@@ -15,6 +15,7 @@
 #include <pthread.h>
 #include <stdbool.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 
 #include <llvm-c/TargetMachine.h>
@@ -77,11 +78,13 @@ static LLVMValueRef copysign_(struct mb *m, LLVMValueRef mag, LLVMValueRef sgn)
  * of several polynomials has more coefficients than registers, and LLVM
  * loads a constant one again, as a broadcast, before each use: an
  * instruction a use, a tenth of the benchmark chain's time on an AVX2
- * machine. A coefficient loaded from a global that the kernel might
- * write (not a `constant`, which LLVM would fold back) is hoisted out of
- * the loop as a value instead, spilled once, and each use reads it as an
- * FMA's memory operand. With AVX-512's 32 registers and its broadcast
- * memory operands, constants stay constants. */
+ * machine. A coefficient is loaded from a global that the kernel might
+ * write instead (not a `constant`, which LLVM would fold back): LICM
+ * hoists the load out of the loop, and after optimizing,
+ * cg_math_coefficients_in_memory gives each use in the loop a load of
+ * its own, which the FMA takes as its memory operand. With AVX-512's 32
+ * registers and its broadcast memory operands, constants stay
+ * constants. */
 static bool coef_in_memory;
 static pthread_once_t coef_once = PTHREAD_ONCE_INIT;
 
@@ -497,4 +500,149 @@ LLVMValueRef cg_math_unary(LLVMBuilderRef b, LLVMModuleRef mod, unop op, LLVMVal
 	}
 	default: return NULL;
 	}
+}
+
+/* ---- the coefficients back in memory, after optimizing ----
+ * LICM hoists kc's loads out of the loops, and the vectorizer splats
+ * each once in the vector loop's preheader: a kernel of several
+ * polynomials then has more loop-invariant vectors than 16 registers.
+ * The register allocator spent about a tenth of the code generator's
+ * time choosing which to evict, and spilled most of them, to read them
+ * back as memory operands. Instead, each use of a coefficient in
+ * another block gets a load of its own just before it: of a full-width
+ * copy of the splat (a global, the vector's bits as integers, which
+ * print shorter), or of the scalar global in a scalar loop. A load with
+ * one use next to it is folded into the FMA that uses it, so nothing is
+ * kept in registers across the loop and nothing is spilled. */
+
+/* a load of one of kc's globals, or NULL */
+static LLVMValueRef coef_load(LLVMValueRef v)
+{
+	if (!v || !LLVMIsALoadInst(v))
+		return NULL;
+	LLVMValueRef g = LLVMGetOperand(v, 0);
+	size_t n = 0;
+	const char *name = LLVMIsAGlobalVariable(g) ? LLVMGetValueName2(g, &n) : NULL;
+	return name && n > 4 && strncmp(name, "tjc.", 4) == 0 ? g : NULL;
+}
+
+/* the global g of a splat of a coefficient (shufflevector of an
+ * insertelement of a load of g at lane 0, mask all zeros), or NULL */
+static LLVMValueRef coef_splat(LLVMValueRef v)
+{
+	if (!LLVMIsAShuffleVectorInst(v))
+		return NULL;
+	LLVMValueRef ins = LLVMGetOperand(v, 0);
+	if (!LLVMIsAInsertElementInst(ins) || !LLVMIsAConstantInt(LLVMGetOperand(ins, 2)) ||
+	    LLVMConstIntGetZExtValue(LLVMGetOperand(ins, 2)) != 0)
+		return NULL;
+	for (unsigned i = 0, n = LLVMGetNumMaskElements(v); i < n; i++)
+		if (LLVMGetMaskValue(v, i) != 0)
+			return NULL;
+	return coef_load(LLVMGetOperand(ins, 1));
+}
+
+/* the global holding a splat of type vt of scalar global g's value */
+static LLVMValueRef coef_vector_global(LLVMModuleRef mod, LLVMValueRef g, LLVMTypeRef vt)
+{
+	size_t n;
+	const char *gname = LLVMGetValueName2(g, &n);
+	unsigned lanes = LLVMGetVectorSize(vt);
+	char name[80];
+	snprintf(name, sizeof name, "tjc.v%u.%.*s", lanes, (int)(n - 4), gname + 4);
+	LLVMValueRef vg = LLVMGetNamedGlobal(mod, name);
+	if (vg)
+		return vg;
+	LLVMValueRef c = LLVMGetInitializer(g);
+	unsigned width = LLVMGetTypeKind(LLVMTypeOf(c)) == LLVMDoubleTypeKind ? 64 : 32;
+	LLVMValueRef bits = LLVMConstBitCast(c, LLVMIntTypeInContext(LLVMGetModuleContext(mod), width));
+	LLVMValueRef *lane = malloc(lanes * sizeof *lane);
+	if (!lane)
+		return NULL;
+	for (unsigned i = 0; i < lanes; i++)
+		lane[i] = bits;
+	LLVMValueRef init = LLVMConstVector(lane, lanes);
+	free(lane);
+	vg = LLVMAddGlobal(mod, LLVMTypeOf(init), name);
+	LLVMSetInitializer(vg, init);
+	LLVMSetLinkage(vg, LLVMInternalLinkage);
+	LLVMSetAlignment(vg, 64);
+	return vg;
+}
+
+/* each use of v by an instruction in another block than v's (not a phi,
+ * nor the insertelement of a splat) reads a load of g of type t, made
+ * just before it, instead; false when out of memory */
+static bool load_at_each_use(LLVMBuilderRef b, LLVMValueRef v, LLVMValueRef g, LLVMTypeRef t, unsigned align)
+{
+	size_t n = 0, cap = 0;
+	LLVMValueRef *users = NULL;
+	for (LLVMUseRef u = LLVMGetFirstUse(v); u; u = LLVMGetNextUse(u)) {
+		LLVMValueRef user = LLVMGetUser(u);
+		if (LLVMIsAPHINode(user) || LLVMIsAInsertElementInst(user) ||
+		    LLVMGetInstructionParent(user) == LLVMGetInstructionParent(v))
+			continue;
+		if (n == cap) {
+			cap = cap ? 2 * cap : 16;
+			LLVMValueRef *more = realloc(users, cap * sizeof *users);
+			if (!more) {
+				free(users);
+				return false;
+			}
+			users = more;
+		}
+		users[n++] = user; /* once per operand that is v: the first
+				      time replaces them all */
+	}
+	for (size_t i = 0; i < n; i++) {
+		for (int k = 0, nops = LLVMGetNumOperands(users[i]); k < nops; k++)
+			if (LLVMGetOperand(users[i], (unsigned)k) == v) {
+				LLVMPositionBuilderBefore(b, users[i]);
+				LLVMValueRef l = LLVMBuildLoad2(b, t, g, "");
+				LLVMSetAlignment(l, align);
+				LLVMSetOperand(users[i], (unsigned)k, l);
+			}
+	}
+	free(users);
+	return true;
+}
+
+/* v, and the instructions it was made of when nothing else uses them */
+static void erase_if_unused(LLVMValueRef v)
+{
+	while (v && !LLVMGetFirstUse(v)) {
+		LLVMValueRef from = LLVMIsAShuffleVectorInst(v) ? LLVMGetOperand(v, 0)
+				    : LLVMIsAInsertElementInst(v) ? LLVMGetOperand(v, 1) : NULL;
+		LLVMInstructionEraseFromParent(v);
+		v = from && LLVMIsAInstruction(from) ? from : NULL;
+	}
+}
+
+int cg_math_coefficients_in_memory(LLVMModuleRef mod)
+{
+	LLVMBuilderRef b = LLVMCreateBuilderInContext(LLVMGetModuleContext(mod));
+	int rc = 0;
+	for (LLVMValueRef f = LLVMGetFirstFunction(mod); f && rc == 0; f = LLVMGetNextFunction(f))
+		for (LLVMBasicBlockRef bb = LLVMGetFirstBasicBlock(f); bb && rc == 0; bb = LLVMGetNextBasicBlock(bb)) {
+			LLVMValueRef in = LLVMGetFirstInstruction(bb);
+			while (in && rc == 0) {
+				/* the loads made are in the users' blocks: where
+				 * they are met, their uses are in their own */
+				LLVMValueRef next = LLVMGetNextInstruction(in), g = coef_splat(in), vg;
+				if (g) {
+					LLVMTypeRef vt = LLVMTypeOf(in);
+					vg = coef_vector_global(mod, g, vt);
+					if (!vg || !load_at_each_use(b, in, vg, vt, 64))
+						rc = -1;
+					else
+						erase_if_unused(in); /* with its insertelement and load */
+				} else if ((g = coef_load(in)) != NULL) {
+					if (!load_at_each_use(b, in, g, LLVMTypeOf(in), LLVMGetAlignment(in)))
+						rc = -1;
+				}
+				in = next;
+			}
+		}
+	LLVMDisposeBuilder(b);
+	return rc;
 }

@@ -220,7 +220,11 @@ static int cg_optimize(struct cg_module *m, int level, char **err)
 	LLVMPassBuilderOptionsSetLoopUnrolling(opts, 0);
 	LLVMErrorRef e = LLVMRunPasses(m->mod, passes, m->tm, opts);
 	LLVMDisposePassBuilderOptions(opts);
-	return e ? cg_fail_error(err, e, "optimize") : 0;
+	if (e)
+		return cg_fail_error(err, e, "optimize");
+	if (cg_math_coefficients_in_memory(m->mod) < 0)
+		return cg_fail(err, "optimize: out of memory");
+	return 0;
 }
 
 static int cg_emit_object(struct cg_module *m, void **obj, size_t *len, char **err)

@@ -141,8 +141,11 @@ static void jit_init(void)
 	char *triple = LLVMGetDefaultTargetTriple(), *cpu = LLVMGetHostCPUName(), *feat = LLVMGetHostCPUFeatures();
 	LLVMTargetRef target;
 	ck_assert_int_eq(LLVMGetTargetFromTriple(triple, &target, NULL), 0);
-	tm = LLVMCreateTargetMachine(target, triple, cpu, feat, LLVMCodeGenLevelDefault, LLVMRelocDefault,
-				     LLVMCodeModelJITDefault);
+	/* as codegen.c's (the JIT compiles the modules it is given with its
+	 * own): the optimizer's cost model and the assembly are the
+	 * kernels' */
+	tm = LLVMCreateTargetMachine(target, triple, cpu, feat, LLVMCodeGenLevelDefault, LLVMRelocPIC,
+				     LLVMCodeModelSmall);
 	LLVMDisposeMessage(triple);
 	LLVMDisposeMessage(cpu);
 	LLVMDisposeMessage(feat);
@@ -181,6 +184,7 @@ static loop_kernel_fn compile_err(struct tk *t, char **err)
 	LLVMPassBuilderOptionsRef po = LLVMCreatePassBuilderOptions();
 	ck_assert_ptr_null(LLVMRunPasses(mod, CG_KERNEL_PIPELINE, tm, po));
 	LLVMDisposePassBuilderOptions(po);
+	ck_assert_int_eq(cg_math_coefficients_in_memory(mod), 0);
 	clock_gettime(CLOCK_MONOTONIC, &t1);
 	last_emit_opt_ms = (t1.tv_sec - t0.tv_sec) * 1e3 + (t1.tv_nsec - t0.tv_nsec) / 1e6;
 	free(last_ir);
@@ -997,14 +1001,34 @@ START_TEST(test_vectorized)
 	want_asm = true;
 	compile(t);
 	want_asm = false;
-	int nfma = 0;
+	int nfma = 0, nfma_mem = 0, nstack = 0;
 	static const char *const fmas[] = {"\tvfmadd", "\tvfnmadd", "\tvfmsub", "\tvfnmsub"};
 	for (const char *p = last_asm; (p = strstr(p, "\tvf")) != NULL; p++)
 		for (int f = 0; f < 4; f++)
-			nfma += strncmp(p, fmas[f], strlen(fmas[f])) == 0;
-	printf("the chain's kernel: %d FMA instructions (host %s FMA)\n", nfma, fma ? "with" : "without");
+			if (strncmp(p, fmas[f], strlen(fmas[f])) == 0) {
+				nfma++;
+				const char *eol = strchr(p, '\n');
+				const char *c = strstr(p, "tjc.v");
+				nfma_mem += c && (!eol || c < eol);
+			}
+	for (const char *p = last_asm; (p = strstr(p, "(%rsp)")) != NULL; p++)
+		nstack++;
+	printf("the chain's kernel: %d FMA instructions (host %s FMA), %d of them reading a coefficient; "
+	       "%d operands on the stack\n",
+	       nfma, fma ? "with" : "without", nfma_mem, nstack);
 	if (fma)
 		ck_assert_msg(nfma >= 27, "%d FMA instructions: a polynomial's steps did not fuse", nfma);
+	/* each use of a coefficient in the vector loop loads a full-width
+	 * copy, which the FMA reads as its operand: none is kept across the
+	 * loop, nor spilled (cg_math.c, cg_math_coefficients_in_memory).
+	 * Without it, on an AVX2 host: no FMA read a coefficient's copy, and
+	 * 71 operands were on the stack (here, 2: a constant's spill) */
+	if (loads && fma) {
+		ck_assert_ir(strstr(last_ir, " x float>, ptr @tjc.v") != NULL,
+			     "no vector load of a coefficient (its IR is on stderr)");
+		ck_assert_msg(nfma_mem >= 20, "%d FMA instructions read a coefficient's copy", nfma_mem);
+		ck_assert_msg(nstack < 16, "%d operands on the stack: coefficients were spilled", nstack);
+	}
 	free(t);
 	/* a float32 row sum vectorizes too (reassociated accumulation) */
 	t = k_rowred(REDOP_sum, DT_FLOAT32, DT_FLOAT32);
