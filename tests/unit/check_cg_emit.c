@@ -1019,13 +1019,16 @@ START_TEST(test_vectorized)
 	if (fma)
 		ck_assert_msg(nfma >= 27, "%d FMA instructions: a polynomial's steps did not fuse", nfma);
 	/* each use of a coefficient in the vector loop loads a full-width
-	 * copy, which the FMA reads as its operand: none is kept across the
-	 * loop, nor spilled (cg_math.c, cg_math_coefficients_in_memory).
-	 * Without it, on an AVX2 host: no FMA read a coefficient's copy, and
-	 * 71 operands were on the stack (here, 2: a constant's spill) */
+	 * copy, which the FMA reads as its operand, and so does each use of
+	 * a constant (x / 3's 3): none is kept across the loop, nor spilled
+	 * (cg_math.c, cg_math_coefficients_in_memory). Without it, on an
+	 * AVX2 host: no FMA read a coefficient's copy, and 71 operands were
+	 * on the stack; without the constants' loads, 2 */
 	if (loads && fma) {
 		ck_assert_ir(strstr(last_ir, " x float>, ptr @tjc.v") != NULL,
 			     "no vector load of a coefficient (its IR is on stderr)");
+		ck_assert_ir(strstr(last_ir, " x float>, ptr @tjc.v8.f32.40400000") != NULL,
+			     "no vector load of the constant 3 (its IR is on stderr)");
 		ck_assert_msg(nfma_mem >= 20, "%d FMA instructions read a coefficient's copy", nfma_mem);
 		ck_assert_msg(nstack < 16, "%d operands on the stack: coefficients were spilled", nstack);
 	}
