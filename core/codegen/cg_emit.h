@@ -25,12 +25,13 @@ LLVMValueRef cg_math_intrinsic(LLVMBuilderRef b, LLVMModuleRef mod, const char *
  * are loop_unop_is_transcendental's (loopir.h). */
 LLVMValueRef cg_math_unary(LLVMBuilderRef b, LLVMModuleRef mod, unop op, LLVMValueRef x);
 
-/* After optimizing: each use of a polynomial's coefficient (a load of a
- * global, cg_math.c's kc, hoisted out of the loops and splatted once)
- * loads it again just before it, and float vector constants are loaded
- * from globals in the blocks that use them, so that instructions take
- * them from memory rather than from registers kept, or spilled, across
- * the loop. 0, or -1 when out of memory (the module is still valid). */
+/* After optimizing, on a host of 16 vector registers: each use of a
+ * polynomial's coefficient (a load of a global, cg_math.c's kc, hoisted
+ * out of the loops and splatted once) in another block loads it again
+ * just before it, and float vector constants are loaded from globals in
+ * the blocks that use them, so that instructions take them from memory
+ * rather than from registers kept, or spilled, across the loop. 0, or
+ * -1 when out of memory (the module is still valid). */
 int cg_math_coefficients_in_memory(LLVMModuleRef mod);
 
 #endif

@@ -513,17 +513,21 @@ LLVMValueRef cg_math_unary(LLVMBuilderRef b, LLVMModuleRef mod, unop op, LLVMVal
  * register around the loop (a gelu's loop had 16 such copies).
  * Instead, each use of a coefficient in another block gets a load of
  * its own just before it: of a full-width copy of the splat (a global
- * holding the vector's bits as integers, which print shorter than
- * floats), or of the scalar global in a scalar loop; and a float vector
- * constant that an arithmetic instruction, a comparison or a select
- * uses is loaded from such a copy, once in its block. A load with one
- * use next to it is folded into the instruction (an FMA's memory
- * operand), so nothing is kept across the loop and nothing is spilled.
- * Measured side by side on an AVX2 host (doc/codegen.md): softmax's
- * kernel 9% faster, a gelu's 7%, the benchmark's chain 2-4% slower;
- * compiling graph50's kernels 11% cheaper. */
+ * holding the vector's bits as integers, which for float print shorter
+ * than floats), or of the scalar global in a scalar loop; and a float
+ * vector constant that an arithmetic instruction, a comparison or a
+ * select uses is loaded from such a copy, once in its block. A load
+ * with one use next to it is folded into the instruction (an FMA's
+ * memory operand), so no constant is kept across the loop, nor spilled
+ * (the benchmark chain's kernel has no stack operand left; a kernel of
+ * hundreds of values may still spill its own). Measured side by side
+ * on an AVX2 host (doc/codegen.md): softmax's kernel 8% faster, a
+ * gelu's 7%, the benchmark's chain 1-4% slower; compiling graph50's
+ * kernels 11% cheaper. */
 
-/* a load of one of kc's globals, or NULL */
+/* the global of a load of one of kc's globals, or NULL: a global named
+ * tjc.* whose initializer is a float of the loaded type (IR text from
+ * elsewhere may declare one without it) */
 static LLVMValueRef coef_load(LLVMValueRef v)
 {
 	if (!v || !LLVMIsALoadInst(v))
@@ -531,14 +535,18 @@ static LLVMValueRef coef_load(LLVMValueRef v)
 	LLVMValueRef g = LLVMGetOperand(v, 0);
 	size_t n = 0;
 	const char *name = LLVMIsAGlobalVariable(g) ? LLVMGetValueName2(g, &n) : NULL;
-	return name && n > 4 && strncmp(name, "tjc.", 4) == 0 ? g : NULL;
+	if (!name || n <= 4 || strncmp(name, "tjc.", 4) != 0)
+		return NULL;
+	LLVMValueRef c = LLVMGetInitializer(g);
+	return c && LLVMIsAConstantFP(c) && LLVMTypeOf(c) == LLVMTypeOf(v) ? g : NULL;
 }
 
 /* the global g of a splat of a coefficient (shufflevector of an
- * insertelement of a load of g at lane 0, mask all zeros), or NULL */
+ * insertelement of a load of g at lane 0, mask all zeros, of a float
+ * vector), or NULL */
 static LLVMValueRef coef_splat(LLVMValueRef v)
 {
-	if (!LLVMIsAShuffleVectorInst(v))
+	if (!LLVMIsAShuffleVectorInst(v) || LLVMGetTypeKind(LLVMTypeOf(v)) != LLVMVectorTypeKind)
 		return NULL;
 	LLVMValueRef ins = LLVMGetOperand(v, 0);
 	if (!LLVMIsAInsertElementInst(ins) || !LLVMIsAConstantInt(LLVMGetOperand(ins, 2)) ||
@@ -580,7 +588,8 @@ static LLVMValueRef splat_global(LLVMModuleRef mod, LLVMValueRef c, LLVMTypeRef 
 /* the float of a splat vector constant, or NULL */
 static LLVMValueRef splat_constant(LLVMValueRef v)
 {
-	if (!LLVMIsAConstantDataVector(v) && !LLVMIsAConstantVector(v))
+	if ((!LLVMIsAConstantDataVector(v) && !LLVMIsAConstantVector(v)) ||
+	    LLVMGetTypeKind(LLVMTypeOf(v)) != LLVMVectorTypeKind)
 		return NULL;
 	LLVMTypeRef t = LLVMTypeOf(v);
 	LLVMTypeKind ek = LLVMGetTypeKind(LLVMGetElementType(t));
@@ -646,9 +655,10 @@ static bool load_constants(LLVMModuleRef mod, LLVMBuilderRef b, LLVMValueRef in,
 	return true;
 }
 
-/* each use of v by an instruction in another block than v's (not a phi,
- * nor the insertelement of a splat) reads a load of g of type t, made
- * just before it, instead; false when out of memory */
+/* each use of v by an instruction in another block than v's (not a
+ * phi, nor an insertelement: a splat's is handled as the splat) reads a
+ * load of g of type t, made just before it, instead; false when out of
+ * memory */
 static bool load_at_each_use(LLVMBuilderRef b, LLVMValueRef v, LLVMValueRef g, LLVMTypeRef t, unsigned align)
 {
 	size_t n = 0, cap = 0;

@@ -185,6 +185,12 @@ static loop_kernel_fn compile_err(struct tk *t, char **err)
 	ck_assert_ptr_null(LLVMRunPasses(mod, CG_KERNEL_PIPELINE, tm, po));
 	LLVMDisposePassBuilderOptions(po);
 	ck_assert_int_eq(cg_math_coefficients_in_memory(mod), 0);
+	if (LLVMVerifyModule(mod, LLVMReturnStatusAction, &msg)) {
+		char *ir = LLVMPrintModuleToString(mod);
+		fprintf(stderr, "%s\n%s\n", msg, ir);
+		ck_abort_msg("the module does not verify after cg_math_coefficients_in_memory");
+	}
+	LLVMDisposeMessage(msg);
 	clock_gettime(CLOCK_MONOTONIC, &t1);
 	last_emit_opt_ms = (t1.tv_sec - t0.tv_sec) * 1e3 + (t1.tv_nsec - t0.tv_nsec) / 1e6;
 	free(last_ir);
@@ -1001,35 +1007,39 @@ START_TEST(test_vectorized)
 	want_asm = true;
 	compile(t);
 	want_asm = false;
-	int nfma = 0, nfma_mem = 0, nstack = 0;
+	int nfma = 0, nfma_mem = 0, nfma_scalar_mem = 0, nstack = 0;
 	static const char *const fmas[] = {"\tvfmadd", "\tvfnmadd", "\tvfmsub", "\tvfnmsub"};
 	for (const char *p = last_asm; (p = strstr(p, "\tvf")) != NULL; p++)
 		for (int f = 0; f < 4; f++)
 			if (strncmp(p, fmas[f], strlen(fmas[f])) == 0) {
 				nfma++;
 				const char *eol = strchr(p, '\n');
-				const char *c = strstr(p, "tjc.v");
+				const char *c = strstr(p, "tjc.v"), *cs = strstr(p, "tjc.f");
 				nfma_mem += c && (!eol || c < eol);
+				nfma_scalar_mem += cs && (!eol || cs < eol);
 			}
 	for (const char *p = last_asm; (p = strstr(p, "(%rsp)")) != NULL; p++)
 		nstack++;
-	printf("the chain's kernel: %d FMA instructions (host %s FMA), %d of them reading a coefficient; "
-	       "%d operands on the stack\n",
-	       nfma, fma ? "with" : "without", nfma_mem, nstack);
+	printf("the chain's kernel: %d FMA instructions (host %s FMA), %d of them reading a coefficient's "
+	       "vector, %d its scalar; %d operands on the stack\n",
+	       nfma, fma ? "with" : "without", nfma_mem, nfma_scalar_mem, nstack);
 	if (fma)
 		ck_assert_msg(nfma >= 27, "%d FMA instructions: a polynomial's steps did not fuse", nfma);
 	/* each use of a coefficient in the vector loop loads a full-width
 	 * copy, which the FMA reads as its operand, and so does each use of
-	 * a constant (x / 3's 3): none is kept across the loop, nor spilled
-	 * (cg_math.c, cg_math_coefficients_in_memory). Without it, on an
-	 * AVX2 host: no FMA read a coefficient's copy, and 71 operands were
-	 * on the stack; without the constants' loads, 2 */
+	 * a constant (x / 3's 3); the scalar loop's FMAs read the scalar
+	 * globals: none is kept across the loop, nor spilled (cg_math.c,
+	 * cg_math_coefficients_in_memory). On an AVX2 host, 33, 23 and 0
+	 * stack operands; without it, 0, 0 and 71; without the constants'
+	 * loads, 2 stack operands; without the scalar loop's, 0 scalar and
+	 * 61 */
 	if (loads && fma) {
 		ck_assert_ir(strstr(last_ir, " x float>, ptr @tjc.v") != NULL,
 			     "no vector load of a coefficient (its IR is on stderr)");
 		ck_assert_ir(strstr(last_ir, " x float>, ptr @tjc.v8.f32.40400000") != NULL,
 			     "no vector load of the constant 3 (its IR is on stderr)");
 		ck_assert_msg(nfma_mem >= 20, "%d FMA instructions read a coefficient's copy", nfma_mem);
+		ck_assert_msg(nfma_scalar_mem >= 12, "%d scalar FMA instructions read a coefficient", nfma_scalar_mem);
 		ck_assert_msg(nstack < 16, "%d operands on the stack: coefficients were spilled", nstack);
 	}
 	free(t);

@@ -221,6 +221,81 @@ START_TEST(test_cache_file_to_fresh_process)
 }
 END_TEST
 
+/* IR text may name globals as the emitter names its coefficients
+ * (tjc.*) without being its: a declared one, one of another type. The
+ * pass after optimizing (cg_math_coefficients_in_memory) leaves them
+ * alone; a splat of a real one is loaded at its use and computes the
+ * same. */
+static const char tjc_ir[] =
+	"@tjc.f32.int = internal global i32 1065353216\n" /* 1.0's bits */
+	"@tjc.f32.40000000 = internal global float 2.0\n"
+	"define void @k_tjc(ptr noalias %out, ptr noalias %in, i64 %n) {\n"
+	"entry:\n"
+	"  %go = icmp sgt i64 %n, 0\n"
+	"  br i1 %go, label %loop, label %done\n"
+	"loop:\n"
+	"  %j = phi i64 [ 0, %entry ], [ %j1, %loop ]\n"
+	"  %two = load float, ptr @tjc.f32.40000000\n"
+	"  %one = load float, ptr @tjc.f32.int\n"
+	"  %p = getelementptr inbounds float, ptr %in, i64 %j\n"
+	"  %x = load float, ptr %p\n"
+	"  %y = call float @llvm.fmuladd.f32(float %x, float %two, float %one)\n"
+	"  %y2 = fmul float %y, 3.0\n"
+	"  %q = getelementptr inbounds float, ptr %out, i64 %j\n"
+	"  store float %y2, ptr %q\n"
+	"  %j1 = add i64 %j, 1\n"
+	"  %more = icmp slt i64 %j1, %n\n"
+	"  br i1 %more, label %loop, label %done\n"
+	"done:\n"
+	"  ret void\n"
+	"}\n"
+	"declare float @llvm.fmuladd.f32(float, float, float)\n";
+
+/* a declared tjc global: it has no value to copy (compiled, not run) */
+static const char tjc_decl_ir[] =
+	"@tjc.f32.ext = external global float\n"
+	"define void @k_tjc_decl(ptr noalias %out, ptr noalias %in, i64 %n) {\n"
+	"entry:\n"
+	"  %go = icmp sgt i64 %n, 0\n"
+	"  br i1 %go, label %loop, label %done\n"
+	"loop:\n"
+	"  %j = phi i64 [ 0, %entry ], [ %j1, %loop ]\n"
+	"  %e = load float, ptr @tjc.f32.ext\n"
+	"  %p = getelementptr inbounds float, ptr %in, i64 %j\n"
+	"  %x = load float, ptr %p\n"
+	"  %y = fmul float %x, %e\n"
+	"  %q = getelementptr inbounds float, ptr %out, i64 %j\n"
+	"  store float %y, ptr %q\n"
+	"  %j1 = add i64 %j, 1\n"
+	"  %more = icmp slt i64 %j1, %n\n"
+	"  br i1 %more, label %loop, label %done\n"
+	"done:\n"
+	"  ret void\n"
+	"}\n";
+
+START_TEST(test_tjc_globals_from_text)
+{
+	const struct codegen_api *api = load();
+	size_t len;
+	char *ir_after = NULL;
+	free(compile(api, tjc_decl_ir, "k_tjc_decl", &len, NULL));
+	void *obj = compile(api, tjc_ir, "k_tjc", &len, &ir_after);
+	char *err = NULL;
+	ck_assert_msg(api->load_object(obj, len, &err) == 0, "%s", err);
+	void (*k)(float *, const float *, int64_t) =
+		(void (*)(float *, const float *, int64_t))api->lookup("k_tjc", &err);
+	ck_assert_msg(k != NULL, "%s", err);
+	float in[37], out[37];
+	for (int i = 0; i < 37; i++)
+		in[i] = (float)i * 0.25f - 3.0f;
+	k(out, in, 37);
+	for (int i = 0; i < 37; i++)
+		ck_assert_msg(out[i] == fmaf(in[i], 2.0f, 1.0f) * 3.0f, "out[%d] = %a\n%s", i, out[i], ir_after);
+	free(ir_after);
+	free(obj);
+}
+END_TEST
+
 START_TEST(test_bad_ir)
 {
 	const struct codegen_api *api = load();
@@ -348,6 +423,7 @@ int main(void)
 	tcase_add_test(tc, test_table);
 	tcase_add_test(tc, test_compile_load_call);
 	tcase_add_test(tc, test_libc_libm_from_process);
+	tcase_add_test(tc, test_tjc_globals_from_text);
 	tcase_add_test(tc, test_cache_file_to_fresh_process);
 	tcase_add_test(tc, test_bad_ir);
 	tcase_add_test(tc, test_verifier_failure);
