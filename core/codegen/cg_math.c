@@ -559,7 +559,7 @@ static LLVMValueRef coef_splat(LLVMValueRef v)
 }
 
 /* the global holding a splat of type vt of the float constant c: its
- * bits as integers, which print shorter than floats */
+ * bits as integers (for float, shorter to print than the floats) */
 static LLVMValueRef splat_global(LLVMModuleRef mod, LLVMValueRef c, LLVMTypeRef vt)
 {
 	bool f64 = LLVMGetTypeKind(LLVMTypeOf(c)) == LLVMDoubleTypeKind;
