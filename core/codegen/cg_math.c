@@ -106,18 +106,30 @@ static void coef_decide(void)
 	LLVMDisposeMessage(f);
 }
 
+/* the name of the global holding the float constant c: tjc.f32.<bits>,
+ * or for a splat of it in a vector of lanes lanes tjc.v<lanes>.f32.<bits>
+ * (f64 for a double); its bits as an integer in *bits */
+static void coef_name(char *name, size_t size, LLVMValueRef c, unsigned lanes, LLVMValueRef *bits)
+{
+	bool f64 = LLVMGetTypeKind(LLVMTypeOf(c)) == LLVMDoubleTypeKind;
+	*bits = LLVMConstBitCast(c, LLVMIntTypeInContext(LLVMGetTypeContext(LLVMTypeOf(c)), f64 ? 64 : 32));
+	char vec[16] = "";
+	if (lanes)
+		snprintf(vec, sizeof vec, "v%u.", lanes);
+	snprintf(name, size, "tjc.%sf%d.%0*llx", vec, f64 ? 64 : 32, f64 ? 16 : 8,
+		 LLVMConstIntGetZExtValue(*bits));
+}
+
 /* a polynomial's coefficient, or another operand of an FMA: a constant,
  * or on a host of 16 vector registers a load of it (above) */
 static LLVMValueRef kc(struct mb *m, double v)
 {
 	pthread_once(&coef_once, coef_decide);
-	LLVMValueRef c = k(m, v);
+	LLVMValueRef c = k(m, v), bits;
 	if (!coef_in_memory)
 		return c;
-	bool f64 = LLVMGetTypeKind(m->t) == LLVMDoubleTypeKind;
-	unsigned long long bits = LLVMConstIntGetZExtValue(LLVMConstBitCast(c, m->ti));
-	char name[40];
-	snprintf(name, sizeof name, "tjc.f%d.%0*llx", f64 ? 64 : 32, f64 ? 16 : 8, bits);
+	char name[48];
+	coef_name(name, sizeof name, c, 0, &bits);
 	LLVMValueRef g = LLVMGetNamedGlobal(m->mod, name);
 	if (!g) {
 		g = LLVMAddGlobal(m->mod, m->t, name);
@@ -562,12 +574,10 @@ static LLVMValueRef coef_splat(LLVMValueRef v)
  * bits as integers (for float, shorter to print than the floats) */
 static LLVMValueRef splat_global(LLVMModuleRef mod, LLVMValueRef c, LLVMTypeRef vt)
 {
-	bool f64 = LLVMGetTypeKind(LLVMTypeOf(c)) == LLVMDoubleTypeKind;
-	LLVMValueRef bits = LLVMConstBitCast(c, LLVMIntTypeInContext(LLVMGetModuleContext(mod), f64 ? 64 : 32));
 	unsigned lanes = LLVMGetVectorSize(vt);
-	char name[80];
-	snprintf(name, sizeof name, "tjc.v%u.f%d.%0*llx", lanes, f64 ? 64 : 32, f64 ? 16 : 8,
-		 LLVMConstIntGetZExtValue(bits));
+	char name[48];
+	LLVMValueRef bits;
+	coef_name(name, sizeof name, c, lanes, &bits);
 	LLVMValueRef vg = LLVMGetNamedGlobal(mod, name);
 	if (vg)
 		return vg;

@@ -151,6 +151,19 @@ static void jit_init(void)
 	LLVMDisposeMessage(feat);
 }
 
+/* fails with why when mod does not verify, the verifier's report and the
+ * IR on stderr */
+static void assert_verifies(LLVMModuleRef mod, const char *why)
+{
+	char *msg = NULL;
+	if (LLVMVerifyModule(mod, LLVMReturnStatusAction, &msg)) {
+		char *ir = LLVMPrintModuleToString(mod);
+		fprintf(stderr, "%s\n%s\n", msg, ir);
+		ck_abort_msg("%s", why);
+	}
+	LLVMDisposeMessage(msg);
+}
+
 /* emits, verifies, optimizes (O2) and loads k; NULL with *err on an emit error */
 static double last_emit_opt_ms;
 static loop_kernel_fn compile_err(struct tk *t, char **err)
@@ -172,25 +185,14 @@ static loop_kernel_fn compile_err(struct tk *t, char **err)
 		LLVMDisposeModule(mod);
 		return NULL;
 	}
-	char *msg = NULL;
-	if (LLVMVerifyModule(mod, LLVMReturnStatusAction, &msg)) {
-		char *ir = LLVMPrintModuleToString(mod);
-		fprintf(stderr, "%s\n%s\n", msg, ir);
-		ck_abort_msg("the module does not verify");
-	}
-	LLVMDisposeMessage(msg);
+	assert_verifies(mod, "the module does not verify");
 	/* as codegen.c; the options' switches steer only the default<O{n}>
 	 * pipelines, not one that names its passes */
 	LLVMPassBuilderOptionsRef po = LLVMCreatePassBuilderOptions();
 	ck_assert_ptr_null(LLVMRunPasses(mod, CG_KERNEL_PIPELINE, tm, po));
 	LLVMDisposePassBuilderOptions(po);
 	ck_assert_int_eq(cg_math_coefficients_in_memory(mod), 0);
-	if (LLVMVerifyModule(mod, LLVMReturnStatusAction, &msg)) {
-		char *ir = LLVMPrintModuleToString(mod);
-		fprintf(stderr, "%s\n%s\n", msg, ir);
-		ck_abort_msg("the module does not verify after cg_math_coefficients_in_memory");
-	}
-	LLVMDisposeMessage(msg);
+	assert_verifies(mod, "the module does not verify after cg_math_coefficients_in_memory");
 	clock_gettime(CLOCK_MONOTONIC, &t1);
 	last_emit_opt_ms = (t1.tv_sec - t0.tv_sec) * 1e3 + (t1.tv_nsec - t0.tv_nsec) / 1e6;
 	free(last_ir);
@@ -202,6 +204,7 @@ static loop_kernel_fn compile_err(struct tk *t, char **err)
 	if (want_asm) { /* the machine code, of a copy: the JIT takes mod */
 		LLVMModuleRef copy = LLVMCloneModule(mod);
 		LLVMMemoryBufferRef buf = NULL;
+		char *msg = NULL;
 		ck_assert_int_eq(LLVMTargetMachineEmitToMemoryBuffer(tm, copy, LLVMAssemblyFile, &msg, &buf), 0);
 		free(last_asm);
 		last_asm = strndup(LLVMGetBufferStart(buf), LLVMGetBufferSize(buf));
