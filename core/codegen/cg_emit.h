@@ -1,5 +1,6 @@
 /* cg_emit.h - inside libtjcodegen.so: the LLVM IR of one loop IR kernel
- * (cg_emit.c), and the inline math it uses (cg_math.c). */
+ * (cg_emit.c), the inline math it uses (cg_math.c), and the order of its
+ * loops' instructions (cg_schedule.c). */
 #ifndef TJ_CG_EMIT_H
 #define TJ_CG_EMIT_H
 
@@ -33,5 +34,14 @@ LLVMValueRef cg_math_unary(LLVMBuilderRef b, LLVMModuleRef mod, unop op, LLVMVal
  * rather than from registers kept, or spilled, across the loop. 0, or
  * -1 when out of memory (the module is still valid). */
 int cg_math_coefficients_in_memory(LLVMModuleRef mod);
+
+/* After optimizing (cg_schedule.c): the instructions of each block that
+ * loops on itself (a vector body, an innermost loop) sorted by their
+ * height, the longest path of latencies from each to the block's end,
+ * highest first, so that an iteration's longest chain starts first. A
+ * block that calls out, or holds an atomic or volatile access, keeps its
+ * order; a store stays after the loads and stores before it. 0, or -1
+ * when out of memory (the module is still valid). */
+int cg_schedule_loops(LLVMModuleRef mod);
 
 #endif

@@ -222,10 +222,10 @@ static int cg_optimize(struct cg_module *m, int level, char **err)
 	LLVMDisposePassBuilderOptions(opts);
 	if (e)
 		return cg_fail_error(err, e, "optimize");
-	if (cg_math_coefficients_in_memory(m->mod) < 0)
+	if (cg_math_coefficients_in_memory(m->mod) < 0 || cg_schedule_loops(m->mod) < 0)
 		return cg_fail(err, "optimize: out of memory");
-	/* the pass after the pipeline is tjit's own: what it made is checked
-	 * before code generation sees it (0.4% of a kernel's compile) */
+	/* the passes after the pipeline are tjit's own: what they made is
+	 * checked before code generation sees it (0.4% of a kernel's compile) */
 	return cg_verify(m, err);
 }
 

@@ -4,6 +4,7 @@
  * kernels (libtjcore). */
 #include <llvm-c/Analysis.h>
 #include <llvm-c/Core.h>
+#include <llvm-c/IRReader.h>
 #include <llvm-c/LLJIT.h>
 #include <llvm-c/Orc.h>
 #include <llvm-c/Target.h>
@@ -192,7 +193,8 @@ static loop_kernel_fn compile_err(struct tk *t, char **err)
 	ck_assert_ptr_null(LLVMRunPasses(mod, CG_KERNEL_PIPELINE, tm, po));
 	LLVMDisposePassBuilderOptions(po);
 	ck_assert_int_eq(cg_math_coefficients_in_memory(mod), 0);
-	assert_verifies(mod, "the module does not verify after cg_math_coefficients_in_memory");
+	ck_assert_int_eq(cg_schedule_loops(mod), 0);
+	assert_verifies(mod, "the module does not verify after tjit's passes");
 	clock_gettime(CLOCK_MONOTONIC, &t1);
 	last_emit_opt_ms = (t1.tv_sec - t0.tv_sec) * 1e3 + (t1.tv_nsec - t0.tv_nsec) / 1e6;
 	free(last_ir);
@@ -950,6 +952,81 @@ START_TEST(test_fraction_products)
 END_TEST
 
 /* relu keeps NaN and gives +0 for -0, as eager; it is x86's max(0, v) */
+/* cg_schedule_loops on IR of its own: a loop block's longest chain first,
+ * the block's instructions and names kept, a store after the load before
+ * it, and a block that calls out left in its order */
+static const char sched_ir[] =
+	"declare float @ext(float)\n"
+	"define void @f(ptr noalias %a, ptr noalias %o, i64 %n) {\n"
+	"entry:\n"
+	"  br label %loop\n"
+	"loop:\n"
+	"  %i = phi i64 [ 0, %entry ], [ %i1, %loop ]\n"
+	"  %pa = getelementptr float, ptr %a, i64 %i\n"
+	"  %x = load float, ptr %pa\n"
+	"  %short = fadd float %x, 1.0\n"
+	"  %long1 = fmul float %x, %x\n"
+	"  %long2 = fdiv float %long1, 3.0\n"
+	"  %long3 = fdiv float %long2, 5.0\n"
+	"  %r = fadd float %long3, %short\n"
+	"  %po = getelementptr float, ptr %o, i64 %i\n"
+	"  store float %r, ptr %po\n"
+	"  %again = load float, ptr %po\n"
+	"  %i1 = add i64 %i, 1\n"
+	"  %c = icmp ult i64 %i1, %n\n"
+	"  br i1 %c, label %loop, label %calls\n"
+	"calls:\n"
+	"  %j = phi i64 [ 0, %loop ], [ %j1, %calls ]\n"
+	"  %cs = call float @ext(float 1.0)\n"
+	"  %cl1 = fmul float %cs, %cs\n"
+	"  %cl2 = fdiv float %cl1, 3.0\n"
+	"  %j1 = add i64 %j, 1\n"
+	"  %d = icmp ult i64 %j1, %n\n"
+	"  br i1 %d, label %calls, label %exit\n"
+	"exit:\n"
+	"  ret void\n"
+	"}\n";
+
+/* the position of "  %name =" (or of the store) in ir's text */
+static const char *at(const char *ir, const char *what)
+{
+	const char *p = strstr(ir, what);
+	ck_assert_msg(p != NULL, "%s is not in the IR", what);
+	return p;
+}
+
+static void assert_before(const char *ir, const char *first, const char *then)
+{
+	ck_assert_msg(at(ir, first) < at(ir, then), "%s is not before %s", first, then);
+}
+
+START_TEST(test_schedule_loops)
+{
+	LLVMContextRef cx = LLVMContextCreate();
+	LLVMMemoryBufferRef buf = LLVMCreateMemoryBufferWithMemoryRangeCopy(sched_ir, sizeof sched_ir - 1, "sched");
+	LLVMModuleRef mod = NULL;
+	char *msg = NULL;
+	ck_assert_msg(LLVMParseIRInContext(cx, buf, &mod, &msg) == 0, "%s", msg ? msg : "");
+	char *before = LLVMPrintModuleToString(mod);
+	ck_assert_int_eq(cg_schedule_loops(mod), 0);
+	assert_verifies(mod, "the module does not verify after cg_schedule_loops");
+	char *ir = LLVMPrintModuleToString(mod);
+	ck_assert_uint_eq(strlen(ir), strlen(before)); /* the same lines, names kept */
+	/* the long chain (three instructions to the sum) before the short one */
+	assert_before(ir, "  %long1 =", "  %short =");
+	assert_before(ir, "  %long3 =", "  %r =");
+	/* memory keeps its order: the load, the store, the load after it */
+	assert_before(ir, "  %x =", "  store float %r");
+	assert_before(ir, "  store float %r", "  %again =");
+	/* the block that calls out is as it was */
+	ck_assert_str_eq(at(ir, "calls:"), at(before, "calls:"));
+	LLVMDisposeMessage(ir);
+	LLVMDisposeMessage(before);
+	LLVMDisposeModule(mod);
+	LLVMContextDispose(cx);
+}
+END_TEST
+
 START_TEST(test_relu_zero_nan)
 {
 	struct tk *t = k_unary(UNOP_relu, DT_FLOAT32);
@@ -1424,6 +1501,7 @@ int main(void)
 	tcase_add_test(tc, test_no_outer_and_index_math);
 	tcase_add_test(tc, test_data_checks);
 	tcase_add_test(tc, test_lowered_kernels);
+	tcase_add_test(tc, test_schedule_loops);
 	suite_add_tcase(s, tc);
 	SRunner *sr = srunner_create(s);
 	srunner_run_all(sr, CK_NORMAL);
