@@ -249,7 +249,7 @@ static LLVMValueRef exp_flt(struct mb *m, LLVMValueRef x, bool f64)
 	LLVMBuilderRef b = m->b;
 	LLVMValueRef xc = clamp_nan_hi(m, x, f64 ? -746.0 : -104.0, f64 ? 710.0 : 89.0), r, ni;
 	exp_reduce(m, xc, &r, &ni);
-	LLVMValueRef p = f64 ? horner(m, r, exp_d, 14) : horner(m, r, exp_c, 7);
+	LLVMValueRef p = f64 ? horner(m, r, exp_d, 14) : horner_pairs(m, r, exp_c, 7);
 	LLVMValueRef n1 = LLVMBuildAShr(b, ni, ki(m, 1), "");
 	LLVMValueRef n2 = LLVMBuildSub(b, ni, n1, "");
 	LLVMValueRef y = mul(m, mul(m, p, pow2i(m, n1, f64)), pow2i(m, n2, f64));

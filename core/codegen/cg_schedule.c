@@ -96,18 +96,33 @@ static int latency(LLVMValueRef in)
 	}
 }
 
-/* a load of a global that no kernel writes: cg_math.c's coefficients
- * and the copies of constants (tjc.*), free to move past stores */
+/* a load of a global that nothing writes: cg_math.c's coefficients and
+ * the copies of constants (tjc.*), free to move past stores. By its name
+ * and what it is: IR text from elsewhere may name a global tjc.* and
+ * store to it, so the global must be a constant, or a definition of the
+ * module's own (internal) that only loads use */
 static bool reads_constant(LLVMValueRef in)
 {
 	if (LLVMGetInstructionOpcode(in) != LLVMLoad)
 		return false;
 	LLVMValueRef p = LLVMGetOperand(in, 0);
-	if (!LLVMIsAGlobalVariable(p))
+	if (!LLVMIsAGlobalVariable(p) || LLVMIsDeclaration(p))
 		return false;
 	size_t len;
 	const char *name = LLVMGetValueName2(p, &len);
-	return strncmp(name, "tjc.", 4) == 0;
+	if (len < 4 || strncmp(name, "tjc.", 4) != 0)
+		return false;
+	if (LLVMIsGlobalConstant(p))
+		return true;
+	LLVMLinkage l = LLVMGetLinkage(p);
+	if (l != LLVMInternalLinkage && l != LLVMPrivateLinkage)
+		return false;
+	for (LLVMUseRef u = LLVMGetFirstUse(p); u; u = LLVMGetNextUse(u)) {
+		LLVMValueRef user = LLVMGetUser(u);
+		if (!LLVMIsALoadInst(user) || LLVMGetOperand(user, 0) != p)
+			return false;
+	}
+	return true;
 }
 
 static bool is_memory(LLVMValueRef in)
@@ -120,6 +135,7 @@ struct sched {
 	LLVMValueRef *ins; /* the block's instructions between its phis and terminator */
 	int n;
 	int *lat, *height;
+	bool *mem; /* is_memory, of each */
 	struct slot {
 		LLVMValueRef v;
 		int i;
@@ -160,11 +176,11 @@ static void heights(struct sched *s)
 			if (j >= 0 && below[j] < h)
 				below[j] = h;
 		}
-		if (!is_memory(in))
+		if (!s->mem[i])
 			continue;
 		bool store = LLVMGetInstructionOpcode(in) == LLVMStore;
 		for (int j = i - 1; j >= 0; j--) {
-			if (!is_memory(s->ins[j]))
+			if (!s->mem[j])
 				continue;
 			bool was_store = LLVMGetInstructionOpcode(s->ins[j]) == LLVMStore;
 			if ((store || was_store) && below[j] < h)
@@ -240,14 +256,16 @@ static int schedule_block(LLVMBuilderRef b, LLVMBasicBlockRef bb)
 	s.lat = malloc((size_t)n * sizeof *s.lat);
 	s.height = malloc((size_t)n * sizeof *s.height);
 	s.by_ptr = malloc((size_t)n * sizeof *s.by_ptr);
+	s.mem = malloc((size_t)n * sizeof *s.mem);
 	struct rank *order = malloc((size_t)n * sizeof *order);
-	int rc = s.ins && s.lat && s.height && s.by_ptr && order ? 0 : -1;
+	int rc = s.ins && s.lat && s.height && s.by_ptr && s.mem && order ? 0 : -1;
 	bool keep = rc < 0;
 	n = 0;
 	for (LLVMValueRef in = first; !keep && in != term; in = LLVMGetNextInstruction(in), n++) {
 		s.ins[n] = in;
 		s.by_ptr[n] = (struct slot){in, n};
 		keep = (s.lat[n] = latency(in)) < 0;
+		s.mem[n] = !keep && is_memory(in);
 	}
 	if (!keep) {
 		qsort(s.by_ptr, (size_t)s.n, sizeof *s.by_ptr, slot_cmp);
@@ -257,6 +275,7 @@ static int schedule_block(LLVMBuilderRef b, LLVMBasicBlockRef bb)
 		qsort(order, (size_t)s.n, sizeof *order, by_height);
 		/* each in turn to just before the terminator */
 		LLVMPositionBuilderBefore(b, term);
+		LLVMSetCurrentDebugLocation2(b, NULL); /* else each moved one takes the branch's line */
 		for (int i = 0; i < s.n; i++)
 			move_to(b, s.ins[order[i].i]);
 	}
@@ -264,6 +283,7 @@ static int schedule_block(LLVMBuilderRef b, LLVMBasicBlockRef bb)
 	free(s.lat);
 	free(s.height);
 	free(s.by_ptr);
+	free(s.mem);
 	free(order);
 	return rc;
 }

@@ -142,9 +142,40 @@ fail:
 	return NULL;
 }
 
+/* LLVM's remarks and warnings are not the user's: a loop given a vector
+ * width that it cannot vectorize ("loop not vectorized: ...") would be
+ * printed on stderr between the program's lines. An error, which LLVM's
+ * own handler answers with exit(1), is kept for the phase that met it to
+ * fail with (each module's context is used by one thread at a time). */
+static __thread char *diag_error;
+
+static void diagnose(LLVMDiagnosticInfoRef info, void *ctx)
+{
+	(void)ctx;
+	if (LLVMGetDiagInfoSeverity(info) == LLVMDSError && !diag_error)
+		diag_error = LLVMGetDiagInfoDescription(info);
+}
+
+/* -1 with the error LLVM diagnosed during what, if it did */
+static int diag_check(char **err, const char *what)
+{
+	char *msg = diag_error;
+	diag_error = NULL;
+	return msg ? cg_fail_llvm(err, msg, what) : 0;
+}
+
+static LLVMContextRef cg_context_new(void)
+{
+	LLVMDisposeMessage(diag_error); /* one left from a module that failed before its check */
+	diag_error = NULL;
+	LLVMContextRef ctx = LLVMContextCreate();
+	LLVMContextSetDiagnosticHandler(ctx, diagnose, NULL);
+	return ctx;
+}
+
 struct cg_module *cg_module_new(const char *name, char **err)
 {
-	LLVMContextRef ctx = LLVMContextCreate();
+	LLVMContextRef ctx = cg_context_new();
 	return cg_module_wrap(ctx, LLVMModuleCreateWithNameInContext(name, ctx), err);
 }
 
@@ -164,7 +195,7 @@ static struct cg_module *cg_parse_ir(const char *text, const char *name, char **
 {
 	if (!text)
 		return cg_fail(err, "no IR text"), NULL;
-	LLVMContextRef ctx = LLVMContextCreate();
+	LLVMContextRef ctx = cg_context_new();
 	/* the parser takes the buffer, also when it fails */
 	LLVMMemoryBufferRef buf = LLVMCreateMemoryBufferWithMemoryRangeCopy(text, strlen(text),
 		name ? name : "kernel");
@@ -222,6 +253,8 @@ static int cg_optimize(struct cg_module *m, int level, char **err)
 	LLVMDisposePassBuilderOptions(opts);
 	if (e)
 		return cg_fail_error(err, e, "optimize");
+	if (diag_check(err, "optimize") < 0)
+		return -1;
 	if (cg_math_coefficients_in_memory(m->mod) < 0 || cg_schedule_loops(m->mod) < 0)
 		return cg_fail(err, "optimize: out of memory");
 	/* the passes after the pipeline are tjit's own: what they made is
@@ -237,6 +270,10 @@ static int cg_emit_object(struct cg_module *m, void **obj, size_t *len, char **e
 	*len = 0;
 	if (LLVMTargetMachineEmitToMemoryBuffer(m->tm, m->mod, LLVMObjectFile, &msg, &buf))
 		return cg_fail_llvm(err, msg, "emit object");
+	if (diag_check(err, "emit object") < 0) {
+		LLVMDisposeMemoryBuffer(buf);
+		return -1;
+	}
 	size_t n = LLVMGetBufferSize(buf);
 	void *copy = malloc(n ? n : 1);
 	if (!copy) {
@@ -314,6 +351,52 @@ static int find_build_id(struct dl_phdr_info *info, size_t size, void *data)
 	return 1;
 }
 
+/* The vector width that LLVM's loop vectorizer, weighing each, gives a
+ * float32 loop like a kernel's on this host: 8 lanes with AVX2, 16 with
+ * AVX-512 (or 8, on the CPUs where LLVM prefers 256-bit vectors). Found
+ * once, by optimizing such a loop (about a millisecond), so that kernels
+ * can name it (cg_emit_set_float32_width). 0 when the loop is not
+ * vectorized. */
+static int probe_float32_width(void)
+{
+	static const char ir[] =
+		"define void @probe(ptr noalias %a, ptr noalias %b, i64 %n) {\n"
+		"entry:\n"
+		"  %go = icmp sgt i64 %n, 0\n"
+		"  br i1 %go, label %loop, label %exit\n"
+		"loop:\n"
+		"  %i = phi i64 [ 0, %entry ], [ %i1, %loop ]\n"
+		"  %pa = getelementptr inbounds float, ptr %a, i64 %i\n"
+		"  %x = load float, ptr %pa, align 4\n"
+		"  %y = call float @llvm.fmuladd.f32(float %x, float %x, float 1.0)\n"
+		"  %z = fdiv float %y, %x\n"
+		"  %pb = getelementptr inbounds float, ptr %b, i64 %i\n"
+		"  store float %z, ptr %pb, align 4\n"
+		"  %i1 = add nsw i64 %i, 1\n"
+		"  %more = icmp slt i64 %i1, %n\n"
+		"  br i1 %more, label %loop, label %exit, !llvm.loop !0\n"
+		"exit:\n"
+		"  ret void\n"
+		"}\n"
+		"declare float @llvm.fmuladd.f32(float, float, float)\n"
+		"!0 = distinct !{!0, !1}\n"
+		"!1 = !{!\"llvm.loop.interleave.count\", i32 1}\n";
+	char *err = NULL;
+	struct cg_module *m = cg_parse_ir(ir, "probe", &err);
+	unsigned lanes = 0;
+	if (m && cg_optimize(m, 2, &err) == 0)
+		for (LLVMValueRef f = LLVMGetFirstFunction(m->mod); f; f = LLVMGetNextFunction(f))
+			for (LLVMBasicBlockRef bb = LLVMGetFirstBasicBlock(f); bb; bb = LLVMGetNextBasicBlock(bb))
+				for (LLVMValueRef in = LLVMGetFirstInstruction(bb); in; in = LLVMGetNextInstruction(in)) {
+					LLVMTypeRef t = LLVMIsAStoreInst(in) ? LLVMTypeOf(LLVMGetOperand(in, 0)) : NULL;
+					if (t && LLVMGetTypeKind(t) == LLVMVectorTypeKind && LLVMGetVectorSize(t) > lanes)
+						lanes = LLVMGetVectorSize(t);
+				}
+	free(err);
+	cg_module_free(m);
+	return (int)lanes;
+}
+
 static void cg_host_init(void)
 {
 	unsigned maj, min, patch;
@@ -354,6 +437,8 @@ static void cg_host_init(void)
 	api.module_free = cg_module_free;
 	api.load_object = cg_jit_load_object;
 	api.lookup = cg_jit_lookup;
+	if (!host.init_error)
+		cg_emit_set_float32_width(probe_float32_width());
 }
 
 __attribute__((visibility("default")))
