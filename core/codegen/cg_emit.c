@@ -64,8 +64,6 @@ struct emit {
 	LLVMValueRef size[LOOP_MAX_VARS];
 	LLVMBasicBlockRef hoist[LOOP_MAX_VARS + 2]; /* hoist[d]: the ph block of the loop at depth d */
 	int heavy[LOOP_MAX_VARS + 2]; /* transcendentals emitted into each open loop's body */
-	int width;               /* a heavy innermost loop's vector width, 0: the vectorizer's choice */
-	bool outer[LOOP_MAX_VARS + 2]; /* the open loop at each depth has opened one inside it */
 	char **err;
 	bool failed;
 };
@@ -708,9 +706,7 @@ static void loop_open(struct emit *e, struct loop *l, int var, LLVMValueRef star
 	LLVMPositionBuilderAtEnd(b, l->head);
 	l->iv = LLVMBuildPhi(b, e->t64, "");
 	LLVMAddIncoming(l->iv, &start, &ph, 1);
-	e->outer[e->depth] = true;
 	e->depth++;
-	e->outer[e->depth] = false;
 	e->hoist[e->depth] = ph;
 	e->var_depth[var] = e->depth;
 	e->var_val[var] = l->iv;
@@ -722,27 +718,14 @@ static void loop_open(struct emit *e, struct loop *l, int var, LLVMValueRef star
  * of operations) has independent work enough in one copy, and each copy
  * costs its compile time again: a row normalization's sum of exp of a
  * chain was interleaved four times, and its kernel took half again as
- * long to compile for no faster code. Its loop says interleave count 1,
- * and, in a kernel of float32 buffers alone without a reduction (e->width,
- * cg_emit_set_float32_width), the vector width that the vectorizer gives
- * such a loop: it then weighs that width alone, not each width up to it
- * (18% of optimizing graph50's kernels, to the same code). */
-static LLVMMetadataRef loop_hint(struct emit *e, const char *name, int value)
-{
-	LLVMMetadataRef md[2] = {LLVMMDStringInContext2(e->cx, name, strlen(name)),
-				 LLVMValueAsMetadata(LLVMConstInt(LLVMInt32TypeInContext(e->cx), (unsigned)value, 0))};
-	return LLVMMDNodeInContext2(e->cx, md, 2);
-}
-
+ * long to compile for no faster code. Its loop says interleave count 1. */
 static void no_interleave(struct emit *e, LLVMValueRef latch_br)
 {
-	/* only an innermost loop is vectorized: LLVM reports an outer loop
-	 * given a width as one it failed to vectorize */
-	int width = e->outer[e->depth] ? 0 : e->width;
 	LLVMMetadataRef temp = LLVMTemporaryMDNode(e->cx, NULL, 0);
-	LLVMMetadataRef ops[3] = {temp, loop_hint(e, "llvm.loop.interleave.count", 1),
-				  width ? loop_hint(e, "llvm.loop.vectorize.width", width) : NULL};
-	LLVMMetadataRef id = LLVMMDNodeInContext2(e->cx, ops, width ? 3 : 2);
+	LLVMMetadataRef count[2] = {LLVMMDStringInContext2(e->cx, "llvm.loop.interleave.count", 26),
+				    LLVMValueAsMetadata(LLVMConstInt(LLVMInt32TypeInContext(e->cx), 1, 0))};
+	LLVMMetadataRef ops[2] = {temp, LLVMMDNodeInContext2(e->cx, count, 2)};
+	LLVMMetadataRef id = LLVMMDNodeInContext2(e->cx, ops, 2);
 	LLVMMetadataReplaceAllUsesWith(temp, id); /* the loop's ID is its own first operand */
 	LLVMSetMetadata(latch_br, LLVMGetMDKindIDInContext(e->cx, "llvm.loop", 9), LLVMMetadataAsValue(e->cx, id));
 }
@@ -1113,27 +1096,6 @@ static bool kernel_shape_ok(struct emit *e)
 	return true;
 }
 
-static int float32_width;
-
-void cg_emit_set_float32_width(int lanes)
-{
-	float32_width = lanes > 1 ? lanes : 0;
-}
-
-/* float32_width for a kernel whose buffers are all float32 and that
- * reduces nothing (the vectorizer weighs a reduction's accumulators, and
- * other types' loads and stores, its own way), else 0 */
-static int kernel_width(const struct lkernel *k)
-{
-	for (int i = 0; i < k->nbufs; i++)
-		if (k->bufs[i].dt != DT_FLOAT32)
-			return 0;
-	for (lref r = 0; r < k->nnodes; r++)
-		if (k->nodes[r].op == LOP_REDUCE)
-			return 0;
-	return float32_width;
-}
-
 int cg_emit_kernel(LLVMModuleRef mod, const struct lkernel *k, char **err)
 {
 	struct emit e = {.k = k, .mod = mod, .err = err};
@@ -1150,7 +1112,6 @@ int cg_emit_kernel(LLVMModuleRef mod, const struct lkernel *k, char **err)
 	LLVMTypeRef *params = NULL;
 	if (!kernel_shape_ok(&e))
 		return -1;
-	e.width = kernel_width(k);
 	if (emit_alloc(&e) < 0 || !(params = calloc(k->nbufs + 4, sizeof *params))) {
 		fail(&e, -1, "out of memory");
 		goto cleanup;

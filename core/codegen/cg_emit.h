@@ -15,13 +15,6 @@
  * and dtype it does not support, a malformed kernel); never aborts. */
 int cg_emit_kernel(LLVMModuleRef mod, const struct lkernel *k, char **err);
 
-/* The vector width (lanes) that LLVM's loop vectorizer gives a float32
- * loop on this host, found once by the code generator (codegen.c,
- * probe_float32_width); cg_emit_kernel then gives it to the loops of
- * transcendentals of float32 kernels without a reduction, so that the
- * vectorizer weighs no other width. 0 (the default): it chooses. */
-void cg_emit_set_float32_width(int lanes);
-
 /* A call of the overloaded intrinsic name ("llvm.fabs") on args, typed
  * by args[0]; NULL when LLVM does not know it. */
 LLVMValueRef cg_math_intrinsic(LLVMBuilderRef b, LLVMModuleRef mod, const char *name, LLVMValueRef *args, int n);

@@ -251,8 +251,10 @@ static int cg_optimize(struct cg_module *m, int level, char **err)
 	LLVMPassBuilderOptionsSetLoopUnrolling(opts, 0);
 	LLVMErrorRef e = LLVMRunPasses(m->mod, passes, m->tm, opts);
 	LLVMDisposePassBuilderOptions(opts);
-	if (e)
+	if (e) {
+		diag_check(NULL, "optimize"); /* LLVM's own error says it */
 		return cg_fail_error(err, e, "optimize");
+	}
 	if (diag_check(err, "optimize") < 0)
 		return -1;
 	if (cg_math_coefficients_in_memory(m->mod) < 0 || cg_schedule_loops(m->mod) < 0)
@@ -268,8 +270,10 @@ static int cg_emit_object(struct cg_module *m, void **obj, size_t *len, char **e
 	char *msg = NULL;
 	*obj = NULL;
 	*len = 0;
-	if (LLVMTargetMachineEmitToMemoryBuffer(m->tm, m->mod, LLVMObjectFile, &msg, &buf))
+	if (LLVMTargetMachineEmitToMemoryBuffer(m->tm, m->mod, LLVMObjectFile, &msg, &buf)) {
+		diag_check(NULL, "emit object");
 		return cg_fail_llvm(err, msg, "emit object");
+	}
 	if (diag_check(err, "emit object") < 0) {
 		LLVMDisposeMemoryBuffer(buf);
 		return -1;
@@ -351,52 +355,6 @@ static int find_build_id(struct dl_phdr_info *info, size_t size, void *data)
 	return 1;
 }
 
-/* The vector width that LLVM's loop vectorizer, weighing each, gives a
- * float32 loop like a kernel's on this host: 8 lanes with AVX2, 16 with
- * AVX-512 (or 8, on the CPUs where LLVM prefers 256-bit vectors). Found
- * once, by optimizing such a loop (about a millisecond), so that kernels
- * can name it (cg_emit_set_float32_width). 0 when the loop is not
- * vectorized. */
-static int probe_float32_width(void)
-{
-	static const char ir[] =
-		"define void @probe(ptr noalias %a, ptr noalias %b, i64 %n) {\n"
-		"entry:\n"
-		"  %go = icmp sgt i64 %n, 0\n"
-		"  br i1 %go, label %loop, label %exit\n"
-		"loop:\n"
-		"  %i = phi i64 [ 0, %entry ], [ %i1, %loop ]\n"
-		"  %pa = getelementptr inbounds float, ptr %a, i64 %i\n"
-		"  %x = load float, ptr %pa, align 4\n"
-		"  %y = call float @llvm.fmuladd.f32(float %x, float %x, float 1.0)\n"
-		"  %z = fdiv float %y, %x\n"
-		"  %pb = getelementptr inbounds float, ptr %b, i64 %i\n"
-		"  store float %z, ptr %pb, align 4\n"
-		"  %i1 = add nsw i64 %i, 1\n"
-		"  %more = icmp slt i64 %i1, %n\n"
-		"  br i1 %more, label %loop, label %exit, !llvm.loop !0\n"
-		"exit:\n"
-		"  ret void\n"
-		"}\n"
-		"declare float @llvm.fmuladd.f32(float, float, float)\n"
-		"!0 = distinct !{!0, !1}\n"
-		"!1 = !{!\"llvm.loop.interleave.count\", i32 1}\n";
-	char *err = NULL;
-	struct cg_module *m = cg_parse_ir(ir, "probe", &err);
-	unsigned lanes = 0;
-	if (m && cg_optimize(m, 2, &err) == 0)
-		for (LLVMValueRef f = LLVMGetFirstFunction(m->mod); f; f = LLVMGetNextFunction(f))
-			for (LLVMBasicBlockRef bb = LLVMGetFirstBasicBlock(f); bb; bb = LLVMGetNextBasicBlock(bb))
-				for (LLVMValueRef in = LLVMGetFirstInstruction(bb); in; in = LLVMGetNextInstruction(in)) {
-					LLVMTypeRef t = LLVMIsAStoreInst(in) ? LLVMTypeOf(LLVMGetOperand(in, 0)) : NULL;
-					if (t && LLVMGetTypeKind(t) == LLVMVectorTypeKind && LLVMGetVectorSize(t) > lanes)
-						lanes = LLVMGetVectorSize(t);
-				}
-	free(err);
-	cg_module_free(m);
-	return (int)lanes;
-}
-
 static void cg_host_init(void)
 {
 	unsigned maj, min, patch;
@@ -437,8 +395,6 @@ static void cg_host_init(void)
 	api.module_free = cg_module_free;
 	api.load_object = cg_jit_load_object;
 	api.lookup = cg_jit_lookup;
-	if (!host.init_error)
-		cg_emit_set_float32_width(probe_float32_width());
 }
 
 __attribute__((visibility("default")))

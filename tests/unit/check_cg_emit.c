@@ -1067,89 +1067,6 @@ static struct tk *k_chain(void)
 	return t;
 }
 
-/* occurrences of what in text */
-static int count_of(const char *text, const char *what)
-{
-	int n = 0;
-	for (const char *p = text; (p = strstr(p, what)) != NULL; p += strlen(what))
-		n++;
-	return n;
-}
-
-/* k's IR as emitted, before optimizing (malloc'd) */
-static char *emitted_ir(struct tk *t)
-{
-	LLVMContextRef cx = LLVMContextCreate();
-	LLVMModuleRef mod = LLVMModuleCreateWithNameInContext(t->k.name, cx);
-	char *err = NULL;
-	ck_assert_msg(cg_emit_kernel(mod, &t->k, &err) == 0, "%s", err ? err : "");
-	char *ir = LLVMPrintModuleToString(mod), *copy = strdup(ir);
-	LLVMDisposeMessage(ir);
-	LLVMDisposeModule(mod);
-	LLVMContextDispose(cx);
-	return copy;
-}
-
-/* cg_emit_set_float32_width: the chain's loop, given the width that the
- * vectorizer chose for it, names it and compiles to the same vector code;
- * a reduction's loop of transcendentals names none */
-START_TEST(test_float32_width)
-{
-	struct tk *t = k_chain();
-	cg_emit_set_float32_width(0);
-	compile(t);
-	ck_assert_ir(strstr(last_ir, "llvm.loop.vectorize.width") == NULL, "a width is named (the IR is on stderr)");
-	const char *v = strstr(last_ir, "load <");
-	int lanes = 0;
-	ck_assert_ir(v && sscanf(v, "load <%d x float>", &lanes) == 1 && lanes > 1, "no vector load of floats");
-	char vec[32], hint[64];
-	snprintf(vec, sizeof vec, "<%d x float>", lanes);
-	snprintf(hint, sizeof hint, "!\"llvm.loop.vectorize.width\", i32 %d}", lanes);
-	int nvec = count_of(last_ir, vec), nfma = count_of(last_ir, "call <");
-	free(t);
-	t = k_chain();
-	cg_emit_set_float32_width(lanes);
-	compile(t);
-	ck_assert_int_eq(count_of(last_ir, vec), nvec);
-	ck_assert_int_eq(count_of(last_ir, "call <"), nfma);
-	/* the vectorizer replaces the hints it took: they are seen as emitted */
-	char *ir = emitted_ir(t);
-	ck_assert_msg(strstr(ir, hint) != NULL, "the width is not named: %.400s", strstr(ir, "!0 ="));
-	free(ir);
-	free(t);
-	t = k_rowred_of(REDOP_sum, DT_FLOAT32, DT_FLOAT32, UNOP_exp);
-	ir = emitted_ir(t);
-	ck_assert_msg(strstr(ir, "llvm.loop.interleave.count") != NULL, "the reduction's loop is not heavy");
-	ck_assert_msg(strstr(ir, "llvm.loop.vectorize.width") == NULL, "a reduction names a width");
-	free(ir);
-	free(t);
-	/* rows of exp: the inner loop names the width, the outer loop (not
-	 * vectorized, and LLVM says so of a loop given a width) only its
-	 * interleave count */
-	t = tk_new();
-	int vr = tk_var(t, tk_sym(t, 0), -1), s0 = tk_section(t);
-	lref cols = tk_sym(t, 1);
-	int vc = tk_var(t, cols, s0), x = tk_buf(t, DT_FLOAT32, false), o = tk_buf(t, DT_FLOAT32, true);
-	lref ix = tk_bin(t, BINOP_add, tk_bin(t, BINOP_mul, tk_vref(t, vr), cols), tk_vref(t, vc));
-	tk_root(t, s0, tk_store(t, o, ix, tk_un(t, UNOP_exp, tk_load(t, x, ix))));
-	ir = emitted_ir(t);
-	ck_assert_int_eq(count_of(ir, "!\"llvm.loop.interleave.count\", i32 1}"), 1); /* one node, shared */
-	ck_assert_int_eq(count_of(ir, "!llvm.loop "), 2);
-	ck_assert_int_eq(count_of(ir, hint), 1);
-	const char *w = strstr(ir, hint), *id = w;
-	while (id > ir && id[-1] != '\n') /* the width's node, and the one loop ID that holds it */
-		id--;
-	char node[16];
-	ck_assert(sscanf(id, "%15s =", node) == 1);
-	char holds[32];
-	snprintf(holds, sizeof holds, ", %s}", node);
-	ck_assert_int_eq(count_of(ir, holds), 1);
-	free(ir);
-	cg_emit_set_float32_width(0);
-	free(t);
-}
-END_TEST
-
 START_TEST(test_vectorized)
 {
 	struct tk *t = k_chain();
@@ -1593,7 +1510,6 @@ int main(void)
 	tcase_add_test(tc, test_data_checks);
 	tcase_add_test(tc, test_lowered_kernels);
 	tcase_add_test(tc, test_schedule_loops);
-	tcase_add_test(tc, test_float32_width);
 	suite_add_tcase(s, tc);
 	SRunner *sr = srunner_create(s);
 	srunner_run_all(sr, CK_NORMAL);

@@ -149,6 +149,38 @@ START_TEST(test_compile_load_call)
 }
 END_TEST
 
+/* an error that LLVM diagnoses while it emits code (a call of a function
+ * marked dontcall-error), which its own handler answers with exit(1):
+ * emit_object fails with LLVM's message, and the next module of the same
+ * thread compiles */
+static const char dontcall_ir[] =
+	"declare void @forbidden() #0\n"
+	"define void @k_calls() {\n"
+	"  call void @forbidden()\n"
+	"  ret void\n"
+	"}\n"
+	"attributes #0 = { \"dontcall-error\"=\"not this one\" }\n";
+
+START_TEST(test_llvm_diagnosed_error)
+{
+	const struct codegen_api *api = load();
+	char *err = NULL;
+	struct cg_module *m = api->parse_ir(dontcall_ir, "k_calls", &err);
+	ck_assert_msg(m != NULL, "%s", err);
+	ck_assert_msg(api->optimize(m, 2, &err) == 0, "%s", err);
+	void *obj = NULL;
+	size_t len = 0;
+	ck_assert_int_eq(api->emit_object(m, &obj, &len, &err), -1);
+	ck_assert_ptr_null(obj);
+	ck_assert_msg(err && strstr(err, "emit object: ") == err && strstr(err, "not this one"), "%s",
+		      err ? err : "(no message)");
+	free(err);
+	api->module_free(m);
+	obj = compile(api, affine_ir, "k_affine_after", &len, NULL);
+	free(obj);
+}
+END_TEST
+
 START_TEST(test_libc_libm_from_process)
 {
 	const struct codegen_api *api = load();
@@ -422,6 +454,7 @@ int main(void)
 	tcase_set_timeout(tc, 60); /* libLLVM's load, and ASan's */
 	tcase_add_test(tc, test_table);
 	tcase_add_test(tc, test_compile_load_call);
+	tcase_add_test(tc, test_llvm_diagnosed_error);
 	tcase_add_test(tc, test_libc_libm_from_process);
 	tcase_add_test(tc, test_tjc_globals_from_text);
 	tcase_add_test(tc, test_cache_file_to_fresh_process);
