@@ -176,7 +176,7 @@ static LLVMValueRef horner(struct mb *m, LLVMValueRef x, const double *c, int n)
  * side: one multiplication more (x^2). For the exp inside sigmoid, silu
  * and erf, whose chain bounds their loops (doc/codegen-math.md); a
  * polynomial of pairs alone rounds c[0] + c[1] x apart, and sigmoid's
- * error grew from 2.63 to 3.04 ulp */
+ * error grew from 2.63 to 3.04 ulp. n >= 3 */
 static LLVMValueRef horner_pairs(struct mb *m, LLVMValueRef x, const double *c, int n)
 {
 	LLVMValueRef x2 = mul(m, x, x);
