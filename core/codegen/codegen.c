@@ -142,11 +142,12 @@ fail:
 	return NULL;
 }
 
-/* LLVM's remarks and warnings are not the user's: a loop given a vector
- * width that it cannot vectorize ("loop not vectorized: ...") would be
- * printed on stderr between the program's lines. An error, which LLVM's
- * own handler answers with exit(1), is kept for the phase that met it to
- * fail with (each module's context is used by one thread at a time). */
+/* LLVM's diagnostics, handled by tjit: remarks and warnings are not the
+ * user's (LLVM prints some, such as "loop not vectorized" for a loop it
+ * was asked to vectorize, on stderr between the program's lines). An
+ * error, which LLVM's own handler answers with exit(1), is kept for the
+ * phase that met it to fail with (each module's context is used by one
+ * thread at a time). */
 static __thread char *diag_error;
 
 static void diagnose(LLVMDiagnosticInfoRef info, void *ctx)
