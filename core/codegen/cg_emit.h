@@ -4,6 +4,8 @@
 #ifndef TJ_CG_EMIT_H
 #define TJ_CG_EMIT_H
 
+#include <stdbool.h>
+
 #include <llvm-c/Core.h>
 
 #include "loopir.h"
@@ -34,6 +36,13 @@ LLVMValueRef cg_math_unary(LLVMBuilderRef b, LLVMModuleRef mod, unop op, LLVMVal
  * rather than from registers kept, or spilled, across the loop. 0, or
  * -1 when out of memory (the module is still valid). */
 int cg_math_coefficients_in_memory(LLVMModuleRef mod);
+
+/* Whether g is one of the constants' globals (tjc.*) that nothing
+ * writes: a constant, or the module's own global that only loads use
+ * (IR text from elsewhere may name a global so and store to it).
+ * cg_math_coefficients_in_memory and cg_schedule_loops move loads of
+ * such a global, and only of such a one. */
+bool cg_math_unwritten_global(LLVMValueRef g);
 
 /* After optimizing (cg_schedule.c): the instructions of each block that
  * loops on itself (a vector body, an innermost loop) sorted by their

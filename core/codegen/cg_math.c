@@ -555,17 +555,36 @@ LLVMValueRef cg_math_unary(LLVMBuilderRef b, LLVMModuleRef mod, unop op, LLVMVal
  * gelu's 7%, the benchmark's chain 1-4% slower; compiling graph50's
  * kernels 11% cheaper. */
 
-/* the global of a load of one of kc's globals, or NULL: a global named
- * tjc.* whose initializer is a float of the loaded type (IR text from
- * elsewhere may declare one without it) */
+/* the global of a load of one of kc's globals, or NULL: an unwritten
+ * global named tjc.* whose initializer is a float of the loaded type (IR
+ * text from elsewhere may declare one without it, or write it) */
+bool cg_math_unwritten_global(LLVMValueRef g)
+{
+	if (!g || !LLVMIsAGlobalVariable(g) || LLVMIsDeclaration(g))
+		return false;
+	size_t len = 0;
+	const char *name = LLVMGetValueName2(g, &len);
+	if (!name || len <= 4 || strncmp(name, "tjc.", 4) != 0)
+		return false;
+	if (LLVMIsGlobalConstant(g))
+		return true;
+	LLVMLinkage l = LLVMGetLinkage(g);
+	if (l != LLVMInternalLinkage && l != LLVMPrivateLinkage)
+		return false;
+	for (LLVMUseRef u = LLVMGetFirstUse(g); u; u = LLVMGetNextUse(u)) {
+		LLVMValueRef user = LLVMGetUser(u);
+		if (!LLVMIsALoadInst(user) || LLVMGetOperand(user, 0) != g)
+			return false;
+	}
+	return true;
+}
+
 static LLVMValueRef coef_load(LLVMValueRef v)
 {
 	if (!v || !LLVMIsALoadInst(v))
 		return NULL;
 	LLVMValueRef g = LLVMGetOperand(v, 0);
-	size_t n = 0;
-	const char *name = LLVMIsAGlobalVariable(g) ? LLVMGetValueName2(g, &n) : NULL;
-	if (!name || n <= 4 || strncmp(name, "tjc.", 4) != 0)
+	if (!cg_math_unwritten_global(g)) /* a load moved to each use must read the same value */
 		return NULL;
 	LLVMValueRef c = LLVMGetInitializer(g);
 	return c && LLVMIsAConstantFP(c) && LLVMTypeOf(c) == LLVMTypeOf(v) ? g : NULL;

@@ -96,33 +96,11 @@ static int latency(LLVMValueRef in)
 	}
 }
 
-/* a load of a global that nothing writes: cg_math.c's coefficients and
- * the copies of constants (tjc.*), free to move past stores. By its name
- * and what it is: IR text from elsewhere may name a global tjc.* and
- * store to it, so the global must be a constant, or a definition of the
- * module's own (internal) that only loads use */
+/* a load of a global that nothing writes (cg_math_unwritten_global):
+ * the coefficients and the copies of constants, free to move past stores */
 static bool reads_constant(LLVMValueRef in)
 {
-	if (LLVMGetInstructionOpcode(in) != LLVMLoad)
-		return false;
-	LLVMValueRef p = LLVMGetOperand(in, 0);
-	if (!LLVMIsAGlobalVariable(p) || LLVMIsDeclaration(p))
-		return false;
-	size_t len;
-	const char *name = LLVMGetValueName2(p, &len);
-	if (len < 4 || strncmp(name, "tjc.", 4) != 0)
-		return false;
-	if (LLVMIsGlobalConstant(p))
-		return true;
-	LLVMLinkage l = LLVMGetLinkage(p);
-	if (l != LLVMInternalLinkage && l != LLVMPrivateLinkage)
-		return false;
-	for (LLVMUseRef u = LLVMGetFirstUse(p); u; u = LLVMGetNextUse(u)) {
-		LLVMValueRef user = LLVMGetUser(u);
-		if (!LLVMIsALoadInst(user) || LLVMGetOperand(user, 0) != p)
-			return false;
-	}
-	return true;
+	return LLVMGetInstructionOpcode(in) == LLVMLoad && cg_math_unwritten_global(LLVMGetOperand(in, 0));
 }
 
 static bool is_memory(LLVMValueRef in)
