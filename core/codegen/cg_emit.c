@@ -278,11 +278,10 @@ static LLVMValueRef emit_unary(struct emit *e, lref r, const struct lnode *n, LL
 		switch (op) {
 		case UNOP_neg: return LLVMBuildFNeg(b, v, "");
 		case UNOP_abs: return intrinsic1(e, "llvm.fabs", v);
-		case UNOP_relu: { /* NaN stays, -0 gives +0 (v + 0 is +0), and the
-				    * select is x86's max(0, v): no compare on the FMA pipes */
-			LLVMValueRef p = LLVMBuildFAdd(b, v, cfl(t, 0), "");
-			return sel(e, fcmp(e, LLVMRealOGT, cfl(t, 0), p), cfl(t, 0), p);
-		}
+		case UNOP_relu: /* eager's (v > 0 || v != v) ? v : 0: NaN stays, -0
+				 * gives +0; a compare and an and on x86, where
+				 * max(0, v + 0) put an addition on the chain */
+			return sel(e, fcmp(e, LLVMRealOLE, v, cfl(t, 0)), cfl(t, 0), v);
 		case UNOP_sign: /* NaN gives 0, as eager */
 			return sel(e, fcmp(e, LLVMRealOGT, v, cfl(t, 0)), cfl(t, 1),
 				   sel(e, fcmp(e, LLVMRealOLT, v, cfl(t, 0)), cfl(t, -1), cfl(t, 0)));
@@ -489,6 +488,28 @@ static bool math_fraction(struct emit *e, lref r, LLVMValueRef v, LLVMValueRef *
 	return true;
 }
 
+/* d1 sig, two denominators of math_fraction, sig a sigmoid's. Where it is
+ * 1 + p 2^n (cg_math.c builds it as one FMA with addend 1), the product is
+ * fma(p, d1 2^n, d1): d1 2^n is exact (a power of two; below 2^-126 for
+ * tanh's Q only where p 2^n vanishes beside 1 anyway), so it rounds once
+ * where d1 (1 + p 2^n) rounds twice, and the multiplication by d1 leaves
+ * the chain of exp (it waits on the 2^n and Q, ready long before p).
+ * d1 2^n overflows where 2^n is inf (d1 (1 + p 2^n) is inf there too) or,
+ * for two sigmoids, where d1 2^n > FLT_MAX > d1 p 2^n: the quotient is
+ * then 0 where eager's product is below 1.42 / FLT_MAX, within 2^-126 */
+static LLVMValueRef denominator_product(struct emit *e, LLVMValueRef d1, LLVMValueRef sig)
+{
+	LLVMValueRef f = LLVMIsACallInst(sig) ? LLVMGetCalledValue(sig) : NULL;
+	size_t len;
+	const char *name = f && LLVMIsAFunction(f) ? LLVMGetValueName2(f, &len) : "";
+	LLVMBool lossy;
+	if (strncmp(name, "llvm.fmuladd.", 13) != 0 || !LLVMIsAConstantFP(LLVMGetOperand(sig, 2)) ||
+	    LLVMConstRealGetDouble(LLVMGetOperand(sig, 2), &lossy) != 1.0)
+		return LLVMBuildFMul(e->b, d1, sig, "");
+	LLVMValueRef args[3] = {LLVMGetOperand(sig, 0), LLVMBuildFMul(e->b, d1, LLVMGetOperand(sig, 1), ""), d1};
+	return cg_math_intrinsic(e->b, e->mod, "llvm.fmuladd", args, 3);
+}
+
 /* the float32 product of a sigmoid and a tanh or sigmoid (an LSTM's
  * sigmoid(o) * tanh(c), a gated unit's) with one division instead of
  * two, which cost the FMA pipes twice what a multiplication does:
@@ -510,8 +531,33 @@ static LLVMValueRef fraction_product(struct emit *e, const struct lnode *n, LLVM
 	if (!math_fraction(e, n->a[0], a, &x1, &n1, &d1) || !math_fraction(e, n->a[1], d, &x2, &n2, &d2) ||
 	    (x1 && x2))
 		return NULL;
-	LLVMValueRef q = LLVMBuildFDiv(e->b, x1 ? n1 : n2, LLVMBuildFMul(e->b, d1, d2, ""), "");
-	return x1 || x2 ? LLVMBuildFMul(e->b, x1 ? x1 : x2, q, "") : q;
+	/* a sigmoid's denominator second (x2 NULL), tanh's or the other's first */
+	LLVMValueRef den = x2 ? denominator_product(e, d2, d1) : denominator_product(e, d1, d2);
+	LLVMValueRef q = LLVMBuildFDiv(e->b, x1 ? n1 : n2, den, "");
+	if (!x1 && !x2)
+		return q;
+	LLVMValueRef prod = LLVMBuildFMul(e->b, x1 ? x1 : x2, q, "");
+	LLVMSetFastMathFlags(prod, LLVMFastMathAllowContract);
+	return prod;
+}
+
+/* a + b or a - b (float): contracted into one FMA by the code generator
+ * when an operand is a fraction product's multiplication (its contract
+ * flag; LLVM fuses only where both carry it): relu(tanh(a) sigmoid(b) -
+ * c) is then fma(a, q, -c), one rounding and its latency fewer on the
+ * chain. The product is the two functions' approximation already, a few
+ * ulp from eager's; eager's exact multiplications and additions are
+ * never contracted */
+static LLVMValueRef float_add_sub(struct emit *e, bool is_sub, LLVMValueRef a, LLVMValueRef d)
+{
+	LLVMValueRef r = is_sub ? LLVMBuildFSub(e->b, a, d, "") : LLVMBuildFAdd(e->b, a, d, "");
+	for (int k = 0; k < 2; k++) {
+		LLVMValueRef o = k ? d : a;
+		if (LLVMIsAInstruction(o) && LLVMGetInstructionOpcode(o) == LLVMFMul &&
+		    (LLVMGetFastMathFlags(o) & LLVMFastMathAllowContract))
+			LLVMSetFastMathFlags(r, LLVMFastMathAllowContract);
+	}
+	return r;
 }
 
 static LLVMValueRef emit_binary(struct emit *e, lref r, const struct lnode *n, LLVMValueRef a, LLVMValueRef d)
@@ -531,8 +577,8 @@ static LLVMValueRef emit_binary(struct emit *e, lref r, const struct lnode *n, L
 		goto unsupported;
 	if (dtype_is_float(dt)) {
 		switch (op) {
-		case BINOP_add: return LLVMBuildFAdd(b, a, d, "");
-		case BINOP_sub: return LLVMBuildFSub(b, a, d, "");
+		case BINOP_add:
+		case BINOP_sub: return float_add_sub(e, op == BINOP_sub, a, d);
 		case BINOP_mul: {
 			LLVMValueRef q = fraction_product(e, n, a, d);
 			return q ? q : LLVMBuildFMul(b, a, d, "");
