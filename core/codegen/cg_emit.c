@@ -499,11 +499,8 @@ static bool math_fraction(struct emit *e, lref r, LLVMValueRef v, LLVMValueRef *
  * then 0 where eager's product is below 1.42 / FLT_MAX, within 2^-126 */
 static LLVMValueRef denominator_product(struct emit *e, LLVMValueRef d1, LLVMValueRef sig)
 {
-	LLVMValueRef f = LLVMIsACallInst(sig) ? LLVMGetCalledValue(sig) : NULL;
-	size_t len;
-	const char *name = f && LLVMIsAFunction(f) ? LLVMGetValueName2(f, &len) : "";
 	LLVMBool lossy;
-	if (strncmp(name, "llvm.fmuladd.", 13) != 0 || !LLVMIsAConstantFP(LLVMGetOperand(sig, 2)) ||
+	if (!cg_calls(sig, "llvm.fmuladd.") || !LLVMIsAConstantFP(LLVMGetOperand(sig, 2)) ||
 	    LLVMConstRealGetDouble(LLVMGetOperand(sig, 2), &lossy) != 1.0)
 		return LLVMBuildFMul(e->b, d1, sig, "");
 	LLVMValueRef args[3] = {LLVMGetOperand(sig, 0), LLVMBuildFMul(e->b, d1, LLVMGetOperand(sig, 1), ""), d1};

@@ -21,6 +21,10 @@ int cg_emit_kernel(LLVMModuleRef mod, const struct lkernel *k, char **err);
  * by args[0]; NULL when LLVM does not know it. */
 LLVMValueRef cg_math_intrinsic(LLVMBuilderRef b, LLVMModuleRef mod, const char *name, LLVMValueRef *args, int n);
 
+/* Whether in is a call of a function whose name starts with prefix
+ * ("llvm.fmuladd.": the intrinsic at any type); false for anything else. */
+bool cg_calls(LLVMValueRef in, const char *prefix);
+
 /* The value of a float-only unary op (exp, log, sqrt, rsqrt, sin, cos,
  * tanh, sigmoid, gelu, silu, reciprocal) on x, a float or double, emitted
  * as inline arithmetic that vectorizes (doc/codegen-math.md gives each

@@ -33,6 +33,14 @@ LLVMValueRef cg_math_intrinsic(LLVMBuilderRef b, LLVMModuleRef mod, const char *
 	return LLVMBuildCall2(b, ft, fn, args, (unsigned)n, "");
 }
 
+bool cg_calls(LLVMValueRef in, const char *prefix)
+{
+	LLVMValueRef fn = LLVMIsACallInst(in) ? LLVMGetCalledValue(in) : NULL;
+	size_t len;
+	const char *name = fn && LLVMIsAFunction(fn) ? LLVMGetValueName2(fn, &len) : NULL;
+	return name && strncmp(name, prefix, strlen(prefix)) == 0;
+}
+
 /* a call of the libm function name(double) */
 static LLVMValueRef libm_call(LLVMBuilderRef b, LLVMModuleRef mod, const char *name, LLVMValueRef x)
 {
@@ -655,12 +663,7 @@ static bool may_load_operand(LLVMValueRef in, int k)
 	switch (LLVMGetInstructionOpcode(in)) {
 	case LLVMFAdd: case LLVMFSub: case LLVMFMul: case LLVMFDiv: case LLVMFCmp: return true;
 	case LLVMSelect: return k > 0;
-	case LLVMCall: {
-		LLVMValueRef fn = LLVMGetCalledValue(in);
-		size_t n = 0;
-		const char *name = fn && LLVMIsAFunction(fn) ? LLVMGetValueName2(fn, &n) : NULL;
-		return name && k < LLVMGetNumArgOperands(in) && strncmp(name, "llvm.fmuladd.", 13) == 0;
-	}
+	case LLVMCall: return k < (int)LLVMGetNumArgOperands(in) && cg_calls(in, "llvm.fmuladd.");
 	default: return false;
 	}
 }

@@ -44,13 +44,8 @@ static const struct {
 /* the latency of a pure intrinsic call, or -1 for any other call */
 static int call_latency(LLVMValueRef in)
 {
-	LLVMValueRef f = LLVMGetCalledValue(in);
-	if (!f || !LLVMIsAFunction(f))
-		return -1;
-	size_t len;
-	const char *name = LLVMGetValueName2(f, &len);
 	for (size_t i = 0; i < sizeof pure_calls / sizeof *pure_calls; i++)
-		if (strncmp(name, pure_calls[i].prefix, strlen(pure_calls[i].prefix)) == 0)
+		if (cg_calls(in, pure_calls[i].prefix))
 			return pure_calls[i].latency;
 	return -1;
 }
