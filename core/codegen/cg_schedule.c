@@ -131,14 +131,23 @@ static int index_of(const struct sched *s, LLVMValueRef v)
 /* the height of each instruction: its latency plus the greatest height
  * of what depends on it in the block, through its value or through
  * memory (a store stays after the loads and stores before it, a load
- * after the store before it) */
+ * after the store before it). Linear: a load looks at the store before
+ * it alone, a store back to that store */
 static void heights(struct sched *s)
 {
 	int *below = calloc((size_t)s->n, sizeof *below); /* greatest height of a dependent */
-	if (!below) {
+	int *prev_store = malloc((size_t)s->n * sizeof *prev_store);
+	if (!below || !prev_store) {
 		for (int i = 0; i < s->n; i++)
 			s->height[i] = s->n - i; /* the order as it is */
+		free(below);
+		free(prev_store);
 		return;
+	}
+	for (int i = 0, last = -1; i < s->n; i++) {
+		prev_store[i] = last;
+		if (s->mem[i] && LLVMGetInstructionOpcode(s->ins[i]) == LLVMStore)
+			last = i;
 	}
 	for (int i = s->n - 1; i >= 0; i--) {
 		LLVMValueRef in = s->ins[i];
@@ -152,17 +161,12 @@ static void heights(struct sched *s)
 		if (!s->mem[i])
 			continue;
 		bool store = LLVMGetInstructionOpcode(in) == LLVMStore;
-		for (int j = i - 1; j >= 0; j--) {
-			if (!s->mem[j])
-				continue;
-			bool was_store = LLVMGetInstructionOpcode(s->ins[j]) == LLVMStore;
-			if ((store || was_store) && below[j] < h)
+		for (int j = store ? i - 1 : prev_store[i]; j >= 0 && j >= prev_store[i]; j--)
+			if (s->mem[j] && below[j] < h)
 				below[j] = h;
-			if (was_store) /* the ones before it depend on it */
-				break;
-		}
 	}
 	free(below);
+	free(prev_store);
 }
 
 /* highest first; of equal heights, in the block's order (an operand of
