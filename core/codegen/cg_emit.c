@@ -489,7 +489,7 @@ static bool math_fraction(struct emit *e, lref r, LLVMValueRef v, LLVMValueRef *
 }
 
 /* d1 sig, two denominators of math_fraction, sig a sigmoid's. Where it is
- * 1 + p 2^n (cg_math.c builds it as one FMA with addend 1), the product is
+ * 1 + p 2^n (cg_math_sigmoid_denominator), the product is
  * fma(p, d1 2^n, d1): d1 2^n is exact (a power of two; below 2^-126 for
  * tanh's Q only where p 2^n vanishes beside 1 anyway), so it rounds once
  * where d1 (1 + p 2^n) rounds twice, and the multiplication by d1 leaves
@@ -499,11 +499,10 @@ static bool math_fraction(struct emit *e, lref r, LLVMValueRef v, LLVMValueRef *
  * then 0 where eager's product is below 1.42 / FLT_MAX, within 2^-126 */
 static LLVMValueRef denominator_product(struct emit *e, LLVMValueRef d1, LLVMValueRef sig)
 {
-	LLVMBool lossy;
-	if (!cg_calls(sig, "llvm.fmuladd.") || !LLVMIsAConstantFP(LLVMGetOperand(sig, 2)) ||
-	    LLVMConstRealGetDouble(LLVMGetOperand(sig, 2), &lossy) != 1.0)
+	LLVMValueRef p, pow2n;
+	if (!cg_math_sigmoid_denominator(sig, &p, &pow2n))
 		return LLVMBuildFMul(e->b, d1, sig, "");
-	LLVMValueRef args[3] = {LLVMGetOperand(sig, 0), LLVMBuildFMul(e->b, d1, LLVMGetOperand(sig, 1), ""), d1};
+	LLVMValueRef args[3] = {p, LLVMBuildFMul(e->b, d1, pow2n, ""), d1};
 	return cg_math_intrinsic(e->b, e->mod, "llvm.fmuladd", args, 3);
 }
 
@@ -511,13 +510,14 @@ static LLVMValueRef denominator_product(struct emit *e, LLVMValueRef d1, LLVMVal
  * sigmoid(o) * tanh(c), a gated unit's) with one division instead of
  * two, which cost the FMA pipes twice what a multiplication does:
  * tanh(a) sigmoid(b) = a (P / (Q (1 + exp(-b)))), and two sigmoids
- * 1 / ((1 + exp(-a)) (1 + exp(-b))). sigmoid's denominator is at least 1,
+ * 1 / ((1 + exp(-a)) (1 + exp(-b))), each product of denominators one FMA
+ * where it can be (denominator_product). sigmoid's denominator is at least 1,
  * so P / fl(Q (1 + exp(-b))) is at most tanh's P / Q, and the product
  * never exceeds 1 in magnitude, as each factor does not. tanh's Q is
  * below 0.83 (cg_math.c, TANH_SCALE), so Q (1 + exp(-b)) overflows only
  * where 1 + exp(-b) is inf already (sigmoid is 0 there), and two
  * sigmoids' product of denominators only where their product is below
- * 1 / FLT_MAX: either gives 0, within 2^-126 of eager's. Below 2^-122
+ * 1.42 / FLT_MAX: either gives 0, within 2^-126 of eager's. Below 2^-122
  * tanh's quotient is a denormal, and a scales its rounding: up to 9 ulp
  * there (doc/codegen-math.md). The functions' own divisions stay for
  * other uses, or are dead. Two tanh are left alone. NULL when the
@@ -531,30 +531,7 @@ static LLVMValueRef fraction_product(struct emit *e, const struct lnode *n, LLVM
 	/* a sigmoid's denominator second (x2 NULL), tanh's or the other's first */
 	LLVMValueRef den = x2 ? denominator_product(e, d2, d1) : denominator_product(e, d1, d2);
 	LLVMValueRef q = LLVMBuildFDiv(e->b, x1 ? n1 : n2, den, "");
-	if (!x1 && !x2)
-		return q;
-	LLVMValueRef prod = LLVMBuildFMul(e->b, x1 ? x1 : x2, q, "");
-	LLVMSetFastMathFlags(prod, LLVMFastMathAllowContract);
-	return prod;
-}
-
-/* a + b or a - b (float): contracted into one FMA by the code generator
- * when an operand is a fraction product's multiplication (its contract
- * flag; LLVM fuses only where both carry it): relu(tanh(a) sigmoid(b) -
- * c) is then fma(a, q, -c), one rounding and its latency fewer on the
- * chain. The product is the two functions' approximation already, a few
- * ulp from eager's; eager's exact multiplications and additions are
- * never contracted */
-static LLVMValueRef float_add_sub(struct emit *e, bool is_sub, LLVMValueRef a, LLVMValueRef d)
-{
-	LLVMValueRef r = is_sub ? LLVMBuildFSub(e->b, a, d, "") : LLVMBuildFAdd(e->b, a, d, "");
-	for (int k = 0; k < 2; k++) {
-		LLVMValueRef o = k ? d : a;
-		if (LLVMIsAInstruction(o) && LLVMGetInstructionOpcode(o) == LLVMFMul &&
-		    (LLVMGetFastMathFlags(o) & LLVMFastMathAllowContract))
-			LLVMSetFastMathFlags(r, LLVMFastMathAllowContract);
-	}
-	return r;
+	return x1 || x2 ? LLVMBuildFMul(e->b, x1 ? x1 : x2, q, "") : q;
 }
 
 static LLVMValueRef emit_binary(struct emit *e, lref r, const struct lnode *n, LLVMValueRef a, LLVMValueRef d)
@@ -574,8 +551,8 @@ static LLVMValueRef emit_binary(struct emit *e, lref r, const struct lnode *n, L
 		goto unsupported;
 	if (dtype_is_float(dt)) {
 		switch (op) {
-		case BINOP_add:
-		case BINOP_sub: return float_add_sub(e, op == BINOP_sub, a, d);
+		case BINOP_add: return LLVMBuildFAdd(b, a, d, "");
+		case BINOP_sub: return LLVMBuildFSub(b, a, d, "");
 		case BINOP_mul: {
 			LLVMValueRef q = fraction_product(e, n, a, d);
 			return q ? q : LLVMBuildFMul(b, a, d, "");

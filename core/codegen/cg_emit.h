@@ -25,6 +25,10 @@ LLVMValueRef cg_math_intrinsic(LLVMBuilderRef b, LLVMModuleRef mod, const char *
  * ("llvm.fmuladd.": the intrinsic at any type); false for anything else. */
 bool cg_calls(LLVMValueRef in, const char *prefix);
 
+/* Whether d is sigmoid's denominator 1 + p 2^n as cg_math_unary builds
+ * it (one FMA of p, 2^n and 1): then its p and 2^n. */
+bool cg_math_sigmoid_denominator(LLVMValueRef d, LLVMValueRef *p, LLVMValueRef *pow2n);
+
 /* The value of a float-only unary op (exp, log, sqrt, rsqrt, sin, cos,
  * tanh, sigmoid, gelu, silu, reciprocal) on x, a float or double, emitted
  * as inline arithmetic that vectorizes (doc/codegen-math.md gives each

@@ -307,7 +307,8 @@ static LLVMValueRef exp_narrow_f32(struct mb *m, LLVMValueRef t, LLVMValueRef *p
  * 1 + p 2^n is one FMA: p 2^n is exact (a normal, inf, or a denormal that
  * the 1 absorbs either way), so the FMA rounds as the product and the sum
  * do, one operation and its latency fewer. The division is left last: a
- * product with a tanh or sigmoid shares it (cg_emit.c, fraction_product) */
+ * product with a tanh or sigmoid shares it (cg_emit.c, fraction_product),
+ * which finds p and 2^n in the FMA (cg_math_sigmoid_denominator) */
 static LLVMValueRef sigmoid_f32(struct mb *m, LLVMValueRef x)
 {
 	/* the clamps let NaN through, and exp_narrow_f32 keeps it */
@@ -316,6 +317,17 @@ static LLVMValueRef sigmoid_f32(struct mb *m, LLVMValueRef x)
 	t = sel(m, cmp(m, LLVMRealOLT, t, k(m, -87.0)), k(m, -87.0), t);
 	LLVMValueRef p = exp_narrow_f32(m, t, &pow2n);
 	return dvd(m, k(m, 1.0), fma_(m, p, pow2n, k(m, 1.0)));
+}
+
+bool cg_math_sigmoid_denominator(LLVMValueRef d, LLVMValueRef *p, LLVMValueRef *pow2n)
+{
+	LLVMBool lossy;
+	if (!cg_calls(d, "llvm.fmuladd.") || !LLVMIsAConstantFP(LLVMGetOperand(d, 2)) ||
+	    LLVMConstRealGetDouble(LLVMGetOperand(d, 2), &lossy) != 1.0)
+		return false;
+	*p = LLVMGetOperand(d, 0);
+	*pow2n = LLVMGetOperand(d, 1);
+	return true;
 }
 
 /* (log1p(f) - f + f^2/2) / f^3, f in [sqrt(1/2) - 1, sqrt(2) - 1]: degree 7, fit error 1.8e-7 */
