@@ -227,7 +227,10 @@ static LLVMValueRef round_int(struct mb *m, LLVMValueRef y, LLVMValueRef *ni)
 {
 	if (LLVMGetTypeKind(m->t) != LLVMDoubleTypeKind) {
 		LLVMValueRef n = call1(m, "llvm.roundeven", y);
-		*ni = LLVMBuildFPToSI(m->b, n, m->ti, "");
+		/* frozen: a NaN y (sigmoid lets it through) converts to poison in
+		 * LLVM's rules, which the code after it could be folded on; x86
+		 * gives INT_MIN, and the NaN of p carries to the result anyway */
+		*ni = LLVMBuildFreeze(m->b, LLVMBuildFPToSI(m->b, n, m->ti, ""), "");
 		return n;
 	}
 	LLVMValueRef big = k(m, 0x1.8p52), t = add(m, y, big);
