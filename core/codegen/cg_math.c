@@ -228,8 +228,11 @@ static LLVMValueRef round_int(struct mb *m, LLVMValueRef y, LLVMValueRef *ni)
 	if (LLVMGetTypeKind(m->t) != LLVMDoubleTypeKind) {
 		LLVMValueRef n = call1(m, "llvm.roundeven", y);
 		/* frozen: a NaN y (sigmoid lets it through) converts to poison in
-		 * LLVM's rules, which the code after it could be folded on; x86
-		 * gives INT_MIN, and the NaN of p carries to the result anyway */
+		 * LLVM's rules. Where LLVM sees the NaN (sigmoid(x * 0 + nan)) it
+		 * folded the kernel's store of poison away, and the output kept
+		 * what it held. x86 gives INT_MIN, and p's NaN carries to the
+		 * result. (An integer from the bits of n + 1.5 2^23 instead cost
+		 * more to compile than the freeze: 354 M against 347 M) */
 		*ni = LLVMBuildFreeze(m->b, LLVMBuildFPToSI(m->b, n, m->ti, ""), "");
 		return n;
 	}

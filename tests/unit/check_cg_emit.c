@@ -1159,6 +1159,53 @@ START_TEST(test_lanes_agree)
 }
 END_TEST
 
+/* every float op of a NaN the compiler can see (x * 0 + NaN, folded to
+ * a constant NaN): eager's result. LLVM folds what it proves: sigmoid's
+ * exp converted a NaN to an integer, which is poison in LLVM's rules, and
+ * the folded kernel printed 0 where eager prints nan (cg_math.c,
+ * round_int freezes it) */
+START_TEST(test_unary_of_constant_nan)
+{
+	static const bool int_only[UNOP_COUNT] = {[UNOP_logical_not] = 1};
+	enum { N = 19 };
+	for (int dt = DT_FLOAT32; dt <= DT_FLOAT64; dt++) {
+		if (!dtype_is_float(dt))
+			continue;
+		for (int op = 0; op < UNOP_COUNT; op++) {
+			if (int_only[op])
+				continue;
+			struct tk *t = tk_new();
+			int v = tk_var(t, tk_sym(t, 0), -1);
+			int xb = tk_buf(t, dt, false), o = tk_buf(t, dt, true);
+			lref i = tk_vref(t, v);
+			lref nan = tk_bin(t, BINOP_add, tk_bin(t, BINOP_mul, tk_load(t, xb, i), tk_flt(t, dt, 0)),
+					  tk_flt(t, dt, NAN));
+			tk_root(t, tk_section(t), tk_store(t, o, i, tk_un(t, op, nan)));
+			loop_kernel_fn f = compile(t);
+			double in[N], out[N];
+			float inf32[N], outf32[N];
+			for (int k = 0; k < N; k++)
+				in[k] = k - 9, inf32[k] = (float)(k - 9), out[k] = 12345, outf32[k] = 12345;
+			void *bufs[2] = {dt == DT_FLOAT32 ? (void *)inf32 : (void *)in,
+					 dt == DT_FLOAT32 ? (void *)outf32 : (void *)out};
+			f(bufs, (int64_t[]){N}, 0, N);
+			tensor *x = tensor_of(dt, 1, dt == DT_FLOAT32 ? (void *)&(float){NAN} : (void *)&(double){NAN});
+			tensor *r = tensor_unary(op, x);
+			ck_assert_ptr_nonnull(r);
+			double want = dt == DT_FLOAT32 ? ((float *)r->data)[0] : ((double *)r->data)[0];
+			for (int k = 0; k < N; k++) {
+				double got = dt == DT_FLOAT32 ? outf32[k] : out[k];
+				ck_assert_msg(isnan(want) ? isnan(got) : got == want, "%s %s of a constant NaN: %g, eager %g",
+					      unop_names[op], dtype_name(dt), got, want);
+			}
+			tensor_decref(x);
+			tensor_decref(r);
+			free(t);
+		}
+	}
+}
+END_TEST
+
 START_TEST(test_relu_zero_nan)
 {
 	struct tk *t = k_unary(UNOP_relu, DT_FLOAT32);
@@ -1624,6 +1671,7 @@ int main(void)
 	tcase_add_test(tc, test_transcendental_edges);
 	tcase_add_test(tc, test_fraction_products);
 	tcase_add_test(tc, test_lanes_agree);
+	tcase_add_test(tc, test_unary_of_constant_nan);
 	tcase_add_test(tc, test_relu_zero_nan);
 	tcase_add_test(tc, test_exp_float64);
 	tcase_add_test(tc, test_exp_float32_rounding);
