@@ -90,6 +90,12 @@ static int outer_loops(struct lower *L, bool flat)
 	for (int d = 0; d < G->ndim; d++) {
 		if (G->red[d])
 			continue;
+		if (ind_size_is_one(G->shape[d])) {
+			/* index 0, as a broadcast read of the dim has it and as
+			 * the flat loop splits it: one memo key an element */
+			L->sc.outer[L->sc.nouter++] = L->sc.idx[d] = loop_const_int(k, DT_INT64, 0);
+			continue;
+		}
 		int v = loop_add_var(k, ind_size_ref(k, G->shape[d]), -1);
 		if (v < 0)
 			return -1;
@@ -336,9 +342,10 @@ static int load_kept(struct lower *L, struct kept *kp)
 
 /* after the last section: whether M's value reads the load of E, which
  * then runs before M's store over it (each other reader shares it). A
- * member that reads E at another index (a dim of size 1 is read at index
- * 0) computes E again, and a reader of the load after M's store would
- * get M's value: the kernel is built again without keeping E. */
+ * member that read E at another index would compute E again, and a
+ * reader of the load after M's store would get M's value: the kernel is
+ * built again without keeping E. (A dim of size 1 was such an index
+ * until outer_loops gave it the 0 that broadcast reads use.) */
 static bool kept_read(struct lower *L, const struct kept *kp)
 {
 	lref idx[TENSOR_MAX_DIMS];

@@ -140,6 +140,15 @@ START_TEST(test_registers_and_stores)
 	ck_assert_msg(!strstr(sb_str(&p.log), "computed once"), "%s", sb_str(&p.log));
 	free(s);
 	ind_program_release(&p);
+	drop_graphs();
+	/* a dim of size 1 has index 0, no loop, as a broadcast read of it
+	 * has: identity views of the kept value read its load, exp once */
+	s = lower_text("    e = exp(x)\n    return e.sum(-1, keepdim=True), e * 2.0, e[:, :, :]\n",
+		       "randn(2, 1, 3)", &p);
+	ck_assert_msg(count(s, "exp(") == 1 && !strstr(s, "in 0..1:"), "%s", s);
+	ck_assert_msg(strstr(sb_str(&p.log), "group 0: exp is computed once"), "%s", sb_str(&p.log));
+	free(s);
+	ind_program_release(&p);
 }
 END_TEST
 
