@@ -256,6 +256,14 @@ static bool step_more(struct gen *g, const struct val *a, int k)
 		out(g, "        %s = %s + 1\n", g->v[g->n - 1].name, g->v[g->n - 1].name);
 		return true;
 	case 13: add(g, nd, s, "%s + %s.abs().max().item() * 0", x, x); return true;
+	case 14: /* a view with the same elements at the same indexes */
+		if (nd >= 2 && chance(50))
+			add(g, nd, s, "%s.transpose(0, 1).transpose(0, 1)", x);
+		else if (nd >= 1)
+			add(g, nd, s, chance(50) ? "%s[:]" : "%s.unsqueeze(0).squeeze(0)", x);
+		else
+			return false;
+		return true;
 	}
 	return false;
 }
@@ -264,7 +272,7 @@ static void step(struct gen *g)
 {
 	const struct val *a = &g->v[below(g->n)];
 	const char *x = a->name;
-	int nd = a->nd, s[4], k = below(38);
+	int nd = a->nd, s[4], k = below(39);
 	memcpy(s, a->shape, sizeof s);
 	if (k >= 24 && step_more(g, a, k - 24))
 		return;
