@@ -6,6 +6,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "builtin.h"
 #include "compiled_fn.h"
 #include "ops.h"
 #include "trace_impl.h"
@@ -396,6 +397,18 @@ static struct var *call(struct tstate *st, struct var *callee, struct var **args
 				break;
 			}
 			trace_graph_break(st, BRK_UNSUPPORTED, "call of a %s object", val_type_name(fn));
+		}
+		case VAL_BOUND: {
+			/* a method of a constant ("a,b".split): the builtin with
+			 * its self first, as the VM calls it; the receiver's value
+			 * is guarded where the attribute was read */
+			struct bound *b = (struct bound *)fn.o;
+			if (b->fn.tag != VAL_BUILTIN)
+				trace_graph_break(st, BRK_UNSUPPORTED, "call of a %s object", val_type_name(fn));
+			struct var **a = trace_alloc(st, sizeof(struct var *) * (size_t)(nargs + 1));
+			a[0] = var_const(st, b->self);
+			memcpy(a + 1, args, sizeof(struct var *) * (size_t)nargs);
+			return py_call_builtin(st, NULL, b->fn, a, nargs + 1, kwnames);
 		}
 		default:
 			trace_fail(st, "'%s' object is not callable", val_type_name(fn));
