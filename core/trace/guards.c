@@ -6,6 +6,7 @@
 #include <string.h>
 
 #include "backend.h"
+#include "builtin.h"
 #include "code.h"
 #include "util.h"
 #include "vm.h"
@@ -96,6 +97,9 @@ int guards_source(struct guard_set *gs, enum source_kind kind, int parent, int i
 		break;
 	case SRC_GRAD:
 		sb_printf(&sb, "%s.grad", gs->sources[parent].text);
+		break;
+	case SRC_SELF:
+		sb_printf(&sb, "%s.__self__", gs->sources[parent].text);
 		break;
 	}
 	s->text = sb_detach(&sb);
@@ -337,6 +341,10 @@ static value resolve_one(const struct guard_set *gs, const struct guard_source *
 			return val_err();
 		tensor *g = val_as_tensor(p)->grad;
 		return g ? val_tensor(g) : val_none();
+	}
+	case SRC_SELF: {
+		value p = gs->scratch[s->parent];
+		return p.tag == VAL_BOUND ? ((struct bound *)p.o)->self : val_err();
 	}
 	}
 	return val_err();

@@ -38,11 +38,12 @@ enum source_kind {
 	SRC_ITEM,       /* parent[index] of a list or tuple */
 	SRC_CLOSURE,    /* the contents of cell index of the closure of function parent */
 	SRC_GRAD,       /* parent.grad of a tensor: a tensor or None */
+	SRC_SELF,       /* parent.__self__ of a bound method: the object it is bound to */
 };
 
 struct guard_source {
 	uint8_t kind;
-	int parent;     /* SRC_ITEM, SRC_CLOSURE: another source */
+	int parent;     /* SRC_ITEM, SRC_CLOSURE, SRC_GRAD, SRC_SELF: another source */
 	int index;
 	value name;     /* SRC_GLOBAL: the interned name (owned) */
 	char *text;     /* "L['xs'][1]" */

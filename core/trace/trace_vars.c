@@ -6,6 +6,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "builtin.h"
 #include "trace_impl.h"
 #include "util.h"
 
@@ -284,9 +285,34 @@ struct var *var_wrap(struct tstate *st, value v, int src, int depth)
 		r->src = src;
 		return r;
 	}
+	case VAL_BOUND: {
+		/* a method bound before a graph break, on the operand stack of
+		 * the resume point (out.append(x.item())): a list's method on
+		 * the list itself (reached as L['___stack0'].__self__, so that
+		 * it is one record with the list reached otherwise), a string's
+		 * as a constant whose value is guarded. The bytecode that bound
+		 * it fixes the method's name; its receiver's type is guarded. */
+		struct bound *b = (struct bound *)v.o;
+		if (src >= 0 && b->fn.tag == VAL_BUILTIN) {
+			const char *name = ((struct builtin *)b->fn.o)->name;
+			if (b->self.tag == VAL_LIST && strncmp(name, "list.", 5) == 0) {
+				int ssrc = trace_source(st, SRC_SELF, src, 0, NULL);
+				struct var *m = var_new(st, VK_LISTMETH);
+				m->self = var_realize(st, var_wrap(st, b->self, ssrc, depth + 1));
+				m->v = trace_hold(st, str_intern(name + 5, strlen(name + 5)));
+				return m;
+			}
+			if (b->self.tag == VAL_STR && strncmp(name, "str.", 4) == 0) {
+				int ssrc = trace_source(st, SRC_SELF, src, 0, NULL);
+				need_type(st, ssrc, b->self);
+				need_value(st, ssrc, b->self);
+				return var_const(st, v);
+			}
+		}
+	}
+	/* fall through */
 	case VAL_ITER:
 	case VAL_CELL:
-	case VAL_BOUND:
 	case VAL_CODE: {
 		struct var *o = var_new(st, VK_OPAQUE);
 		o->v = trace_keep(st, v);
