@@ -96,7 +96,9 @@ int ind_reduced_dims(const struct graph *g, const struct gnode *n, bool *red)
 /* A reduction over dims of size 1 only (sum(x, 1, keepdim=True) of an
  * n x 1 tensor): one element a result, so the input's value (converted:
  * a sum of bools is int64), and 0 for argmax / argmin. It is pointwise:
- * its output's index, the reduced dims at 0, is the input's. */
+ * its output's index, the reduced dims at 0, is the input's. A float sum
+ * is the value plus 0.0, as the eager kernel's accumulator starts at 0:
+ * a sum of -0.0 is 0.0. */
 static bool unit_reduction(const struct graph *g, const struct gnode *n)
 {
 	if (n->kind == GN_GETITEM) /* an item of max / min with a dim */
@@ -137,7 +139,10 @@ static lref emit_unit_reduction(struct lower *L, const struct gnode *n, const lr
 	lref xi[TENSOR_MAX_DIMS];
 	for (int d = 0, o = 0; d < x->ndim; d++)
 		xi[d] = red[d] ? loop_const_int(k, DT_INT64, 0) : idx[keep ? d : o++];
-	return loop_cast(k, dt, ind_emit(L, n->args[0].node, xi));
+	lref v = loop_cast(k, dt, ind_emit(L, n->args[0].node, xi));
+	if (n->op == OPS_sum && dtype_is_float(dt))
+		v = loop_binary(k, BINOP_add, v, loop_const_float(k, dt, 0.0));
+	return v;
 }
 
 int ind_classify(const struct graph *g, int i)
