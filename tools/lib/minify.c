@@ -942,25 +942,42 @@ static int try_inputs(struct shrink *sh, const int *set, int n, struct minify_in
 	return rc;
 }
 
+/* How plain a way to make the inputs is: zeros, ones, random values,
+ * then the recorded ones (the only ones that need a sidecar) */
+static int fill_rank(enum minify_fill f)
+{
+	return f == MZ_FILL_ZEROS ? 0 : f == MZ_FILL_ONES ? 1 : f == MZ_FILL_RANDN ? 2 : 3;
+}
+
+/* The inputs of the nodes set[0, n): zeros, else ones, else random
+ * values, each tried only when plainer than the values used now; 1 one
+ * of them shows the failure (and stays), 0 none, -1 no more queries. */
+static int try_plainer_values(struct shrink *sh, const int *set, int n)
+{
+	static const struct {
+		enum minify_fill fill;
+		const char *what;
+	} fills[] = {{MZ_FILL_ZEROS, "values zeros"}, {MZ_FILL_ONES, "values ones"}, {MZ_FILL_RANDN, "values random"}};
+	int rc = 0;
+	for (size_t i = 0; i < sizeof fills / sizeof fills[0] && rc == 0; i++) {
+		if (fill_rank(fills[i].fill) >= fill_rank(sh->in.fill))
+			break;
+		struct minify_inputs in = sh->in;
+		in.fill = fills[i].fill;
+		rc = try_inputs(sh, set, n, in, fills[i].what);
+	}
+	return rc;
+}
+
 /* Then the inputs of the nodes left: zeros, else ones, for random values;
  * then every size 1, else the sizes halved while the failure holds. */
 static void shrink_inputs(struct shrink *sh, const int *set, int n)
 {
-	struct minify_inputs in = sh->in;
-	in.fill = MZ_FILL_ZEROS;
-	int rc = try_inputs(sh, set, n, in, "values zeros");
-	if (rc == 0) {
-		in.fill = MZ_FILL_ONES;
-		rc = try_inputs(sh, set, n, in, "values ones");
-	}
-	if (rc == 0 && sh->in.fill == MZ_FILL_RECORDED) {
-		in.fill = MZ_FILL_RANDN;
-		rc = try_inputs(sh, set, n, in, "values random");
-	}
+	int rc = try_plainer_values(sh, set, n);
 	/* only the recorded values show it: they stay as they are, sizes too */
 	if (rc < 0 || sh->in.fill == MZ_FILL_RECORDED)
 		return;
-	in = sh->in;
+	struct minify_inputs in = sh->in;
 	in.shrink = -1;
 	rc = try_inputs(sh, set, n, in, "sizes 1");
 	for (int i = 0; i < sh->g->n; i++)
@@ -1122,7 +1139,13 @@ static void shrink(struct session *s, const char *stage)
 	}
 	if (n > 0)
 		record_values(&sh);
-	if (n > 0 && try_set(&sh, set, n) == 1) {
+	int rc = n > 0 ? try_set(&sh, set, n) : 0;
+	/* The recorded inputs are those of the graph's first call; a later
+	 * call (a cache hit) may be the one whose data shows the failure:
+	 * then plainer values may show it where the recorded ones do not. */
+	if (rc == 0 && n > 0)
+		rc = try_plainer_values(&sh, set, n);
+	if (rc == 1) {
 		save_best(&sh, set, n);
 		ddmin(&sh, set, &n);
 		if (budget_left(s))

@@ -12,7 +12,9 @@
 # --max-queries before the inputs were shrunk leaves its best repro with
 # its values, and that repro fails alone. data.tj is a failure that random
 # inputs do not show (relu of a square): without the recorded values the
-# graph would not fail alone and nothing would be shrunk.
+# graph would not fail alone and nothing would be shrunk. hit.tj is a
+# failure that only the graph's second call shows, whose inputs are not
+# the recorded ones: plainer values are tried before giving up.
 #
 # Usage: tests/e2e/minify/recorded.sh
 # Environment: TJIT (default ./tjit), TJIT_MINIFY (default: tjit-minify
@@ -95,6 +97,26 @@ grep '^v_' data.d/repro.tj >"$work/inputs"
 same "data: the repro's input" "v_mul = zeros(1)" "$work/inputs"
 ls data.d | grep -v '^runs\.db' >"$work/files"
 same "data: the folder" "repro.tj" "$work/files"
+
+# ---- a failure that only a later call's data shows ----
+
+# hit.tj's graph runs twice, a cache hit the second time: the recorded
+# inputs (the first call's) are all positive and do not show the failure,
+# zeros do; the graph is shrunk on them, not left whole
+expect 0 "hit" env TJIT_INJECT_BUG=inductor:accuracy "$minify" --db hit.db --timeout 120 -o hit.d $here/hit.tj
+empty "hit: stderr" "$work/err"
+grep -q '^shrunk: 1 of 3 ops: relu$' "$work/out" && ok || bad "hit: $(grep '^shrunk' "$work/out")"
+sql "hit: steps" hit.db "SELECT group_concat(phase || ' ' || candidate || ' ' || outcome, ' / ') FROM
+	(SELECT phase, candidate, outcome FROM minify_steps WHERE phase IN ('record', 'shrink') ORDER BY id)" \
+	"record inputs of graph 0/0: pass passes / record eager values: pass passes / shrink keep 3: mul, relu, add: pass passes / shrink values zeros: accuracy fails / shrink keep 2: mul, relu: accuracy fails / shrink keep 1: mul: pass passes / shrink keep 1: relu: accuracy fails / shrink sizes 1: accuracy fails"
+grep '^v_' hit.d/repro.tj >"$work/inputs"
+same "hit: the repro's input" "v_mul = zeros(1)" "$work/inputs"
+# the repro exits 1 alone, 0 without the bug
+(cd hit.d && TJIT_INJECT_BUG=inductor:accuracy "$tjit" run --no-db repro.tj) >"$work/out" 2>&1
+st=$?
+[ $st -eq 1 ] && ok || bad "hit: the repro exits $st: $(cat "$work/out")"
+(cd hit.d && "$tjit" run --no-db repro.tj) >"$work/out" 2>&1 && ok ||
+	bad "hit: the repro fails without the bug: $(cat "$work/out")"
 
 # ---- the sidecar: a session stopped before its inputs were shrunk ----
 
