@@ -383,6 +383,20 @@ static int prepare_dir(struct session *s)
 		fprintf_shown(stderr, NAME ": cannot make the folder '%s': %s\n", s->dir, strerror(errno));
 		return -1;
 	}
+	/* a file of that name, or a folder the candidates cannot write their
+	 * log into: a compile error would then read as a run-time error */
+	struct stat st;
+	int e = 0;
+	if (stat(s->dir, &st) < 0)
+		e = errno;
+	else if (!S_ISDIR(st.st_mode))
+		e = ENOTDIR;
+	else if (access(s->dir, W_OK | X_OK) < 0)
+		e = errno;
+	if (e) {
+		fprintf_shown(stderr, NAME ": cannot write in the folder '%s': %s\n", s->dir, strerror(e));
+		return -1;
+	}
 	/* absolute: the graph programs run in the folder (their sidecars) */
 	char *abs = realpath(s->dir, NULL);
 	s->runs_db = xasprintf("%s/runs.db", abs ? abs : s->dir);

@@ -302,6 +302,17 @@ tjit-minify: eager.tj fails without compile() too (runtime_error cannot broadcas
 sql "eager failure: session" eager.db "SELECT failure, result FROM minify_sessions" "runtime_error|not_compiler_bug"
 sql "eager failure: steps" eager.db "SELECT count(*) FROM minify_steps" "1"
 
+# an output folder that is a file: said before anything runs (the
+# candidates could not log their compiles there, and a compile error
+# would read as a run-time error)
+: >afile.d
+expect 1 "-o a file" env TJIT_INJECT_BUG=aot:compile_error "$minify" --db ofile.db -o afile.d "$prog"
+same "-o a file: stderr" "tjit-minify: cannot write in the folder 'afile.d': Not a directory" "$work/err"
+same "-o a file: the report" "program: $prog
+backend: inductor
+runs: 0" "$work/out"
+sql "-o a file: session" ofile.db "SELECT failure, result FROM minify_sessions" "unknown|error"
+
 # ---- the limits ----
 
 # two queries: the failure is not confirmed
