@@ -1024,13 +1024,20 @@ static void find_kernel(struct shrink *sh, const int *set, int n)
 	int64_t run = dbq_find_run(q, 0, s->graph_pid, "tjit-minify child");
 	if (run && dbq_compile_get(q, run, s->graph_label, &c, &err) == 0 && dbq_kernels(q, c.id, &k, &nk, &err) == 0) {
 		struct strbuf sb = STRBUF_INIT;
+		bool *listed = xcalloc((size_t)nk + 1, sizeof *listed);
 		for (int i = 0; i < nk; i++) {
 			bool has = false;
 			for (int j = 0; j < n && !has; j++)
 				has = util_in_names(k[i].fused_nodes, sh->g->nodes[set[j]].name);
+			/* once each: a kernel the backward graph recomputes with
+			 * the same loop IR is the forward's again */
+			for (int j = 0; j < i && has; j++)
+				has = !listed[j] || strcmp(k[j].name, k[i].name) != 0;
+			listed[i] = has;
 			if (has)
 				sb_printf(&sb, "%s%s %s (%s)", sb.len ? ", " : "", k[i].name, k[i].kind, k[i].fused_nodes);
 		}
+		free(listed);
 		if (sb.len)
 			s->kernel = sb_detach(&sb);
 		sb_release(&sb);

@@ -254,6 +254,16 @@ for bug in aot:compile_error inductor:runtime_error inductor:accuracy; do
 		WHERE phase = 'shrink' AND session_id = (SELECT max(id) FROM minify_sessions)" "1"
 done
 
+# ---- a kernel that the backward graph recomputes ----
+
+# grad.tj's kernel of add and relu runs in the forward graph and again in
+# the backward one (the same loop IR, the same name): the report names it
+# once
+expect 0 "grad" env TJIT_INJECT_BUG=inductor:runtime_error "$minify" --db grad.db --timeout 120 -o grad.d \
+	$here/grad.tj
+sed -n 's/k_[0-9a-f]\{16\}/k_H/g; /^kernel: /p' "$work/out" >"$work/kernel"
+same "grad: the kernel" "kernel: k_H pointwise (add, relu)" "$work/kernel"
+
 # ---- what is not a compiler bug, or no failure at all ----
 
 # no failure: the eager reference and three runs, exit 1
