@@ -108,7 +108,29 @@ DEFINE_PROD(d, double, double, double)
 /* max / min values: a NaN sticks (v != v picks it, and nothing beats it) */
 #define PICK_MAX(v, m) ((v) > (m) || (v) != (v))
 #define PICK_MIN(v, m) ((v) < (m) || (v) != (v))
-#define DEFINE_MINMAX(NAME, SFX, T, PICK)                                                         \
+
+/* Of zeros of both signs, max is 0 and min -0: IEEE 754's maximum and
+ * minimum, as inductor's reductions (llvm.maximum). The picks keep the
+ * zero that a lane met first, so a zero result looks through its r
+ * elements (stride apart) for the other sign: only a zero result pays,
+ * and the vectorized loops stay as they are. */
+#define DEFINE_ZERO_FIX(SFX, T)                                                                   \
+	static T zero_fix_##SFX(T m, const T *p, int64_t r, int64_t stride, bool is_max)           \
+	{                                                                                         \
+		if (m != 0 || (signbit(m) != 0) != is_max)                                        \
+			return m;                                                                 \
+		for (int64_t k = 0; k < r; k++)                                                   \
+			if (p[k * stride] == 0 && (signbit(p[k * stride]) != 0) != is_max)        \
+				return p[k * stride];                                             \
+		return m;                                                                         \
+	}
+DEFINE_ZERO_FIX(f, float)
+DEFINE_ZERO_FIX(d, double)
+/* integers have one zero */
+#define zero_fix_b(m, p, r, stride, is_max) (m)
+#define zero_fix_i(m, p, r, stride, is_max) (m)
+
+#define DEFINE_MINMAX(NAME, SFX, T, PICK, IS_MAX)                                                 \
 	/* one contiguous row, r >= 1, in 8 independent lanes */                                  \
 	static inline T NAME##_row_##SFX(const T *restrict p, int64_t r)                          \
 	{                                                                                         \
@@ -134,7 +156,8 @@ DEFINE_PROD(d, double, double, double)
 		T *o = o_;                                                                        \
 		if (b == 1) {                                                                     \
 			for (int64_t i = 0; i < a; i++)                                           \
-				o[i] = NAME##_row_##SFX(x + i * r, r);                            \
+				o[i] = zero_fix_##SFX(NAME##_row_##SFX(x + i * r, r), x + i * r, r, 1,   \
+						      IS_MAX);                                     \
 			return;                                                                   \
 		}                                                                                 \
 		for (int64_t i = 0; i < a; i++) {                                                 \
@@ -145,21 +168,25 @@ DEFINE_PROD(d, double, double, double)
 				const T *restrict p = p0 + k * b;                                 \
 				VLOOP(b, j, q[j] = PICK(p[j], q[j]) ? p[j] : q[j]);               \
 			}                                                                         \
+			for (int64_t j = 0; j < b; j++)                                           \
+				q[j] = zero_fix_##SFX(q[j], p0 + j, r, b, IS_MAX);                \
 		}                                                                                 \
 	}
-DEFINE_MINMAX(max, b, uint8_t, PICK_MAX)
-DEFINE_MINMAX(max, i, int64_t, PICK_MAX)
-DEFINE_MINMAX(max, f, float, PICK_MAX)
-DEFINE_MINMAX(max, d, double, PICK_MAX)
-DEFINE_MINMAX(min, b, uint8_t, PICK_MIN)
-DEFINE_MINMAX(min, i, int64_t, PICK_MIN)
-DEFINE_MINMAX(min, f, float, PICK_MIN)
-DEFINE_MINMAX(min, d, double, PICK_MIN)
+DEFINE_MINMAX(max, b, uint8_t, PICK_MAX, true)
+DEFINE_MINMAX(max, i, int64_t, PICK_MAX, true)
+DEFINE_MINMAX(max, f, float, PICK_MAX, true)
+DEFINE_MINMAX(max, d, double, PICK_MAX, true)
+DEFINE_MINMAX(min, b, uint8_t, PICK_MIN, false)
+DEFINE_MINMAX(min, i, int64_t, PICK_MIN, false)
+DEFINE_MINMAX(min, f, float, PICK_MIN, false)
+DEFINE_MINMAX(min, d, double, PICK_MIN, false)
 
 /* argmax / argmin, optionally with the values: the first best index wins;
- * a NaN counts as the best (the first NaN wins). A contiguous row finds
- * the best value with the vectorized max/min first, then its first index;
- * columns (b > 1) keep a row of best values and indices. */
+ * a NaN counts as the best (the first NaN wins). The value is max's or
+ * min's (0 above -0), the index the first of an element equal to it. A
+ * contiguous row finds the best value with the vectorized max/min first,
+ * then its first index; columns (b > 1) keep a row of best values and
+ * indices. */
 #define ARG_PICK(v, m, is_max) \
 	((m) == (m) && ((v) != (v) || ((is_max) ? (v) > (m) : (v) < (m))))
 /* ARG_PICK without branches, CMP the comparison (> or <): a select the
@@ -188,7 +215,7 @@ DEFINE_MINMAX(min, d, double, PICK_MIN)
 						k++;                                              \
 				idx[i] = k;                                                       \
 				if (vals)                                                         \
-					vals[i] = m;                                              \
+					vals[i] = zero_fix_##SFX(m, p, r, 1, is_max);             \
 			}                                                                         \
 			return;                                                                   \
 		}                                                                                 \
@@ -219,18 +246,20 @@ DEFINE_MINMAX(min, d, double, PICK_MIN)
 					}                                                         \
 					for (int64_t j = 0; j < nj; j++)                          \
 						ix[j0 + j] = k32[j];                              \
-					continue;                                                 \
-				}                                                                 \
-				for (int64_t j = 0; j < nj; j++)                                  \
-					ix[j0 + j] = 0;                                           \
-				for (int64_t k = 1; k < r; k++) {                                 \
-					const T *restrict p = p0 + k * b + j0;                    \
+				} else {                                                          \
 					for (int64_t j = 0; j < nj; j++)                          \
-						if (ARG_PICK(p[j], mm[j], is_max)) {              \
-							mm[j] = p[j];                             \
-							ix[j0 + j] = k;                           \
-						}                                                 \
+						ix[j0 + j] = 0;                                   \
+					for (int64_t k = 1; k < r; k++) {                         \
+						const T *restrict p = p0 + k * b + j0;            \
+						for (int64_t j = 0; j < nj; j++)                  \
+							if (ARG_PICK(p[j], mm[j], is_max)) {      \
+								mm[j] = p[j];                     \
+								ix[j0 + j] = k;                   \
+							}                                         \
+					}                                                         \
 				}                                                                 \
+				for (int64_t j = 0; m && j < nj; j++)                             \
+					mm[j] = zero_fix_##SFX(mm[j], p0 + j0 + j, r, b, is_max); \
 			}                                                                         \
 		}                                                                                 \
 	}
