@@ -150,7 +150,7 @@ struct db_node {
 	const char *user_stack;
 };
 struct db_kernel {
-	const char *name;        /* "kernel_0" */
+	const char *name;        /* "k_ebe89e360067f01b": k_ and its loop IR's 64-bit hash */
 	const char *kind;        /* "pointwise", "reduction", "matmul" */
 	const char *hash;        /* hash of its loop IR: the kernel cache key */
 	const char *fused_nodes; /* "abs_1, add_2" */

@@ -218,12 +218,13 @@ CREATE TABLE IF NOT EXISTS aot_saved (
 	UNIQUE (compile_id, idx)          -- also the index of saved tensors by compile
 );
 
--- Inductor kernels of a graph (stage 'inductor'), in launch order.
+-- Inductor kernels of a graph that inductor lowered (an aot_forward or
+-- aot_backward graph), in launch order.
 CREATE TABLE IF NOT EXISTS kernels (
 	id          INTEGER PRIMARY KEY,
-	graph_id    INTEGER NOT NULL REFERENCES graphs(id), -- the inductor graph it belongs to
+	graph_id    INTEGER NOT NULL REFERENCES graphs(id), -- the aot_forward / aot_backward graph it computes part of
 	idx         INTEGER NOT NULL,     -- launch order
-	name        TEXT NOT NULL,        -- 'kernel_0'
+	name        TEXT NOT NULL,        -- 'k_' and the 64-bit hash of its loop IR: 'k_ebe89e360067f01b'
 	kind        TEXT NOT NULL,        -- 'pointwise', 'reduction', 'matmul' (a BLAS call), ...
 	hash        TEXT NOT NULL,        -- hash of its loop IR: the kernel cache key
 	fused_nodes TEXT NOT NULL,        -- names of the graph's nodes it computes: 'abs_1, add_2'

@@ -69,7 +69,7 @@ struct compile_phase {
 
 /* A kernel a backend generated, for the log (db/schema.sql's kernels). */
 struct kernel_record {
-	char *name;                 /* "kernel_0" */
+	char *name;                 /* "k_ebe89e360067f01b": k_ and its loop IR's 64-bit hash */
 	char *kind;                 /* "pointwise", "reduction", "matmul" */
 	char *hash;                 /* the kernel cache key, or NULL */
 	char *fused_nodes;          /* the graph nodes it computes: "abs_1, add_2" */
