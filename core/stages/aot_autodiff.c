@@ -261,9 +261,12 @@ static void r_silu(struct ad *a, const struct garg *x, int g)
 	int d = bin(a, OPS_mul, s, emit(a, OPS_add, 2, aot_gnum(1), aot_gnode(xs)));
 	acc(a, &x[0], bin(a, OPS_mul, g, d));
 }
+/* 0 where out <= 0 (a select, as eager's and PyTorch's threshold_backward:
+ * an infinite g there gives 0, not 0 * inf) */
 static void r_relu(struct ad *a, const struct garg *x, int g)
 {
-	acc(a, &x[0], bin(a, OPS_mul, g, emit(a, OPS_gt, 2, aot_gnode(a->cur), aot_gnum(0))));
+	int off = emit(a, OPS_le, 2, aot_gnode(a->cur), aot_gnum(0));
+	acc(a, &x[0], emit(a, OPS_where, 3, aot_gnode(off), aot_gnum(0), aot_gnode(g)));
 }
 /* gelu(x) = x Phi(x): d/dx = Phi(x) + x phi(x), Phi(x) = gelu(x) / x
  * (1/2 at 0) since erf is no op */
@@ -340,23 +343,22 @@ static void r_mod(struct ad *a, const struct garg *x, int g)
 	if (wants(a, &x[1])) /* a - floor(a / b) b */
 		acc(a, &x[1], negate(a, bin(a, OPS_mul, g, un(a, OPS_floor, a_a(a, OPS_div, &x[0], &x[1])))));
 }
-/* the larger (smaller) side gets g, ties split it in half */
+/* eager's rule (PyTorch's): each side gets g where it is not the loser,
+ * half of it at a tie; selects, so that an infinite g meets no 0 * inf,
+ * and a NaN on either side gives g to both */
 static void maximum_grads(struct ad *a, const struct garg *x, int g, bool is_max)
 {
-	int win = is_max ? OPS_gt : OPS_lt;
-	if (is_number(&x[1])) { /* where(a == b, 0.5, a > b), the same values in one node less */
-		if (!wants(a, &x[0]))
-			return;
-		int tie = a_a(a, OPS_eq, &x[0], &x[1]);
-		int m = emit(a, OPS_where, 3, aot_gnode(tie), aot_gnum(0.5), aot_gnode(a_a(a, win, &x[0], &x[1])));
-		acc(a, &x[0], bin(a, OPS_mul, g, m));
+	int lose = is_max ? OPS_lt : OPS_gt;
+	bool wa = wants(a, &x[0]), wb = !is_number(&x[1]) && wants(a, &x[1]);
+	if (!wa && !wb)
 		return;
-	}
-	int half = emit(a, OPS_mul, 2, aot_gnode(a_a(a, OPS_eq, &x[0], &x[1])), aot_gnum(0.5));
-	if (wants(a, &x[0]))
-		acc(a, &x[0], bin(a, OPS_mul, g, bin(a, OPS_add, a_a(a, win, &x[0], &x[1]), half)));
-	if (wants(a, &x[1]))
-		acc(a, &x[1], bin(a, OPS_mul, g, bin(a, OPS_add, a_a(a, win, &x[1], &x[0]), half)));
+	int tie = a_a(a, OPS_eq, &x[0], &x[1]);
+	int half = emit(a, OPS_mul, 2, aot_gnode(g), aot_gnum(0.5));
+	int split = emit(a, OPS_where, 3, aot_gnode(tie), aot_gnode(half), aot_gnode(g));
+	if (wa)
+		acc(a, &x[0], emit(a, OPS_where, 3, aot_gnode(a_a(a, lose, &x[0], &x[1])), aot_gnum(0), aot_gnode(split)));
+	if (wb)
+		acc(a, &x[1], emit(a, OPS_where, 3, aot_gnode(a_a(a, lose, &x[1], &x[0])), aot_gnum(0), aot_gnode(split)));
 }
 static void r_maximum(struct ad *a, const struct garg *x, int g) { maximum_grads(a, x, g, true); }
 /* where(c, g, 0) */
@@ -468,10 +470,13 @@ static void r_maxmin(struct ad *a, const struct garg *x, int g)
 		acc(a, &x[0], g);
 		return;
 	}
-	if (is_none(&x[1])) { /* g split evenly among the elements equal to the result */
-		int mask = a_bin(a, OPS_eq, &x[0], a->cur);
+	if (is_none(&x[1])) { /* g split evenly among the elements equal to the result, */
+		/* or among the NaNs when it is NaN, 0 elsewhere (eager's rule) */
+		int eq = a_bin(a, OPS_eq, &x[0], a->cur);
+		int nan = bin(a, OPS_ne, a->cur, a->cur);
+		int mask = emit(a, OPS_where, 3, aot_gnode(nan), aot_gnode(a_a(a, OPS_ne, &x[0], &x[0])), aot_gnode(eq));
 		int count = un(a, OPS_sum, mask);
-		acc(a, &x[0], bin(a, OPS_div, bin(a, OPS_mul, mask, g), count));
+		acc(a, &x[0], emit(a, OPS_where, 3, aot_gnode(mask), aot_gnode(bin(a, OPS_div, g, count)), aot_gnum(0)));
 		return;
 	}
 	/* with a dim: g goes where the indices point */
@@ -489,7 +494,8 @@ static void r_maxmin(struct ad *a, const struct garg *x, int g)
 	int ar = emit(a, OPS_arange, 1, aot_gsize(in.shape[dim]));
 	ar = emit(a, OPS_reshape, 2, aot_gnode(ar), gsizes(a, in.ndim, at));
 	int hit = bin(a, OPS_eq, ar, emit(a, OPS_reshape, 2, aot_gnode(idx), gsizes(a, in.ndim, k)));
-	acc(a, &x[0], bin(a, OPS_mul, hit, emit(a, OPS_reshape, 2, aot_gnode(g), gsizes(a, in.ndim, k))));
+	acc(a, &x[0], emit(a, OPS_where, 3, aot_gnode(hit), aot_gnode(emit(a, OPS_reshape, 2, aot_gnode(g), gsizes(a, in.ndim, k))),
+			   aot_gnum(0)));
 }
 
 /* permute(t, the last two dims swapped) */
@@ -746,8 +752,8 @@ static void find_reach(const struct graph *g, const bool *requires_grad, bool *r
 		case GN_INPUT:
 			reach[i] = requires_grad[k++] && n->is_tensor && dtype_is_float(n->dt);
 			break;
-		case GN_GETITEM:
-			reach[i] = any && n->index == 0 && dtype_is_float(n->dt);
+		case GN_GETITEM: /* the shift of softmax's decomposition does not require grad */
+			reach[i] = any && n->index == 0 && dtype_is_float(n->dt) && n->requires_grad;
 			break;
 		case GN_CALL:
 			reach[i] = any && (n->nouts > 0 || dtype_is_float(n->dt));

@@ -246,6 +246,13 @@ static int dec_softmax(struct dec *d)
 	struct garg x = as_float(d, 0);
 	int mx = emit(d, OPS_max, 3, gcopy(d, &x), arg(d, 1), aot_gbool(true));
 	int m = item(d, mx, 0);
+	/* the shift changes no value of the result: no gradient flows through
+	 * it (graph autodiff stops there, as at detach's copy), so that the
+	 * joint computes eager's out * (g - sum(g * out)) and no
+	 * mathematically zero term through max: a -0.0 where out is 0 (a
+	 * softmax over -inf) stays -0.0 */
+	if (m >= 0)
+		d->b.g->nodes[m].requires_grad = false;
 	int s = emit(d, OPS_sub, 2, x, aot_gnode(m));
 	int e = emit(d, OPS_exp, 1, aot_gnode(s));
 	int t = emit(d, OPS_sum, 3, aot_gnode(e), arg(d, 1), aot_gbool(true));

@@ -874,10 +874,14 @@ static int bw_sigmoid(struct ag_node *n, const tensor *g, tensor **gin)
 	return done(&s, n, gin);
 }
 
+/* PyTorch's threshold_backward: 0 where out <= 0, g elsewhere (a NaN's
+ * too); a select, not a product, so that an infinite g where out is 0
+ * (sqrt(relu(x))) gives 0, not 0 * inf = NaN */
 static int bw_relu(struct ag_node *n, const tensor *g, tensor **gin)
 {
 	struct scope s = {0};
-	SET(IN0, bin(&s, BINOP_mul, g, bin(&s, BINOP_gt, output(&s, n, 0), num(&s, 0))));
+	tensor *zero = num(&s, 0);
+	SET(IN0, where(&s, bin(&s, BINOP_le, output(&s, n, 0), zero), zero, g));
 	return done(&s, n, gin);
 }
 
@@ -998,15 +1002,18 @@ static int bw_mod(struct ag_node *n, const tensor *g, tensor **gin)
 	return done(&s, n, gin);
 }
 
-/* maximum/minimum: the larger (smaller) side gets g, ties split it in half */
+/* maximum/minimum, PyTorch's rule: each side gets g where it is not the
+ * loser, half of it at a tie (where(a == b, g / 2, g), 0 where a < b for
+ * maximum's a): selects, so that an infinite g meets no 0 * inf, and a
+ * NaN on either side gives g to both, as PyTorch does */
 static int maximum_grads(struct ag_node *n, const tensor *g, tensor **gin, bool is_max)
 {
 	struct scope s = {0};
-	tensor *a = arg(&s, n, 0), *b = arg(&s, n, 1);
-	binop win = is_max ? BINOP_gt : BINOP_lt;
-	tensor *half = bin(&s, BINOP_mul, bin(&s, BINOP_eq, a, b), num(&s, 0.5));
-	SET(IA, bin(&s, BINOP_mul, g, bin(&s, BINOP_add, bin(&s, win, a, b), half)));
-	SET(IB, bin(&s, BINOP_mul, g, bin(&s, BINOP_add, bin(&s, win, b, a), half)));
+	tensor *a = arg(&s, n, 0), *b = arg(&s, n, 1), *zero = num(&s, 0);
+	binop lose = is_max ? BINOP_lt : BINOP_gt;
+	tensor *split = where(&s, bin(&s, BINOP_eq, a, b), bin(&s, BINOP_mul, g, num(&s, 0.5)), g);
+	SET(IA, where(&s, bin(&s, lose, a, b), zero, split));
+	SET(IB, where(&s, bin(&s, lose, b, a), zero, split));
 	return done(&s, n, gin);
 }
 
@@ -1161,10 +1168,15 @@ static int bw_maxmin(struct ag_node *n, const tensor *g, tensor **gin)
 		return done(&s, n, gin);
 	}
 	if (n->args[1].tag == VAL_NONE) {
-		/* the full reduction: g split evenly among the elements equal to it */
-		tensor *mask = bin(&s, BINOP_eq, arg(&s, n, 0), output(&s, n, 0));
+		/* the full reduction: g split evenly among the elements equal to
+		 * it, or among the NaNs when it is NaN (PyTorch's
+		 * evenly_distribute_backward), 0 elsewhere (a select: an
+		 * infinite g makes no NaN) */
+		tensor *x = arg(&s, n, 0), *o = output(&s, n, 0);
+		bool nan = o && isnan(tensor_get_double(o, 0));
+		tensor *mask = nan ? bin(&s, BINOP_ne, x, x) : bin(&s, BINOP_eq, x, o);
 		tensor *count = mask ? own(&s, tensor_reduce(REDOP_sum, mask, NULL, 0, false, 0)) : NULL;
-		SET(IN0, bin(&s, BINOP_div, bin(&s, BINOP_mul, mask, g), count));
+		SET(IN0, where(&s, mask, bin(&s, BINOP_div, g, count), num(&s, 0)));
 		return done(&s, n, gin);
 	}
 	/* with a dim: g goes where the indices point */
@@ -1179,7 +1191,8 @@ static int bw_maxmin(struct ag_node *n, const tensor *g, tensor **gin)
 	tensor *idx = output(&s, n, 1);
 	tensor *ar = own(&s, tensor_arange(0, (double)in->shape[dim], 1, DT_INT64));
 	tensor *hit = bin(&s, BINOP_eq, reshape(&s, ar, in->ndim, ashape), reshape(&s, idx, in->ndim, kshape));
-	SET(IN0, bin(&s, BINOP_mul, hit, reshape(&s, g, in->ndim, kshape)));
+	/* 0 elsewhere, as PyTorch's scatter into zeros: not hit * g (0 * inf) */
+	SET(IN0, where(&s, hit, reshape(&s, g, in->ndim, kshape), num(&s, 0)));
 	return done(&s, n, gin);
 }
 

@@ -445,7 +445,7 @@ START_TEST(test_save_wins)
 	ck_assert_str_eq(saved_name(0), "x");
 	ck_assert_str_eq(saved_name(1), "y");
 	const struct gnode *m = &last.fwd->nodes[last.fwd->outputs[last.noutputs + 2]];
-	ck_assert_int_eq(m->op, OPS_gt);
+	ck_assert_int_eq(m->op, OPS_le);
 	ck_assert_int_eq(m->dt, DT_BOOL);
 	ck_assert_int_eq(last.saved_bytes, 48 + 80 + 15);
 	drop_graphs();
