@@ -1078,7 +1078,12 @@ static void mark_epilogues(struct lower *L)
 	for (int s = 0; s + 1 < p->nsteps; s++) {
 		struct ind_step *st = &p->steps[s], *k = &p->steps[s + 1];
 		bool scratch;
+		/* the runner steps var 0 over the product's rows (or a flat
+		 * var over its elements); a product of one row has no loop
+		 * over its rows (outer_loops), so a kernel of loops is no
+		 * epilogue there: var 0 would be its columns */
 		if (st->kind != ISTEP_EXTERN || !st->mm || k->kind != ISTEP_KERNEL ||
+		    (!k->flat && ind_size_is_one(L->g->nodes[st->node].shape[0])) ||
 		    !is_epilogue(L, st->node, k->group, &scratch))
 			continue;
 		st->epilogue = true;
