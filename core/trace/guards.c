@@ -101,6 +101,9 @@ int guards_source(struct guard_set *gs, enum source_kind kind, int parent, int i
 	case SRC_SELF:
 		sb_printf(&sb, "%s.__self__", gs->sources[parent].text);
 		break;
+	case SRC_FUNC:
+		sb_printf(&sb, "%s.__func__", gs->sources[parent].text);
+		break;
 	}
 	s->text = sb_detach(&sb);
 	return gs->nsources++;
@@ -345,6 +348,10 @@ static value resolve_one(const struct guard_set *gs, const struct guard_source *
 	case SRC_SELF: {
 		value p = gs->scratch[s->parent];
 		return p.tag == VAL_BOUND ? ((struct bound *)p.o)->self : val_err();
+	}
+	case SRC_FUNC: {
+		value p = gs->scratch[s->parent];
+		return p.tag == VAL_BOUND ? ((struct bound *)p.o)->fn : val_err();
 	}
 	}
 	return val_err();

@@ -5,7 +5,8 @@
  * L['___stack0'] (operand-stack slot 0 of a resume point), a cell variable
  * L['c'], G['w'] (a global, else a builtin), L['xs'][1] (an item of a list
  * or tuple), G['f'].__closure__[0].cell_contents (a cell of a function's
- * closure), L['w'].grad (the gradient of a tensor). Sources are numbered in order of creation, a parent before its
+ * closure), L['w'].grad (the gradient of a tensor), L['m'].__self__ and L['m'].__func__ (the
+ * object and the builtin of a bound method). Sources are numbered in order of creation, a parent before its
  * items, so that one pass resolves them all.
  *
  * A *guard* is one fact about one source. Checking resolves the sources
@@ -39,11 +40,12 @@ enum source_kind {
 	SRC_CLOSURE,    /* the contents of cell index of the closure of function parent */
 	SRC_GRAD,       /* parent.grad of a tensor: a tensor or None */
 	SRC_SELF,       /* parent.__self__ of a bound method: the object it is bound to */
+	SRC_FUNC,       /* parent.__func__ of a bound method: the builtin it calls */
 };
 
 struct guard_source {
 	uint8_t kind;
-	int parent;     /* SRC_ITEM, SRC_CLOSURE, SRC_GRAD, SRC_SELF: another source */
+	int parent;     /* SRC_ITEM, SRC_CLOSURE, SRC_GRAD, SRC_SELF, SRC_FUNC: another source */
 	int index;
 	value name;     /* SRC_GLOBAL: the interned name (owned) */
 	char *text;     /* "L['xs'][1]" */

@@ -290,11 +290,16 @@ struct var *var_wrap(struct tstate *st, value v, int src, int depth)
 		 * the resume point (out.append(x.item())): a list's method on
 		 * the list itself (reached as L['___stack0'].__self__, so that
 		 * it is one record with the list reached otherwise), a string's
-		 * as a constant whose value is guarded. The bytecode that bound
-		 * it fixes the method's name; its receiver's type is guarded. */
+		 * as a constant whose value is guarded. Its receiver's type is
+		 * guarded, and the method by identity (L['___stack0'].__func__):
+		 * a slot or a local may hold another method of the same object
+		 * at the next call (m = xs.append, then xs.remove). */
 		struct bound *b = (struct bound *)v.o;
 		if (src >= 0 && b->fn.tag == VAL_BUILTIN) {
 			const char *name = ((struct builtin *)b->fn.o)->name;
+			if ((b->self.tag == VAL_LIST && strncmp(name, "list.", 5) == 0) ||
+			    (b->self.tag == VAL_STR && strncmp(name, "str.", 4) == 0))
+				need_id(st, trace_source(st, SRC_FUNC, src, 0, NULL), b->fn);
 			if (b->self.tag == VAL_LIST && strncmp(name, "list.", 5) == 0) {
 				int ssrc = trace_source(st, SRC_SELF, src, 0, NULL);
 				struct var *m = var_new(st, VK_LISTMETH);
