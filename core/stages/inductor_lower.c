@@ -117,6 +117,12 @@ static int inner_section(struct lower *L)
 			L->sc.idx[d] = L->sc.outer[o++];
 			continue;
 		}
+		if (ind_size_is_one(G->shape[d])) {
+			/* a reduced dim of size 1 too: index 0, as broadcasts
+			 * read it (outer_loops) */
+			L->sc.idx[d] = loop_const_int(k, DT_INT64, 0);
+			continue;
+		}
 		int v = loop_add_var(k, ind_size_ref(k, G->shape[d]), s);
 		if (v < 0)
 			return -1;

@@ -149,6 +149,14 @@ START_TEST(test_registers_and_stores)
 	ck_assert_msg(strstr(sb_str(&p.log), "group 0: exp is computed once"), "%s", sb_str(&p.log));
 	free(s);
 	ind_program_release(&p);
+	drop_graphs();
+	/* and a reduced dim of size 1: no inner loop either, so the last
+	 * loop's broadcast read of exp is the kept one */
+	s = lower_text("    e = exp(x)\n    return e / e.sum((1, 2), keepdim=True)\n", "randn(2, 1, 3)", &p);
+	ck_assert_msg(count(s, "exp(") == 1 && !strstr(s, "in 0..1:"), "%s", s);
+	ck_assert_msg(strstr(sb_str(&p.log), "group 0: exp is computed once"), "%s", sb_str(&p.log));
+	free(s);
+	ind_program_release(&p);
 }
 END_TEST
 
