@@ -145,6 +145,14 @@ static lref emit_unit_reduction(struct lower *L, const struct gnode *n, const lr
 	return v;
 }
 
+/* max(a, b) and min(a, b) of two tensors: the pointwise maximum and
+ * minimum, as the eager op computes them */
+static bool elementwise_maxmin(const struct gnode *n)
+{
+	return n->kind == GN_OP && (n->op == OPS_max || n->op == OPS_min) && n->nargs >= 2 &&
+	       n->args[1].kind == GARG_NODE;
+}
+
 int ind_classify(const struct graph *g, int i)
 {
 	const struct gnode *n = &g->nodes[i];
@@ -163,6 +171,8 @@ int ind_classify(const struct graph *g, int i)
 	if (n->kind != GN_OP || n->nouts > 0 || !n->is_tensor)
 		return NC_EXTERN;
 	int op = n->op;
+	if (elementwise_maxmin(n))
+		return NC_POINTWISE;
 	if (impl_is(op, "unary") || impl_is(op, "binary") || impl_is(op, "where") || op == OPS_clamp || op == OPS_to ||
 	    op == OPS_clone)
 		return NC_POINTWISE;
@@ -367,9 +377,8 @@ static void fake_arg(const struct lower *L, const struct garg *a, tensor *t)
 	}
 }
 
-static lref emit_binary(struct lower *L, const struct gnode *n, const lref *idx)
+static lref emit_binary(struct lower *L, const struct gnode *n, const lref *idx, binop op)
 {
-	binop op = (binop)op_impl[n->op].aux;
 	tensor ta, tb;
 	fake_arg(L, &n->args[0], &ta);
 	fake_arg(L, &n->args[1], &tb);
@@ -386,10 +395,12 @@ static lref emit_binary(struct lower *L, const struct gnode *n, const lref *idx)
 static lref emit_pointwise(struct lower *L, const struct gnode *n, const lref *idx)
 {
 	struct lkernel *k = L->k;
+	if (elementwise_maxmin(n))
+		return emit_binary(L, n, idx, n->op == OPS_max ? BINOP_maximum : BINOP_minimum);
 	if (unit_reduction(L->g, n))
 		return emit_unit_reduction(L, n, idx);
 	if (impl_is(n->op, "binary"))
-		return emit_binary(L, n, idx);
+		return emit_binary(L, n, idx, (binop)op_impl[n->op].aux);
 	if (impl_is(n->op, "where")) {
 		lref c = emit_arg(L, &n->args[0], n->ndim, n->shape, idx, DT_BOOL);
 		lref a = emit_arg(L, &n->args[1], n->ndim, n->shape, idx, n->dt);
