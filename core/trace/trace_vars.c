@@ -297,17 +297,18 @@ struct var *var_wrap(struct tstate *st, value v, int src, int depth)
 		struct bound *b = (struct bound *)v.o;
 		if (src >= 0 && b->fn.tag == VAL_BUILTIN) {
 			const char *name = ((struct builtin *)b->fn.o)->name;
-			if ((b->self.tag == VAL_LIST && strncmp(name, "list.", 5) == 0) ||
-			    (b->self.tag == VAL_STR && strncmp(name, "str.", 4) == 0))
+			bool list_method = b->self.tag == VAL_LIST && strncmp(name, "list.", 5) == 0;
+			bool str_method = b->self.tag == VAL_STR && strncmp(name, "str.", 4) == 0;
+			if (list_method || str_method)
 				need_id(st, trace_source(st, SRC_FUNC, src, 0, NULL), b->fn);
-			if (b->self.tag == VAL_LIST && strncmp(name, "list.", 5) == 0) {
+			if (list_method) {
 				int ssrc = trace_source(st, SRC_SELF, src, 0, NULL);
 				struct var *m = var_new(st, VK_LISTMETH);
 				m->self = var_realize(st, var_wrap(st, b->self, ssrc, depth + 1));
 				m->v = trace_hold(st, str_intern(name + 5, strlen(name + 5)));
 				return m;
 			}
-			if (b->self.tag == VAL_STR && strncmp(name, "str.", 4) == 0) {
+			if (str_method) {
 				int ssrc = trace_source(st, SRC_SELF, src, 0, NULL);
 				need_type(st, ssrc, b->self);
 				need_value(st, ssrc, b->self);
